@@ -1,0 +1,26 @@
+"""pytest-leakcheck: catch train/test leakage in image datasets like a failing test.
+
+The public entry point is :func:`check`.  It is imported lazily so that
+``import pytest_leakcheck`` (which pytest does for the plugin) stays free of
+numpy, Pillow and imagehash until a check actually runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE, LeakcheckError
+
+__version__ = "0.1.0"
+__all__ = ["EXIT_CLEAN", "EXIT_LEAKS", "EXIT_USAGE", "LeakcheckError", "check"]
+
+if TYPE_CHECKING:
+    from .core import check
+
+
+def __getattr__(name: str) -> Any:
+    if name == "check":
+        from .core import check
+
+        return check
+    raise AttributeError(name)

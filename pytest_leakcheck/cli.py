@@ -1,0 +1,182 @@
+"""``leakcheck`` on the command line.
+
+Exit codes: 0 clean, 1 error-level findings, 2 usage, policy or store error.
+Errors print as ``Error: ...`` on stderr, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import EXIT_CLEAN, EXIT_USAGE, LeakcheckError, UsageError
+from .policy import DEFAULT_POLICY_NAME
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"Error: {message}\n")
+
+
+def find_policy(start: Path | None = None) -> Path:
+    """``leakcheck.yaml`` in the current folder or the nearest parent, up to the repo root."""
+    here = (start or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        candidate = folder / DEFAULT_POLICY_NAME
+        if candidate.is_file():
+            return candidate
+        if (folder / ".git").exists():
+            break
+    raise UsageError(
+        f"no {DEFAULT_POLICY_NAME} in {here} or its parents",
+        fix="run `leakcheck init` to write one, or pass --policy PATH",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="leakcheck", description="Find train/test leakage in image datasets.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    chk = sub.add_parser("check", help="check the dataset; exit 1 on error-level findings")
+    chk.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
+    chk.add_argument("--format", choices=("text", "json"), default="text")
+    chk.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
+    chk.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    chk.add_argument("--max-findings", type=int, default=50, help="findings shown in full in text (0: all)")
+    chk.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
+
+    ini = sub.add_parser("init", help="write a commented leakcheck.yaml, guessing splits from the tree")
+    ini.add_argument("root", nargs="?", type=Path, default=Path("."), help="dataset folder (default: .)")
+    ini.add_argument("-o", "--output", type=Path, help=f"policy path (default: ROOT/{DEFAULT_POLICY_NAME})")
+    ini.add_argument("--force", action="store_true", help="overwrite an existing policy")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "init":
+            return _init(args)
+        return _check(args)
+    except LeakcheckError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("Error: interrupted", file=sys.stderr)
+        return 130
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .core import check
+    from .report import render, write_atomic
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    policy_path = args.policy or find_policy()
+    report = check(policy_path, jobs=args.jobs, use_cache=not args.no_cache)
+    text = render(report, args.format, max_findings=args.max_findings)
+    if args.output:
+        write_atomic(args.output, text)
+        print(f"leakcheck: report written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return report.exit_code
+
+
+# --------------------------------------------------------------------------
+# init
+
+_SPLIT_NAMES = {
+    "train": ("train", "training", "trn"),
+    "val": ("val", "valid", "validation", "dev"),
+    "test": ("test", "testing", "tst", "holdout"),
+}
+
+_TEMPLATE = """\
+# leakcheck policy: which files belong to which split, and what counts as a leak.
+# Every key is documented in docs/policy.md of pytest-leakcheck.
+version: 1
+
+# Split name -> globs relative to this file (`**` spans folders). A file in
+# no split, or in two, is reported as a file-level finding.
+{splits}
+pairs:
+  compare: all            # or a list such as [train~test, val~test]
+  within_split: warning   # duplicates inside one split: error | warning | off
+
+detectors:
+  identical_file: error     # same bytes
+  identical_pixels: error   # same decoded pixels (re-saved, metadata stripped)
+  phash:
+    severity: error
+    kind: phash             # phash | dhash | ahash | whash
+    bits: 64                # 64 or 256
+    max_distance: 8         # Hamming distance; higher finds more, and more false alarms
+  thumbnail:
+    severity: error
+    size: 16                # side of the grey thumbnail
+    min_cosine: 0.95        # contrast-normalised; lower finds more
+
+# A copy flipped or rotated is still a leak when training augments that way.
+# hflip suits most photos. Add vflip, rot90, rot180, rot270, transpose and
+# transverse for data with no natural "up": aerial and satellite tiles,
+# microscopy, scanned documents fed in any orientation.
+augmentations: [hflip]
+
+files:
+  unassigned: warning       # image in no split
+  ambiguous: error          # image in two splits
+  unreadable: error         # corrupt, truncated, zero-byte or decompression bomb
+
+ignore: []                  # globs to skip, e.g. [docs/**]
+cache: .leakcheck/cache.sqlite
+"""
+
+
+def _guess_splits(root: Path) -> str:
+    for csv_path in sorted(root.glob("*.csv")):
+        try:
+            with open(csv_path, newline="", encoding="utf-8-sig") as fh:
+                header = next(csv.reader(fh), [])
+        except (OSError, UnicodeDecodeError, csv.Error):
+            continue
+        if "path" in header and "split" in header:
+            return f"splits:\n  manifest: {csv_path.name}   # columns path,split[,group]\n"
+    found: dict[str, str] = {}
+    candidates = [p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")]
+    for depth_one in list(candidates):
+        candidates += [p for p in sorted(depth_one.iterdir()) if p.is_dir()]
+    for folder in candidates:
+        for split, names in _SPLIT_NAMES.items():
+            if folder.name.lower() in names and split not in found:
+                found[split] = folder.relative_to(root).as_posix()
+    if not found:
+        return (
+            "# No train/val/test folders found: edit these globs.\n"
+            "splits:\n  train: [train/**]\n  test: [test/**]\n"
+        )
+    lines = [f"  {split}: [{path}/**]" for split, path in found.items()]
+    return "splits:\n" + "\n".join(lines) + "\n"
+
+
+def _init(args: argparse.Namespace) -> int:
+    from .report import write_atomic
+
+    root = args.root
+    if not root.is_dir():
+        raise UsageError(f"folder {root} does not exist", fix="pass the dataset folder: leakcheck init DATA")
+    out = args.output or root / DEFAULT_POLICY_NAME
+    if out.exists() and not args.force:
+        raise UsageError(f"{out} already exists", fix="pass --force to overwrite it")
+    write_atomic(out, _TEMPLATE.format(splits=_guess_splits(root).rstrip("\n")))
+    print(f"Wrote {out}. Review the splits, then run: leakcheck check --policy {out}")
+    return EXIT_CLEAN
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

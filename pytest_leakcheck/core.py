@@ -1,0 +1,61 @@
+"""The one call every way in makes: policy in, report out.
+
+Nothing here prints, reads argv or exits; the CLI, the pytest plugin, the
+pre-commit hook and the GitHub Action decide what to do with the report.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Executor
+from pathlib import Path
+
+from . import findings, inventory, search, signatures
+from .findings import Report
+from .policy import Policy, load
+from .store import Store, open_store
+
+
+def check(
+    policy_path: str | Path | None = None,
+    *,
+    policy: Policy | None = None,
+    store: Store | None = None,
+    jobs: int | None = None,
+    executor: Executor | None = None,
+    use_cache: bool = True,
+) -> Report:
+    """Run the whole pipeline and return the report.
+
+    Pass either ``policy_path`` or an already loaded ``policy``.  A ``store``
+    passed in stays open; one opened here (the policy's ``cache``, or memory
+    with ``use_cache=False``) is closed before returning.
+    """
+    t0 = time.perf_counter()
+    if policy is None:
+        if policy_path is None:
+            raise TypeError("check() needs policy_path or policy")
+        policy = load(policy_path)
+    own = store is None
+    if store is None:
+        store = open_store(policy.cache if use_cache else None)
+    try:
+        inv = inventory.scan(policy)
+        policy = inv.policy  # a manifest may have filled in the split names
+        sigs = signatures.compute(inv.records, policy, store, jobs=jobs, executor=executor)
+        t_sign = time.perf_counter()
+        found = search.find(inv, sigs, policy)
+        matches = list(found.matches)
+        if policy.detectors.identical_pixels != "off" and found.pixel_candidates:
+            rows = sorted({r for pair in found.pixel_candidates for r in pair})
+            pixels = signatures.pixel_digests(rows, inv.records, sigs, policy, store, jobs=jobs)
+            matches += search.identical_pixels(found.pixel_candidates, pixels, sigs)
+        t_search = time.perf_counter()
+        stats = dict(sigs.stats)
+        stats["seconds_search"] = round(t_search - t_sign, 3)
+        stats["seconds"] = round(time.perf_counter() - t0, 3)
+        stats["splits"] = {s: sum(r.split == s for r in inv.records) for s in inv.splits}
+        return findings.build(matches, inv, sigs, policy, stats=stats, warnings=store.warnings)
+    finally:
+        if own:
+            store.close()

@@ -1,0 +1,54 @@
+"""One error hierarchy and the exit codes every way in shares."""
+
+from __future__ import annotations
+
+#: No error-level finding outside the baseline.
+EXIT_CLEAN = 0
+#: At least one error-level finding.
+EXIT_LEAKS = 1
+#: Usage, policy, baseline or store error.
+EXIT_USAGE = 2
+
+
+class LeakcheckError(Exception):
+    """An error the user can fix; its message names the file, the key and the fix.
+
+    Every way in (CLI, pytest, pre-commit, Action) turns it into exit code 2 and
+    prints ``str(error)``, never a traceback.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.path = path
+        self.line = line
+        self.key = key
+        self.fix = fix
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = ""
+        if self.path:
+            where = self.path + (f":{self.line}" if self.line else "") + ": "
+        key = f"`{self.key}`: " if self.key else ""
+        fix = f" ({self.fix})" if self.fix else ""
+        return f"{where}{key}{self.problem}{fix}"
+
+
+class PolicyError(LeakcheckError):
+    """The policy file is missing, malformed or inconsistent."""
+
+
+class StoreError(LeakcheckError):
+    """The signature store cannot be opened or written."""
+
+
+class UsageError(LeakcheckError):
+    """A command-line option or argument is wrong."""

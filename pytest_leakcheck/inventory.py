@@ -1,0 +1,223 @@
+"""Resolve every image file under the policy's root to exactly one split.
+
+Files that fall in no split, in two splits, or that a manifest names but that
+do not exist are reported as :class:`FileIssue` values; they never stop the
+scan, so one stray file cannot hide a leak elsewhere.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import PolicyError
+from .policy import Policy, with_splits
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One image file; ``path`` is relative to the policy root, POSIX style."""
+
+    path: str
+    split: str
+    group: str | None
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class FileIssue:
+    """A file-level problem: ``unassigned``, ``ambiguous`` or ``missing``."""
+
+    kind: str
+    path: str
+    splits: tuple[str, ...] = ()
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Inventory:
+    policy: Policy
+    records: tuple[FileRecord, ...]
+    issues: tuple[FileIssue, ...]
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        return self.policy.split_names
+
+
+@lru_cache(maxsize=512)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a gitignore-like glob to a regex over POSIX relative paths.
+
+    ``**`` spans folders, ``*`` and ``?`` stay inside one name, and a pattern
+    naming a folder (``train`` or ``train/``) matches everything below it,
+    which is what people mean when they write it.
+    """
+    pat = pattern.strip()
+    while pat.startswith("./"):
+        pat = pat[2:]
+    pat = pat.lstrip("/")
+    dir_only = pat.endswith("/")
+    pat = pat.rstrip("/")
+    out = []
+    i = 0
+    while i < len(pat):
+        c = pat[i]
+        if pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            j = pat.find("]", i + 1)
+            if j == -1:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pat[i + 1 : j].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    body = "".join(out)
+    # A pattern without a slash matches a name at any depth, as in .gitignore.
+    prefix = "(?:.*/)?" if "/" not in pat else ""
+    tail = "/.*" if dir_only else "(?:/.*)?"
+    return re.compile(f"^{prefix}{body}{tail}$")
+
+
+def matches(path: str, patterns: tuple[str, ...]) -> bool:
+    return any(glob_regex(p).match(path) for p in patterns)
+
+
+def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
+    """All image files under root, sorted; symlinks that leave root are skipped."""
+    exts = policy.files.extensions
+    root_real = os.path.realpath(root)
+    cache_dir = os.path.dirname(str(policy.cache))
+    found: list[tuple[str, os.stat_result]] = []
+    seen_dirs: set[str] = set()
+
+    def inside(p: str) -> bool:
+        real = os.path.realpath(p)
+        return real == root_real or real.startswith(root_real + os.sep)
+
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        real = os.path.realpath(folder)
+        if real in seen_dirs:  # a symlink loop, or two links to one folder
+            continue
+        seen_dirs.add(real)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = os.path.relpath(entry.path, root).replace(os.sep, "/")
+            if entry.name.startswith(".") or matches(rel, policy.ignore):
+                continue
+            try:
+                is_link = entry.is_symlink()
+                if is_link and not inside(entry.path):
+                    continue
+                if entry.is_dir():
+                    if entry.path != cache_dir:
+                        stack.append(entry.path)
+                elif entry.name.lower().endswith(exts) and entry.is_file():
+                    found.append((rel, entry.stat()))
+            except OSError:
+                continue
+    found.sort(key=lambda item: item[0])
+    return found
+
+
+def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None]]], tuple[str, ...]]:
+    path = policy.manifest
+    assert path is not None
+    rows: dict[str, list[tuple[str, str | None]]] = {}
+    names: dict[str, None] = {}
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            fields = reader.fieldnames or []
+            for column in ("path", "split"):
+                if column not in fields:
+                    raise PolicyError(
+                        f"manifest has no `{column}` column (columns: {', '.join(fields) or 'none'})",
+                        path=str(path),
+                        line=1,
+                        fix="the first row must be a header like `path,split,group`",
+                    )
+            for row in reader:
+                rel = _clean(row.get("path") or "")
+                split = (row.get("split") or "").strip()
+                if not rel or not split:
+                    raise PolicyError(
+                        "row with an empty path or split",
+                        path=str(path),
+                        line=reader.line_num,
+                        fix="fill in both columns or delete the row",
+                    )
+                group = (row.get("group") or "").strip() or None
+                rows.setdefault(rel, []).append((split, group))
+                names.setdefault(split)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise PolicyError(f"cannot read manifest: {exc}", path=str(path)) from None
+    return rows, tuple(names)
+
+
+def _clean(rel: str) -> str:
+    rel = rel.strip().replace("\\", "/")
+    while rel.startswith("./"):
+        rel = rel[2:]
+    return rel
+
+
+def scan(policy: Policy) -> Inventory:
+    """List the dataset: every image file, its split, or the issue that stops it having one."""
+    files = _walk(policy.root, policy)
+    records: list[FileRecord] = []
+    issues: list[FileIssue] = []
+    if policy.manifest is not None:
+        rows, names = _read_manifest(policy)
+        policy = with_splits(policy, names)
+        on_disk = set()
+        for rel, st in files:
+            on_disk.add(rel)
+            entries = rows.get(rel)
+            if not entries:
+                issues.append(FileIssue("unassigned", rel, (), "not listed in the manifest"))
+                continue
+            splits = tuple(dict.fromkeys(s for s, _ in entries))
+            if len(splits) > 1:
+                issues.append(FileIssue("ambiguous", rel, splits, "listed in several splits"))
+                continue
+            records.append(FileRecord(rel, splits[0], entries[0][1], st.st_size, st.st_mtime_ns))
+        for rel in sorted(set(rows) - on_disk):
+            issues.append(FileIssue("missing", rel, (rows[rel][0][0],), "listed in the manifest, not on disk"))
+    else:
+        for rel, st in files:
+            splits = tuple(name for name, globs in policy.splits if matches(rel, globs))
+            if not splits:
+                issues.append(FileIssue("unassigned", rel, (), "matches no split's globs"))
+            elif len(splits) > 1:
+                issues.append(FileIssue("ambiguous", rel, splits, "matches the globs of several splits"))
+            else:
+                records.append(FileRecord(rel, splits[0], None, st.st_size, st.st_mtime_ns))
+    return Inventory(policy=policy, records=tuple(records), issues=tuple(issues))

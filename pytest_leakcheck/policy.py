@@ -1,0 +1,394 @@
+"""Load and validate ``leakcheck.yaml`` into a frozen :class:`Policy`.
+
+Validation is strict on purpose: a typo in a threshold key would otherwise
+silently fall back to a default and let leaks through.  Every error names the
+file, the line, the key and a fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import PolicyError
+
+SCHEMA_VERSION = 1
+DEFAULT_POLICY_NAME = "leakcheck.yaml"
+SEVERITIES = ("error", "warning", "off")
+#: The eight orientations of a square; ``identity`` is always searched.
+ORIENTATIONS = ("identity", "hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
+AUGMENTATIONS = ORIENTATIONS[1:]
+HASH_KINDS = ("phash", "dhash", "ahash", "whash")
+HASH_BITS = (64, 256)
+DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+# Pillow's own bomb limit is 2 * 89.5 Mpx; a dataset image larger than this is
+# almost certainly a mistake or an attack, and decoding it could exhaust memory.
+DEFAULT_MAX_PIXELS = 178_956_970
+
+
+@dataclass(frozen=True)
+class HashDetector:
+    severity: str = "error"
+    kind: str = "phash"
+    bits: int = 64
+    max_distance: int = 8
+
+    @property
+    def hash_size(self) -> int:
+        return int(round(self.bits**0.5))
+
+
+@dataclass(frozen=True)
+class ThumbnailDetector:
+    severity: str = "error"
+    size: int = 16
+    min_cosine: float = 0.95
+
+
+@dataclass(frozen=True)
+class Detectors:
+    identical_file: str = "error"
+    identical_pixels: str = "error"
+    phash: HashDetector = field(default_factory=HashDetector)
+    thumbnail: ThumbnailDetector = field(default_factory=ThumbnailDetector)
+
+
+@dataclass(frozen=True)
+class FileRules:
+    extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
+    unassigned: str = "warning"
+    ambiguous: str = "error"
+    unreadable: str = "error"
+    missing: str = "error"
+    max_pixels: int = DEFAULT_MAX_PIXELS
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Everything one check needs to know, resolved to absolute paths."""
+
+    path: Path
+    root: Path
+    splits: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    manifest: Path | None = None
+    split_names: tuple[str, ...] = ()
+    pairs: tuple[tuple[str, str], ...] = ()
+    within_split: str = "warning"
+    detectors: Detectors = field(default_factory=Detectors)
+    augmentations: tuple[str, ...] = ()
+    files: FileRules = field(default_factory=FileRules)
+    ignore: tuple[str, ...] = ()
+    cache: Path = Path(".leakcheck/cache.sqlite")
+    #: Key path -> line number, for messages that point at the policy.
+    lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def orientations(self) -> tuple[str, ...]:
+        return ("identity", *self.augmentations)
+
+    def display(self, key: tuple[str, ...] = ()) -> str:
+        """``file:line`` for a key, for messages that point into the policy."""
+        line = self.lines.get(key)
+        return f"{self.path}:{line}" if line else str(self.path)
+
+
+# --------------------------------------------------------------------------
+# YAML with line numbers
+
+
+def _read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PolicyError(
+            "policy file not found",
+            path=str(path),
+            fix="run `leakcheck init` to write one, or pass --policy PATH",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"cannot read policy: {exc}", path=str(path)) from None
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise PolicyError(
+            f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
+            path=str(path),
+            line=mark.line + 1 if mark else None,
+            fix="check indentation and quoting near that line",
+        ) from None
+    finally:
+        loader.dispose()
+    lines: dict[tuple[str, ...], int] = {}
+    if node is not None:
+        _record_lines(node, (), lines, path)
+    return data, lines
+
+
+def _record_lines(node: yaml.Node, at: tuple[str, ...], lines: dict, path: Path) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in seen:
+                raise PolicyError(
+                    "duplicate key",
+                    path=str(path),
+                    line=key_node.start_mark.line + 1,
+                    key=".".join((*at, key)),
+                    fix="keep one of them",
+                )
+            seen.add(key)
+            lines[(*at, key)] = key_node.start_mark.line + 1
+            _record_lines(value_node, (*at, key), lines, path)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[(*at, str(i))] = item.start_mark.line + 1
+            _record_lines(item, (*at, str(i)), lines, path)
+
+
+# --------------------------------------------------------------------------
+# Validation helpers
+
+
+class _Ctx:
+    """Where we are in the policy, so every error can point at the line."""
+
+    def __init__(self, path: Path, lines: dict[tuple[str, ...], int]) -> None:
+        self.path = path
+        self.lines = lines
+
+    def fail(self, at: tuple[str, ...], problem: str, fix: str | None = None) -> PolicyError:
+        line = None
+        for n in range(len(at), 0, -1):
+            line = self.lines.get(at[:n])
+            if line:
+                break
+        return PolicyError(problem, path=str(self.path), line=line, key=".".join(at) or None, fix=fix)
+
+    def mapping(self, value: Any, at: tuple[str, ...], allowed: tuple[str, ...]) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(at, f"expected a mapping, got {_type(value)}")
+        for key in value:
+            if not isinstance(key, str) or key not in allowed:
+                close = difflib.get_close_matches(str(key), allowed, n=1)
+                fix = f"did you mean `{close[0]}`?" if close else "allowed keys: " + ", ".join(allowed)
+                raise self.fail((*at, str(key)), "unknown key", fix)
+        return value
+
+    def choice(self, value: Any, at: tuple[str, ...], choices: tuple[str, ...]) -> str:
+        if value not in choices:
+            close = difflib.get_close_matches(str(value), choices, n=1)
+            fix = f"did you mean `{close[0]}`?" if close else "use one of: " + ", ".join(choices)
+            raise self.fail(at, f"invalid value {value!r}", fix)
+        return value
+
+    def number(self, value: Any, at: tuple[str, ...], kind: type, lo: float, hi: float) -> Any:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if kind is int:
+            ok = ok and float(value).is_integer()
+        if not ok:
+            raise self.fail(at, f"expected {'an integer' if kind is int else 'a number'}, got {_type(value)}")
+        if not lo <= value <= hi:
+            raise self.fail(at, f"{value} is out of range", f"use a value from {lo} to {hi}")
+        return kind(value)
+
+    def strings(self, value: Any, at: tuple[str, ...]) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(at, f"expected a list of strings, got {_type(value)}")
+        return tuple(value)
+
+
+def _type(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "nothing"}.get(
+        type(value), type(value).__name__
+    )
+
+
+# --------------------------------------------------------------------------
+# Sections
+
+
+def _splits(ctx: _Ctx, raw: Any, root: Path) -> tuple[tuple, Path | None, tuple[str, ...]]:
+    at = ("splits",)
+    if raw is None:
+        raise ctx.fail(at, "no splits defined", "add e.g. `splits: {train: [train/**], test: [test/**]}`")
+    if not isinstance(raw, dict) or not raw:
+        raise ctx.fail(at, f"expected a mapping of split name to globs, got {_type(raw)}")
+    if "manifest" in raw:
+        extra = [k for k in raw if k != "manifest"]
+        if extra:
+            raise ctx.fail((*at, str(extra[0])), "`manifest` cannot be combined with glob splits",
+                           "list the split of every file in the manifest instead")
+        if not isinstance(raw["manifest"], str):
+            raise ctx.fail((*at, "manifest"), "expected a path to a CSV file")
+        manifest = (root / raw["manifest"]).resolve()
+        if not manifest.is_file():
+            raise ctx.fail((*at, "manifest"), f"manifest {raw['manifest']!r} not found",
+                           "write a CSV with columns path,split[,group]")
+        return (), manifest, ()
+    rules = []
+    for name, globs in raw.items():
+        if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
+            raise ctx.fail((*at, str(name)), "split names use letters, digits, - and _")
+        rules.append((name, ctx.strings(globs, (*at, name))))
+    return tuple(rules), None, tuple(name for name, _ in rules)
+
+
+def _pairs(ctx: _Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str, str], ...], str]:
+    at = ("pairs",)
+    raw = ctx.mapping(raw, at, ("compare", "within_split"))
+    within = ctx.choice(raw.get("within_split", "warning"), (*at, "within_split"), SEVERITIES)
+    compare = raw.get("compare", "all")
+    if compare == "all":
+        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+        return tuple(pairs), within
+    if not isinstance(compare, list):
+        raise ctx.fail((*at, "compare"), f"expected `all` or a list like [train~test], got {_type(compare)}")
+    pairs = []
+    for i, item in enumerate(compare):
+        where = (*at, "compare", str(i))
+        parts = item.split("~") if isinstance(item, str) else item
+        if not isinstance(parts, list) or len(parts) != 2 or parts[0] == parts[1]:
+            raise ctx.fail(where, f"invalid pair {item!r}", "write two different splits as `train~test`")
+        for part in parts:
+            if names and part not in names:
+                raise ctx.fail(where, f"unknown split {part!r}", "splits are: " + ", ".join(names))
+        pairs.append(tuple(parts))
+    return tuple(pairs), within
+
+
+def _detectors(ctx: _Ctx, raw: Any) -> Detectors:
+    at = ("detectors",)
+    raw = ctx.mapping(raw, at, ("identical_file", "identical_pixels", "phash", "thumbnail"))
+    d = Detectors()
+
+    def simple(name: str, default: str) -> str:
+        value = raw.get(name, default)
+        if isinstance(value, dict):
+            value = ctx.mapping(value, (*at, name), ("severity",)).get("severity", default)
+            return ctx.choice(value, (*at, name, "severity"), SEVERITIES)
+        return ctx.choice(value, (*at, name), SEVERITIES)
+
+    ph = ctx.mapping(raw.get("phash"), (*at, "phash"), ("severity", "kind", "bits", "max_distance"))
+    pat = (*at, "phash")
+    bits = ph.get("bits", d.phash.bits)
+    if bits not in HASH_BITS:
+        raise ctx.fail((*pat, "bits"), f"invalid value {bits!r}", "use 64 or 256")
+    phash = HashDetector(
+        severity=ctx.choice(ph.get("severity", d.phash.severity), (*pat, "severity"), SEVERITIES),
+        kind=ctx.choice(ph.get("kind", d.phash.kind), (*pat, "kind"), HASH_KINDS),
+        bits=bits,
+        max_distance=ctx.number(ph.get("max_distance", d.phash.max_distance), (*pat, "max_distance"),
+                                int, 0, bits // 2),
+    )
+    th = ctx.mapping(raw.get("thumbnail"), (*at, "thumbnail"), ("severity", "size", "min_cosine"))
+    tat = (*at, "thumbnail")
+    thumb = ThumbnailDetector(
+        severity=ctx.choice(th.get("severity", d.thumbnail.severity), (*tat, "severity"), SEVERITIES),
+        size=ctx.number(th.get("size", d.thumbnail.size), (*tat, "size"), int, 4, 64),
+        min_cosine=ctx.number(th.get("min_cosine", d.thumbnail.min_cosine), (*tat, "min_cosine"),
+                              float, 0.5, 1.0),
+    )
+    return Detectors(
+        identical_file=simple("identical_file", d.identical_file),
+        identical_pixels=simple("identical_pixels", d.identical_pixels),
+        phash=phash,
+        thumbnail=thumb,
+    )
+
+
+def _files(ctx: _Ctx, raw: Any) -> FileRules:
+    at = ("files",)
+    keys = ("extensions", "unassigned", "ambiguous", "unreadable", "missing", "max_pixels")
+    raw = ctx.mapping(raw, at, keys)
+    d = FileRules()
+    exts = d.extensions
+    if "extensions" in raw:
+        exts = tuple(
+            ("." + e.lower().lstrip(".")) for e in ctx.strings(raw["extensions"], (*at, "extensions"))
+        )
+    sev: dict[str, str] = {
+        k: ctx.choice(raw.get(k, getattr(d, k)), (*at, k), SEVERITIES)
+        for k in ("unassigned", "ambiguous", "unreadable", "missing")
+    }
+    max_pixels = ctx.number(raw.get("max_pixels", d.max_pixels), (*at, "max_pixels"), int, 1, 10**12)
+    return FileRules(extensions=exts, max_pixels=max_pixels, **sev)
+
+
+_TOP_KEYS = ("version", "root", "splits", "pairs", "detectors", "augmentations", "files", "ignore", "cache")
+
+
+def load(path: str | Path) -> Policy:
+    """Read and validate a policy file; raise :class:`PolicyError` on any problem."""
+    path = Path(path).absolute()
+    data, lines = _read_yaml(path)
+    ctx = _Ctx(path, lines)
+    if data is None:
+        raise ctx.fail((), "the policy is empty", "run `leakcheck init` for a commented example")
+    raw = ctx.mapping(data, (), _TOP_KEYS)
+    if "version" not in raw:
+        raise ctx.fail(("version",), "missing `version`", f"add `version: {SCHEMA_VERSION}` at the top")
+    version = raw["version"]
+    if version != SCHEMA_VERSION:
+        raise ctx.fail(("version",), f"unsupported policy version {version!r}",
+                       f"this leakcheck reads version {SCHEMA_VERSION}; upgrade pytest-leakcheck")
+    root_raw = raw.get("root", ".")
+    if not isinstance(root_raw, str):
+        raise ctx.fail(("root",), "expected a folder path")
+    root = (path.parent / root_raw).resolve()
+    if not root.is_dir():
+        raise ctx.fail(("root",), f"folder {root_raw!r} does not exist", "point `root` at the dataset folder")
+    splits, manifest, names = _splits(ctx, raw.get("splits"), root)
+    pairs, within = _pairs(ctx, raw.get("pairs"), names)
+    augs = ctx.strings(raw.get("augmentations", []), ("augmentations",)) if raw.get("augmentations") else ()
+    for i, aug in enumerate(augs):
+        ctx.choice(aug, ("augmentations", str(i)), AUGMENTATIONS)
+    cache = raw.get("cache", ".leakcheck/cache.sqlite")
+    if not isinstance(cache, str) or not cache:
+        raise ctx.fail(("cache",), "expected a file path")
+    return Policy(
+        path=path,
+        root=root,
+        splits=splits,
+        manifest=manifest,
+        split_names=names,
+        pairs=pairs,
+        within_split=within,
+        detectors=_detectors(ctx, raw.get("detectors")),
+        augmentations=tuple(dict.fromkeys(augs)),
+        files=_files(ctx, raw.get("files")),
+        ignore=ctx.strings(raw["ignore"], ("ignore",)) if raw.get("ignore") else (),
+        cache=(path.parent / cache).resolve(),
+        lines=lines,
+    )
+
+
+def with_splits(policy: Policy, names: tuple[str, ...]) -> Policy:
+    """Fill in split names and default pairs once a manifest has been read."""
+    from dataclasses import replace
+
+    pairs = policy.pairs
+    if not pairs:
+        pairs = tuple((a, b) for i, a in enumerate(names) for b in names[i + 1 :])
+    unknown = [p for pair in pairs for p in pair if p not in names]
+    if unknown:
+        raise PolicyError(
+            f"pair names split {unknown[0]!r}, which the manifest does not use",
+            path=policy.display(("pairs", "compare")),
+            key="pairs.compare",
+            fix="splits in the manifest are: " + ", ".join(names),
+        )
+    return replace(policy, split_names=names, pairs=pairs)
+
+

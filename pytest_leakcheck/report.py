@@ -1,0 +1,159 @@
+"""Render a :class:`Report` for people (text) and for machines (JSON).
+
+Renderers live in a registry so that new formats (SARIF, Markdown, HTML)
+plug in without touching the CLI.  Nothing here prints: each renderer
+returns a string and the caller decides where it goes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from .findings import Finding, Report
+
+JSON_SCHEMA_VERSION = 1
+#: Text reports list this many findings in full by default; the rest are counted.
+DEFAULT_MAX_FINDINGS = 50
+
+Renderer = Callable[..., str]
+RENDERERS: dict[str, Renderer] = {}
+
+
+def renderer(name: str) -> Callable[[Renderer], Renderer]:
+    def register(fn: Renderer) -> Renderer:
+        RENDERERS[name] = fn
+        return fn
+
+    return register
+
+
+def render(report: Report, fmt: str = "text", **options: object) -> str:
+    return RENDERERS[fmt](report, **options)
+
+
+def _describe(f: Finding) -> list[str]:
+    lines = []
+    width = max((len(m.path) for m in f.members[:10]), default=0)
+    for m in f.members[:10]:
+        split = f"({m.split})" if m.split else ""
+        lines.append(f"    {m.path.ljust(width)}  {split}")
+    if len(f.members) > 10:
+        lines.append(f"    ... and {len(f.members) - 10} more files in this cluster")
+    if f.kind in ("identical-file", "identical-pixels"):
+        what = "same bytes" if f.kind == "identical-file" else "same decoded pixels, different files"
+        lines.append(f"    evidence: {what}")
+    elif f.kind == "near-duplicate":
+        best = f.pairs[0] if f.pairs else None
+        parts = []
+        if best is not None:
+            sig = best.signals
+            if "phash_distance" in sig:
+                parts.append(f"phash distance {int(sig['phash_distance'])}")
+            if "thumbnail_cosine" in sig:
+                parts.append(f"thumbnail cosine {sig['thumbnail_cosine']:.3f}")
+            if best.orientation != "identity":
+                parts.append(f"{best.b} = {best.a} after {best.orientation}")
+        lines.append("    evidence: " + ", ".join(parts))
+    elif f.message:
+        lines.append(f"    {f.message}")
+    return lines
+
+
+@renderer("text")
+def render_text(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS) -> str:
+    out: list[str] = []
+    shown = report.findings if max_findings <= 0 else report.findings[:max_findings]
+    for f in shown:
+        head = f"{f.severity.upper()} {f.kind}"
+        if f.kind in ("identical-file", "identical-pixels", "near-duplicate"):
+            head += f"  {f.split_pair}"
+        out.append(f"{head}  [{f.id}]")
+        out.extend(_describe(f))
+        out.append("")
+    if len(shown) < len(report.findings):
+        out.append(f"... and {len(report.findings) - len(shown)} more findings "
+                   "(--max-findings 0 shows all, --format json gives every detail)")
+        out.append("")
+    for w in report.warnings:
+        out.append(f"warning: {w}")
+    counts = report.counts()
+    errors = counts["severity"].get("error", 0)
+    warns = counts["severity"].get("warning", 0)
+    stats = report.stats
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(counts["kind"].items()))
+    line = f"leakcheck: {errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
+    if kinds:
+        line += f" ({kinds})"
+    if stats:
+        line += (f" in {int(stats.get('files', 0))} images; decoded {int(stats.get('decoded', 0))}, "
+                 f"reused {int(stats.get('reused', 0))}, {stats.get('seconds', 0):.1f}s")
+    out.append(line)
+    if errors:
+        out.append("Fix: keep each cluster in one split (move or delete the copies), "
+                   "then run `leakcheck check` again.")
+    return "\n".join(out) + "\n"
+
+
+def finding_dict(f: Finding) -> dict:
+    return {
+        "id": f.id,
+        "kind": f.kind,
+        "severity": f.severity,
+        "split_pair": f.split_pair,
+        "strength": f.strength,
+        "orientation": f.orientation,
+        "message": f.message,
+        "members": [{"path": m.path, "split": m.split, "digest": m.digest} for m in f.members],
+        "evidence": f.evidence,
+        "pairs": [
+            {"a": p.a, "b": p.b, "detector": p.detector, "value": p.value,
+             "orientation": p.orientation, "signals": p.signals}
+            for p in f.pairs
+        ],
+    }
+
+
+def report_dict(report: Report) -> dict:
+    counts = report.counts()
+    return {
+        "schema": "pytest-leakcheck/report",
+        "version": JSON_SCHEMA_VERSION,
+        "policy": report.policy_path,
+        "exit_code": report.exit_code,
+        "summary": {
+            "findings": len(report.findings),
+            "errors": counts["severity"].get("error", 0),
+            "warnings": counts["severity"].get("warning", 0),
+            "by_kind": dict(sorted(counts["kind"].items())),
+            "by_split_pair": dict(sorted(counts["split_pair"].items())),
+        },
+        "stats": report.stats,
+        "warnings": list(report.warnings),
+        "findings": [finding_dict(f) for f in report.findings],
+    }
+
+
+@renderer("json")
+def render_json(report: Report, **_: object) -> str:
+    return json.dumps(report_dict(report), indent=2, sort_keys=False) + "\n"
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a report."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

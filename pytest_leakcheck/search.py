@@ -1,0 +1,257 @@
+"""Find matching pairs across configured split pairs and inside splits.
+
+Everything is vectorised and chunked: a block of query rows against a block
+of reference rows at a time, so memory stays bounded (tens of MB) however
+large the dataset.  Output is sorted, so two runs give the same matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .inventory import Inventory
+from .policy import ORIENTATIONS, Policy
+from .signatures import Signatures
+
+#: Detector names, strongest first; findings take their kind from the strongest.
+DETECTORS = ("identical-file", "identical-pixels", "phash", "thumbnail")
+# Images whose 16 px thumbnail varies by less than this (grey levels) carry
+# too little structure for a perceptual signal to mean anything: plain sky,
+# black frames.  Only the exact detectors judge them.
+MIN_TEXTURE = 2.0
+# A JPEG decoded in draft mode and the same pixels saved as PNG can hash a
+# couple of bits apart; pairs this close are candidates for the pixel check.
+PIXEL_CANDIDATE_DISTANCE = 4
+# Elements per block; bounds the temporaries of one step to ~32 MB.
+_BLOCK = 1 << 22
+_INVERSE = {"rot90": "rot270", "rot270": "rot90"}
+
+
+@dataclass(frozen=True)
+class Match:
+    """Row ``i`` transformed by ``orientation`` matches row ``j`` by ``detector``."""
+
+    i: int
+    j: int
+    detector: str
+    value: float
+    orientation: str = "identity"
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    matches: tuple[Match, ...]
+    #: (i, j) pairs close enough that only a full decode can tell whether
+    #: their pixels are identical.
+    pixel_candidates: tuple[tuple[int, int], ...]
+
+
+def comparisons(inv: Inventory, policy: Policy) -> list[tuple[str, str]]:
+    """Split pairs to search: the configured cross pairs, then each split with itself."""
+    pairs = list(policy.pairs)
+    if policy.within_split != "off":
+        pairs += [(s, s) for s in inv.splits]
+    return pairs
+
+
+def _orientations(policy: Policy) -> list[int]:
+    names = set(policy.orientations)
+    # Only one side is queried in each orientation, so an orientation must
+    # come with its inverse for "test = rot90(train)" and the reverse to match.
+    names |= {_INVERSE[n] for n in names if n in _INVERSE}
+    return [k for k, name in enumerate(ORIENTATIONS) if name in names]
+
+
+def _rows_by_split(inv: Inventory, mask: np.ndarray) -> dict[str, np.ndarray]:
+    splits = np.array([r.split for r in inv.records], dtype=object)
+    return {s: np.flatnonzero((splits == s) & mask) for s in inv.splits}
+
+
+def _blocks(na: int, nb: int, per_pair: int) -> Iterator[tuple[int, int, int, int]]:
+    cb = max(1, min(nb, _BLOCK // max(1, per_pair) // 64))
+    ca = max(1, min(na, _BLOCK // max(1, per_pair) // cb))
+    for a0 in range(0, na, ca):
+        for b0 in range(0, nb, cb):
+            yield a0, min(na, a0 + ca), b0, min(nb, b0 + cb)
+
+
+def hamming_pairs(
+    qa: np.ndarray, qb: np.ndarray, max_distance: int, *, same: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """All (a, b) with min over orientations of Hamming(qa[a, k], qb[b]) <= max_distance.
+
+    ``qa`` is (Na, K, W) uint64, ``qb`` is (Nb, W) uint64.  With ``same`` the
+    two are the same rows and only a < b is reported.  Returns a, b, distance
+    and the index k of the best orientation.
+    """
+    na, k_count, words = qa.shape
+    out: list[tuple[np.ndarray, ...]] = []
+    for a0, a1, b0, b1 in _blocks(len(qa), len(qb), words):
+        if same and b1 <= a0 + 1:
+            continue
+        best = np.full((a1 - a0, b1 - b0), 255, dtype=np.uint16)
+        best_k = np.zeros(best.shape, dtype=np.uint8)
+        for k in range(k_count):
+            d = np.zeros(best.shape, dtype=np.uint16)
+            for w in range(words):
+                d += np.bitwise_count(qa[a0:a1, k, w, None] ^ qb[None, b0:b1, w])
+            better = d < best
+            best = np.where(better, d, best)
+            best_k[better] = k
+        hit = best <= max_distance
+        if same:
+            hit &= np.arange(a0, a1)[:, None] < np.arange(b0, b1)[None, :]
+        ia, ib = np.nonzero(hit)
+        out.append((ia + a0, ib + b0, best[ia, ib], best_k[ia, ib]))
+    if not out:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    return tuple(np.concatenate(parts) for parts in zip(*out))  # type: ignore[return-value]
+
+
+def normalised_thumbs(thumb: np.ndarray) -> np.ndarray:
+    """Zero-mean, unit-norm thumbnails: cosine becomes blind to brightness and contrast."""
+    x = thumb.astype(np.float32)
+    x -= x.mean(axis=1, keepdims=True)
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.maximum(norm, 1e-6)
+
+
+def orient_thumbs(t: np.ndarray, name: str) -> np.ndarray:
+    side = int(round(t.shape[1] ** 0.5))
+    sq = t.reshape(-1, side, side)
+    out = {
+        "identity": sq,
+        "hflip": sq[:, :, ::-1],
+        "vflip": sq[:, ::-1, :],
+        "rot90": np.rot90(sq, 1, axes=(1, 2)),
+        "rot180": sq[:, ::-1, ::-1],
+        "rot270": np.rot90(sq, 3, axes=(1, 2)),
+        "transpose": sq.transpose(0, 2, 1),
+        "transverse": sq[:, ::-1, ::-1].transpose(0, 2, 1),
+    }[name]
+    return np.ascontiguousarray(out).reshape(len(t), -1)
+
+
+def cosine_pairs(
+    ta: np.ndarray, tb: np.ndarray, orientations: list[str], min_cosine: float, *, same: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Like :func:`hamming_pairs` for raw uint8 thumbnails and cosine >= ``min_cosine``.
+
+    Thumbnails are normalised block by block, never all at once: a million
+    float32 thumbnails would be a gigabyte.
+    """
+    k_count, dim = len(orientations), ta.shape[1]
+    out: list[tuple[np.ndarray, ...]] = []
+    cb = max(1, min(len(tb), 8192))
+    ca = max(1, min(len(ta), _BLOCK // (cb * k_count)))
+    for b0 in range(0, len(tb), cb):
+        b1 = min(len(tb), b0 + cb)
+        nb = normalised_thumbs(tb[b0:b1])
+        for a0 in range(0, len(ta), ca):
+            a1 = min(len(ta), a0 + ca)
+            if same and b1 <= a0 + 1:
+                continue
+            na = normalised_thumbs(ta[a0:a1])
+            qa = np.stack([orient_thumbs(na, o) for o in orientations], axis=1).reshape(-1, dim)
+            block = (qa @ nb.T).reshape(a1 - a0, k_count, b1 - b0)
+            best_k = block.argmax(axis=1)
+            best = np.take_along_axis(block, best_k[:, None, :], axis=1)[:, 0, :]
+            hit = best >= min_cosine
+            if same:
+                hit &= np.arange(a0, a1)[:, None] < np.arange(b0, b1)[None, :]
+            ia, ib = np.nonzero(hit)
+            out.append((ia + a0, ib + b0, best[ia, ib], best_k[ia, ib]))
+    if not out:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty.astype(np.float32), empty
+    return tuple(np.concatenate(parts) for parts in zip(*out))  # type: ignore[return-value]
+
+
+def _exact_groups(keys: list[bytes], rows: np.ndarray) -> list[list[int]]:
+    groups: dict[bytes, list[int]] = {}
+    for r in rows:
+        if keys[r]:
+            groups.setdefault(keys[r], []).append(int(r))
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _exact_matches(
+    keys: list[bytes], detector: str, inv: Inventory, allowed: set[tuple[str, str]]
+) -> list[Match]:
+    """Pairs with equal keys; a big group is linked as a star to stay linear."""
+    out = []
+    for group in _exact_groups(keys, np.arange(len(keys))):
+        by_split: dict[str, list[int]] = {}
+        for r in group:
+            by_split.setdefault(inv.records[r].split, []).append(r)
+        heads = {s: rows[0] for s, rows in by_split.items()}
+        for s, rows in by_split.items():
+            if (s, s) in allowed:
+                out += [Match(rows[0], r, detector, 0.0) for r in rows[1:]]
+        for s in heads:
+            for t in heads:
+                if s < t and ((s, t) in allowed or (t, s) in allowed):
+                    out.append(Match(heads[s], heads[t], detector, 0.0))
+    return out
+
+
+def find(inv: Inventory, sigs: Signatures, policy: Policy) -> SearchResult:
+    """Every match the enabled detectors find, plus candidates for the pixel check."""
+    det = policy.detectors
+    pairs = comparisons(inv, policy)
+    allowed = set(pairs)
+    matches: list[Match] = []
+    if det.identical_file != "off":
+        matches += _exact_matches(list(sigs.digests), "identical-file", inv, allowed)
+
+    textured = sigs.valid & (sigs.thumb.astype(np.float32).std(axis=1) >= MIN_TEXTURE)
+    rows = _rows_by_split(inv, textured)
+    valid_rows = _rows_by_split(inv, sigs.valid)
+    ks = _orientations(policy)
+    threshold = max(det.phash.max_distance if det.phash.severity != "off" else 0, PIXEL_CANDIDATE_DISTANCE)
+    candidates: list[tuple[int, int]] = []
+    names = [ORIENTATIONS[k] for k in ks]
+    for a, b in pairs:
+        same = a == b
+        # Pixel candidates ignore texture: two black frames can be identical.
+        ra, rb = valid_rows[a], valid_rows[b]
+        ia, ib, dist, kk = hamming_pairs(
+            sigs.phash[ra][:, ks, :], sigs.phash[rb][:, 0, :], threshold, same=same
+        )
+        gi, gj = ra[ia], rb[ib]
+        orient = np.array(ks)[kk] if len(kk) else kk
+        ident = (orient == 0) & (dist <= PIXEL_CANDIDATE_DISTANCE)
+        ident &= (sigs.dims[gi] == sigs.dims[gj]).all(axis=1)
+        candidates += [(int(x), int(y)) for x, y in zip(gi[ident], gj[ident])]
+        if det.phash.severity != "off":
+            tex = textured[gi] & textured[gj] & (dist <= det.phash.max_distance)
+            matches += [
+                Match(int(x), int(y), "phash", float(d), ORIENTATIONS[int(o)])
+                for x, y, d, o in zip(gi[tex], gj[tex], dist[tex], orient[tex])
+            ]
+        if det.thumbnail.severity != "off":
+            ra, rb = rows[a], rows[b]
+            ia, ib, cos, kk = cosine_pairs(
+                sigs.thumb[ra], sigs.thumb[rb], names, det.thumbnail.min_cosine, same=same
+            )
+            matches += [
+                Match(int(ra[x]), int(rb[y]), "thumbnail", round(float(c), 4), ORIENTATIONS[ks[int(o)]])
+                for x, y, c, o in zip(ia, ib, cos, kk)
+            ]
+    matches.sort(key=lambda m: (m.i, m.j, DETECTORS.index(m.detector)))
+    return SearchResult(tuple(matches), tuple(sorted(set(candidates))))
+
+
+def identical_pixels(
+    candidates: tuple[tuple[int, int], ...], pixels: dict[int, bytes], sigs: Signatures
+) -> list[Match]:
+    """Candidate pairs whose full decodes are equal, and whose files are not already identical."""
+    return [
+        Match(i, j, "identical-pixels", 0.0)
+        for i, j in candidates
+        if i in pixels and pixels.get(i) == pixels.get(j) and sigs.digests[i] != sigs.digests[j]
+    ]

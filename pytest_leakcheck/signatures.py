@@ -1,0 +1,347 @@
+"""Compute image signatures once, and reuse them from the store ever after.
+
+Every signal comes from one decode path: JPEG draft mode to a small RGB
+image, EXIF orientation applied, squashed to a ``BASE`` x ``BASE`` grey
+square.  Draft and full decodes give perceptual hashes a few bits apart, so
+the path is part of every parameter fingerprint; only the identical-pixels
+check needs a full decode, and only for candidate files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import struct
+import time
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageOps
+
+from .inventory import FileRecord
+from .policy import ORIENTATIONS, Policy
+from .store import Store
+
+#: Side of the grey square every signal is computed from.
+BASE = 64
+#: Changes whenever the decode path changes, invalidating cached signals.
+DECODE_PATH = f"draft-rgb{BASE}-exif-lanczos-v1"
+PIXELS_PARAMS = "rgba-exif-v1"
+
+_TRANSPOSE = {
+    "identity": None,
+    "hflip": Image.Transpose.FLIP_LEFT_RIGHT,
+    "vflip": Image.Transpose.FLIP_TOP_BOTTOM,
+    "rot90": Image.Transpose.ROTATE_90,
+    "rot180": Image.Transpose.ROTATE_180,
+    "rot270": Image.Transpose.ROTATE_270,
+    "transpose": Image.Transpose.TRANSPOSE,
+    "transverse": Image.Transpose.TRANSVERSE,
+}
+
+
+class Unreadable(Exception):
+    """The file cannot be decoded as an image; the message says why."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """One cached signal: how to compute it from the decoded base image."""
+
+    name: str
+    params: str
+    compute: Callable[[Image.Image, Policy], bytes]
+
+
+def _hash_bits(img: Image.Image, policy: Policy) -> bytes:
+    import imagehash  # imported here: it pulls in scipy, and only workers need it
+
+    det = policy.detectors.phash
+    fn = {
+        "phash": imagehash.phash,
+        "dhash": imagehash.dhash,
+        "ahash": imagehash.average_hash,
+        "whash": imagehash.whash,
+    }[det.kind]
+    out = []
+    # All eight orientations are stored so that changing `augmentations`
+    # never forces a decode; each costs well under 0.1 ms on a 64 px square.
+    for name in ORIENTATIONS:
+        op = _TRANSPOSE[name]
+        oriented = img if op is None else img.transpose(op)
+        bits = np.asarray(fn(oriented, hash_size=det.hash_size).hash, dtype=bool).ravel()
+        out.append(np.packbits(bits).tobytes())
+    return b"".join(out)
+
+
+def _thumb(img: Image.Image, policy: Policy) -> bytes:
+    size = policy.detectors.thumbnail.size
+    return np.asarray(img.resize((size, size), Image.Resampling.BOX), dtype=np.uint8).tobytes()
+
+
+def families(policy: Policy) -> tuple[Family, ...]:
+    """The signal families this policy needs, each with its parameter fingerprint."""
+    ph = policy.detectors.phash
+    th = policy.detectors.thumbnail
+    return (
+        Family("phash", f"{ph.kind};{ph.bits};{DECODE_PATH}", _hash_bits),
+        Family("thumb", f"{th.size};{DECODE_PATH}", _thumb),
+    )
+
+
+@dataclass(frozen=True)
+class Signatures:
+    """Arrays row-aligned to the inventory's records."""
+
+    digests: tuple[bytes, ...]
+    valid: np.ndarray  # (N,) bool: decoded fine
+    errors: dict[int, str]  # row -> why it could not be decoded
+    dims: np.ndarray  # (N, 2) int64 width, height after EXIF orientation
+    phash: np.ndarray  # (N, 8, W) uint64, one row per orientation in ORIENTATIONS order
+    thumb: np.ndarray  # (N, S*S) uint8 grey thumbnail
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------
+# Decoding (runs in worker processes)
+
+
+def _open(data: bytes, max_pixels: int) -> Image.Image:
+    with warnings.catch_warnings():
+        # Pillow warns above 89 Mpx and raises above 179 Mpx; our own limit
+        # below is the one the policy controls.
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        try:
+            img = Image.open(io.BytesIO(data))
+        except Image.DecompressionBombError as exc:
+            raise Unreadable(f"decompression bomb: {exc}") from None
+    w, h = img.size
+    if w * h > max_pixels:
+        raise Unreadable(
+            f"decompression bomb: {w}x{h} = {w * h:,} pixels exceeds files.max_pixels ({max_pixels:,})"
+        )
+    if w == 0 or h == 0:
+        raise Unreadable("image has no pixels")
+    return img
+
+
+def _decode(data: bytes, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]:
+    """The one decode path for every cached signal: small, grey, upright.
+
+    Returns the base square and the image's true size after EXIF orientation.
+    """
+    img = _open(data, max_pixels)
+    w, h = img.size
+    if img.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # orientations that swap the axes
+        w, h = h, w
+    img.draft("RGB", (BASE, BASE))
+    img = ImageOps.exif_transpose(img).convert("RGB").convert("L")
+    return img.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0), (w, h)
+
+
+def _sign(task: tuple[str, Policy, tuple[str, ...]]) -> tuple[bytes, bool, dict[str, bytes] | str]:
+    """Read, digest and decode one file.  Never raises: errors become text."""
+    path, policy, wanted = task
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return b"", False, f"cannot read file: {exc.strerror or exc}"
+    digest = hashlib.sha256(data).digest()
+    if not data:
+        return digest, False, "zero-byte file"
+    try:
+        base, size = _decode(data, policy.files.max_pixels)
+        out = {f.name: f.compute(base, policy) for f in families(policy) if f.name in wanted}
+        out["dims"] = struct.pack("<qq", *size)
+        return digest, True, out
+    except Unreadable as exc:
+        return digest, False, str(exc)
+    except Image.UnidentifiedImageError:
+        return digest, False, "not an image Pillow can identify (wrong suffix, or corrupt header)"
+    except (OSError, ValueError, SyntaxError, EOFError, struct.error, MemoryError, IndexError) as exc:
+        return digest, False, f"corrupt or truncated image: {exc}"
+
+
+def _pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
+    path, max_pixels = task
+    try:
+        data = Path(path).read_bytes()
+        img = ImageOps.exif_transpose(_open(data, max_pixels)).convert("RGBA")
+        return True, hashlib.sha256(struct.pack("<qq", *img.size) + img.tobytes()).digest()
+    except Exception as exc:  # any decode failure: the pair is simply not identical
+        return False, str(exc).encode()
+
+
+# --------------------------------------------------------------------------
+# Orchestration (main process)
+
+
+def _file_digest(path: str) -> bytes | None:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.digest()
+
+
+def default_executor(jobs: int | None, tasks: int) -> Executor | None:
+    """A process pool when the work is worth one; ``None`` means run inline."""
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or tasks < 4 * jobs:
+        return None
+    return ProcessPoolExecutor(max_workers=jobs)
+
+
+def _map(fn: Callable, items: Sequence, executor: Executor | None, jobs: int | None) -> Iterable:
+    if executor is not None:
+        return executor.map(fn, items, chunksize=max(1, min(64, len(items) // (4 * (jobs or 2)) or 1)))
+    own = default_executor(jobs, len(items))
+    if own is None:
+        return map(fn, items)
+    with own:
+        return list(own.map(fn, items, chunksize=max(1, min(64, len(items) // (4 * (jobs or 2)) or 1))))
+
+
+def compute(
+    records: Sequence[FileRecord],
+    policy: Policy,
+    store: Store,
+    *,
+    jobs: int | None = None,
+    executor: Executor | None = None,
+) -> Signatures:
+    """Signatures for ``records``, decoding only files whose content is new."""
+    t0 = time.perf_counter()
+    root = policy.root
+    fams = families(policy)
+    n = len(records)
+    paths = [r.path for r in records]
+    known = store.lookup_files(paths)
+    digests: list[bytes | None] = [None] * n
+    to_hash: list[int] = []
+    for i, rec in enumerate(records):
+        hit = known.get(rec.path)
+        if hit and hit[0] == rec.size and hit[1] == rec.mtime_ns:
+            digests[i] = hit[2]
+        else:
+            to_hash.append(i)
+    # hashlib releases the GIL on large buffers, so threads suffice here.
+    if to_hash:
+        with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 1) * 2)) as pool:
+            for i, digest in zip(to_hash, pool.map(lambda i: _file_digest(str(root / paths[i])), to_hash)):
+                digests[i] = digest
+    t_hash = time.perf_counter()
+
+    wanted = [f.name for f in fams] + ["dims"]
+    cached: dict[str, dict[bytes, tuple[bool, bytes]]] = {}
+    present = [d for d in digests if d]
+    for f in fams:
+        cached[f.name] = store.get_signatures(present, f.name, f.params)
+    cached["dims"] = store.get_signatures(present, "dims", "v1")
+    cached["error"] = store.get_signatures(present, "error", DECODE_PATH)
+
+    to_decode: dict[bytes, int] = {}  # digest -> first row with it; copies decode once
+    for i, d in enumerate(digests):
+        if d is None or d in to_decode or d in cached["error"]:
+            continue
+        if any(d not in cached[name] for name in wanted):
+            to_decode[d] = i
+    rows = list(to_decode.values())
+    tasks = [(str(root / paths[i]), policy, tuple(wanted)) for i in rows]
+    new_files: list[tuple[str, int, int, bytes]] = []
+    new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
+    params = {f.name: f.params for f in fams} | {"dims": "v1"}
+    decoded = 0
+    for i, (digest, ok, result) in zip(rows, _map(_sign, tasks, executor, jobs)):
+        decoded += 1
+        if digest != digests[i]:
+            # The file changed between hashing and decoding; trust the bytes decoded.
+            digests[i] = digest or digests[i]
+        if ok:
+            assert isinstance(result, dict)
+            for name, data in result.items():
+                cached[name][digest] = (True, data)
+                new_sigs.append((digest, name, params[name], True, data))
+        else:
+            cached["error"][digest] = (False, str(result).encode())
+            new_sigs.append((digest, "error", DECODE_PATH, False, str(result).encode()))
+    for i, rec in enumerate(records):
+        d = digests[i]
+        if d is not None and (i in to_hash):
+            new_files.append((rec.path, rec.size, rec.mtime_ns, d))
+    if new_sigs:
+        store.put_signatures(new_sigs)
+    if new_files:
+        store.put_files(new_files)
+    t_decode = time.perf_counter()
+
+    ph = policy.detectors.phash
+    words = ph.bits // 64
+    side = policy.detectors.thumbnail.size
+    valid = np.zeros(n, dtype=bool)
+    dims = np.zeros((n, 2), dtype=np.int64)
+    phash = np.zeros((n, len(ORIENTATIONS), words), dtype=np.uint64)
+    thumb = np.zeros((n, side * side), dtype=np.uint8)
+    errors: dict[int, str] = {}
+    for i, d in enumerate(digests):
+        if d is None:
+            errors[i] = "cannot read file"
+            continue
+        if d in cached["error"]:
+            errors[i] = cached["error"][d][1].decode(errors="replace")
+            continue
+        valid[i] = True
+        dims[i] = struct.unpack("<qq", cached["dims"][d][1])
+        phash[i] = np.frombuffer(cached["phash"][d][1], dtype=np.uint64).reshape(len(ORIENTATIONS), words)
+        thumb[i] = np.frombuffer(cached["thumb"][d][1], dtype=np.uint8)
+    stats = {
+        "files": n,
+        "hashed": len(to_hash),
+        "decoded": decoded,
+        "reused": n - len(to_hash),
+        "seconds_hash": round(t_hash - t0, 3),
+        "seconds_decode": round(t_decode - t_hash, 3),
+    }
+    return Signatures(
+        digests=tuple(d or b"" for d in digests),
+        valid=valid,
+        errors=errors,
+        dims=dims,
+        phash=phash,
+        thumb=thumb,
+        stats=stats,
+    )
+
+
+def pixel_digests(
+    rows: Sequence[int],
+    records: Sequence[FileRecord],
+    sigs: Signatures,
+    policy: Policy,
+    store: Store,
+    *,
+    jobs: int | None = None,
+) -> dict[int, bytes]:
+    """Full-decode pixel digests for candidate rows only (cached by content digest)."""
+    wanted = [sigs.digests[i] for i in rows]
+    cached = store.get_signatures(wanted, "pixels", PIXELS_PARAMS)
+    todo = {}
+    for i in rows:
+        if sigs.digests[i] not in cached:
+            todo.setdefault(sigs.digests[i], i)
+    tasks = [(str(policy.root / records[i].path), policy.files.max_pixels) for i in todo.values()]
+    new = []
+    for digest, (ok, data) in zip(todo, _map(_pixel_digest, tasks, None, jobs)):
+        cached[digest] = (ok, data)
+        new.append((digest, "pixels", PIXELS_PARAMS, ok, data))
+    if new:
+        store.put_signatures(new)
+    return {i: cached[sigs.digests[i]][1] for i in rows if cached[sigs.digests[i]][0]}

@@ -1,0 +1,202 @@
+"""The signature store: one SQLite file, so unchanged images are never decoded twice.
+
+Signatures are keyed by content digest, not path, so a renamed or copied file
+costs one read of its bytes and no decode.  Each signal family is keyed by its
+own parameter fingerprint, so changing the thumbnail size recomputes the
+thumbnails and keeps the perceptual hashes.  No pixels are stored: only
+hashes, digests, image sizes and a tiny normalised thumbnail.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import StoreError
+
+# Schema history:
+#   1: meta, files, signatures (digest, family, params) -> data.
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+-- Key/value facts about this store; `schema_version` guards upgrades.
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT
+);
+
+-- Where a path's content is: if size and mtime_ns still match the file on
+-- disk, `digest` is trusted and the file is not even read again.
+CREATE TABLE IF NOT EXISTS files (
+    path     TEXT PRIMARY KEY,   -- relative to the policy root, POSIX separators
+    size     INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    digest   BLOB NOT NULL       -- sha256 of the file's bytes
+);
+
+-- One row per content digest and signal family, e.g. family 'phash' with
+-- params 'kind=phash;bits=64;base=64'.  `data` is the packed signal (uint64
+-- values stored as raw little-endian bytes), or the error text when `ok` is 0
+-- so an unreadable file is not decoded again either.
+CREATE TABLE IF NOT EXISTS signatures (
+    digest BLOB NOT NULL,
+    family TEXT NOT NULL,
+    params TEXT NOT NULL,
+    ok     INTEGER NOT NULL,
+    data   BLOB NOT NULL,
+    PRIMARY KEY (digest, family, params)
+) WITHOUT ROWID;
+"""
+
+# SQLite's default limit on host parameters is 999 on old builds.
+_BATCH = 900
+
+
+class Store:
+    """A connection to the store; use :func:`open_store` to get one."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path | None) -> None:
+        self.conn = conn
+        self.path = path
+        self.warnings: list[str] = []
+
+    # -- files --------------------------------------------------------------
+    def lookup_files(self, paths: list[str]) -> dict[str, tuple[int, int, bytes]]:
+        out: dict[str, tuple[int, int, bytes]] = {}
+        for chunk in _chunks(paths, _BATCH):
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT path, size, mtime_ns, digest FROM files WHERE path IN ({marks})", chunk
+            )
+            for path, size, mtime, digest in rows:
+                out[path] = (size, mtime, bytes(digest))
+        return out
+
+    def put_files(self, rows: Iterable[tuple[str, int, int, bytes]]) -> None:
+        with self._transaction():
+            self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", rows)
+
+    # -- signatures -----------------------------------------------------------
+    def get_signatures(
+        self, digests: list[bytes], family: str, params: str
+    ) -> dict[bytes, tuple[bool, bytes]]:
+        out: dict[bytes, tuple[bool, bytes]] = {}
+        unique = list(dict.fromkeys(digests))
+        for chunk in _chunks(unique, _BATCH):
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                "SELECT digest, ok, data FROM signatures "
+                f"WHERE family = ? AND params = ? AND digest IN ({marks})",
+                [family, params, *chunk],
+            )
+            for digest, ok, data in rows:
+                out[bytes(digest)] = (bool(ok), bytes(data))
+        return out
+
+    def put_signatures(self, rows: Iterable[tuple[bytes, str, str, bool, bytes]]) -> None:
+        with self._transaction():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO signatures VALUES (?, ?, ?, ?, ?)",
+                ((d, f, p, int(ok), data) for d, f, p, ok, data in rows),
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        try:
+            with self.conn:
+                yield
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot write the signature store: {exc}",
+                path=str(self.path) if self.path else None,
+                fix="check free disk space and permissions, or delete the file to rebuild it",
+            ) from None
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _connect(path: Path | None) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:" if path is None else str(path), timeout=30.0)
+    # WAL lets a second run read while the first writes; the busy timeout
+    # makes concurrent writers wait instead of failing.
+    conn.execute("PRAGMA busy_timeout = 30000")
+    if path is not None:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.executescript(SCHEMA)
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        with conn:
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    elif row[0] != str(SCHEMA_VERSION):
+        conn.close()
+        raise _SchemaMismatch(row[0])
+    # A quick read of every table proves the file is a usable store.
+    conn.execute("SELECT count(*) FROM files").fetchone()
+    conn.execute("SELECT count(*) FROM signatures").fetchone()
+    return conn
+
+
+class _SchemaMismatch(Exception):
+    pass
+
+
+def open_store(path: str | Path | None) -> Store:
+    """Open (or create) the store at ``path``; ``None`` keeps it in memory.
+
+    A store that cannot be read (corrupt, truncated, another schema) is
+    renamed to ``<name>.corrupt-<time>`` and rebuilt, with a warning: a cache
+    must never be the reason a check fails.
+    """
+    if path is None:
+        return Store(_connect(None), None)
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the cache folder: {exc}",
+            path=str(path.parent),
+            key="cache",
+            fix="point `cache` in the policy at a writable location",
+        ) from None
+    try:
+        return Store(_connect(path), path)
+    except (sqlite3.DatabaseError, _SchemaMismatch) as exc:
+        reason = f"schema version {exc}" if isinstance(exc, _SchemaMismatch) else str(exc)
+    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        os.replace(path, aside)
+        for suffix in ("-wal", "-shm"):
+            side = Path(str(path) + suffix)
+            if side.exists():
+                os.replace(side, Path(str(aside) + suffix))
+    except OSError as exc:
+        raise StoreError(
+            f"cannot read the signature store ({reason}) nor move it aside: {exc}",
+            path=str(path),
+            fix="delete the file; it is a cache and will be rebuilt",
+        ) from None
+    message = f"{path}: unreadable signature store ({reason}); moved to {aside.name} and rebuilt"
+    try:
+        store = Store(_connect(path), path)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot create the signature store: {exc}", path=str(path)) from None
+    store.warnings.append(message)
+    return store

@@ -1,0 +1,71 @@
+"""Synthetic, photo-like images for tests and examples.
+
+Flat colour squares would make every detector look perfect; these images
+have structure at several scales (smooth shading, mid-size shapes, fine
+texture), so near-duplicate detectors are tested on something like photos.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageEnhance, ImageFilter
+
+
+def photo(seed: int, size: tuple[int, int] = (160, 120)) -> Image.Image:
+    """A distinct, textured RGB image; the same seed gives the same image."""
+    rng = np.random.default_rng(seed)
+    w, h = size
+    layers = np.zeros((h, w, 3), dtype=np.float32)
+    for cells, amp in ((3, 90.0), (7, 45.0), (19, 20.0)):
+        noise = rng.normal(0, 1, (cells, cells, 3)).astype(np.float32)
+        up = [np.asarray(Image.fromarray(noise[..., c]).resize((w, h), Image.Resampling.BICUBIC))
+              for c in range(3)]
+        layers += amp * np.stack(up, axis=-1)
+    base = np.clip(128 + layers, 0, 255).astype(np.uint8)
+    img = Image.fromarray(base, "RGB")
+    draw = ImageDraw.Draw(img)
+    for _ in range(int(rng.integers(4, 9))):
+        x0, y0 = int(rng.integers(0, w - 10)), int(rng.integers(0, h - 10))
+        x1, y1 = x0 + int(rng.integers(10, w // 2)), y0 + int(rng.integers(10, h // 2))
+        colour = tuple(int(c) for c in rng.integers(0, 256, 3))
+        if rng.random() < 0.5:
+            draw.ellipse((x0, y0, x1, y1), fill=colour)
+        else:
+            draw.rectangle((x0, y0, x1, y1), fill=colour)
+    grain = rng.normal(0, 6, (h, w, 3))
+    arr = np.clip(np.asarray(img, dtype=np.float32) + grain, 0, 255).astype(np.uint8)
+    return Image.fromarray(arr, "RGB").filter(ImageFilter.GaussianBlur(0.6))
+
+
+def jpeg_quality(img: Image.Image, quality: int) -> Image.Image:
+    """``img`` after a JPEG round trip at ``quality``."""
+    import io
+
+    buf = io.BytesIO()
+    img.convert("RGB").save(buf, "JPEG", quality=quality)
+    buf.seek(0)
+    return Image.open(buf).convert("RGB")
+
+
+def resized(img: Image.Image, factor: float) -> Image.Image:
+    w, h = img.size
+    return img.resize((max(1, round(w * factor)), max(1, round(h * factor))), Image.Resampling.LANCZOS)
+
+
+def brighter(img: Image.Image, factor: float) -> Image.Image:
+    return ImageEnhance.Brightness(img).enhance(factor)
+
+
+def cropped(img: Image.Image, fraction: float) -> Image.Image:
+    """Crop ``fraction`` of the width and height, split over both sides."""
+    w, h = img.size
+    dx, dy = round(w * fraction / 2), round(h * fraction / 2)
+    return img.crop((dx, dy, w - dx, h - dy))
+
+
+def save(img: Image.Image, path: Path, **options: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    img.save(path, **options)
+    return path
