@@ -246,9 +246,15 @@ def build(
     *,
     stats: dict | None = None,
     warnings: Sequence[str] = (),
+    focus: set[str] | None = None,
 ) -> Report:
-    """All findings, in a deterministic order: errors first, then the strongest."""
+    """All findings, in a deterministic order: errors first, then the strongest.
+
+    With ``focus`` only findings that involve one of those paths are kept.
+    """
     findings = _clusters(matches, inv, sigs, policy) + _file_findings(inv, sigs, policy)
+    if focus is not None:
+        findings = [f for f in findings if any(m.path in focus for m in f.members)]
     findings.sort(key=lambda f: (_RANK[f.severity], KINDS.index(f.kind), -f.strength,
                                  f.members[0].path if f.members else "", f.id))
     return Report(

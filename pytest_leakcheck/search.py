@@ -199,14 +199,53 @@ def _exact_matches(
     return out
 
 
-def find(inv: Inventory, sigs: Signatures, policy: Policy) -> SearchResult:
-    """Every match the enabled detectors find, plus candidates for the pixel check."""
+def _sides(
+    a: str, b: str, rows: dict[str, np.ndarray], focus: np.ndarray | None
+) -> list[tuple[np.ndarray, np.ndarray, bool]]:
+    """(query rows, reference rows, same) blocks to search for one split pair.
+
+    With ``focus`` only pairs touching a focus row are searched, from both
+    sides: one new image against the whole dataset, not everything again.
+    """
+    ra, rb = rows[a], rows[b]
+    if focus is None:
+        return [(ra, rb, a == b)]
+    fa, fb = ra[focus[ra]], rb[focus[rb]]
+    if a == b:
+        return [(fa, ra, False)]
+    return [(fa, rb, False), (fb, ra[~focus[ra]], False)]
+
+
+def _dedupe(matches: list[Match]) -> list[Match]:
+    """One match per unordered pair and detector; focus searches can meet a pair twice."""
+    seen: set[tuple[int, int, str]] = set()
+    out = []
+    for m in matches:
+        key = (min(m.i, m.j), max(m.i, m.j), m.detector)
+        if m.i != m.j and key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out
+
+
+def find(
+    inv: Inventory, sigs: Signatures, policy: Policy, *, focus: np.ndarray | None = None
+) -> SearchResult:
+    """Every match the enabled detectors find, plus candidates for the pixel check.
+
+    ``focus`` (a boolean mask over rows) limits the search to pairs that
+    involve at least one focus row, e.g. the files a commit adds.
+    """
     det = policy.detectors
     pairs = comparisons(inv, policy)
     allowed = set(pairs)
     matches: list[Match] = []
     if det.identical_file != "off":
-        matches += _exact_matches(list(sigs.digests), "identical-file", inv, allowed)
+        exact = _exact_matches(list(sigs.digests), "identical-file", inv, allowed)
+        if focus is not None:
+            hit = {sigs.digests[i] for i in np.flatnonzero(focus)}
+            exact = [m for m in exact if sigs.digests[m.i] in hit]
+        matches += exact
 
     textured = sigs.valid & (sigs.thumb.astype(np.float32).std(axis=1) >= MIN_TEXTURE)
     rows = _rows_by_split(inv, textured)
@@ -216,34 +255,34 @@ def find(inv: Inventory, sigs: Signatures, policy: Policy) -> SearchResult:
     candidates: list[tuple[int, int]] = []
     names = [ORIENTATIONS[k] for k in ks]
     for a, b in pairs:
-        same = a == b
         # Pixel candidates ignore texture: two black frames can be identical.
-        ra, rb = valid_rows[a], valid_rows[b]
-        ia, ib, dist, kk = hamming_pairs(
-            sigs.phash[ra][:, ks, :], sigs.phash[rb][:, 0, :], threshold, same=same
-        )
-        gi, gj = ra[ia], rb[ib]
-        orient = np.array(ks)[kk] if len(kk) else kk
-        ident = (orient == 0) & (dist <= PIXEL_CANDIDATE_DISTANCE)
-        ident &= (sigs.dims[gi] == sigs.dims[gj]).all(axis=1)
-        candidates += [(int(x), int(y)) for x, y in zip(gi[ident], gj[ident])]
-        if det.phash.severity != "off":
-            tex = textured[gi] & textured[gj] & (dist <= det.phash.max_distance)
-            matches += [
-                Match(int(x), int(y), "phash", float(d), ORIENTATIONS[int(o)])
-                for x, y, d, o in zip(gi[tex], gj[tex], dist[tex], orient[tex])
-            ]
-        if det.thumbnail.severity != "off":
-            ra, rb = rows[a], rows[b]
-            ia, ib, cos, kk = cosine_pairs(
-                sigs.thumb[ra], sigs.thumb[rb], names, det.thumbnail.min_cosine, same=same
+        for ra, rb, same in _sides(a, b, valid_rows, focus):
+            ia, ib, dist, kk = hamming_pairs(
+                sigs.phash[ra][:, ks, :], sigs.phash[rb][:, 0, :], threshold, same=same
             )
-            matches += [
-                Match(int(ra[x]), int(rb[y]), "thumbnail", round(float(c), 4), ORIENTATIONS[ks[int(o)]])
-                for x, y, c, o in zip(ia, ib, cos, kk)
-            ]
-    matches.sort(key=lambda m: (m.i, m.j, DETECTORS.index(m.detector)))
-    return SearchResult(tuple(matches), tuple(sorted(set(candidates))))
+            gi, gj = ra[ia], rb[ib]
+            orient = np.array(ks)[kk] if len(kk) else kk
+            ident = (orient == 0) & (dist <= PIXEL_CANDIDATE_DISTANCE)
+            ident &= (sigs.dims[gi] == sigs.dims[gj]).all(axis=1)
+            candidates += [(min(int(x), int(y)), max(int(x), int(y))) for x, y in zip(gi[ident], gj[ident])]
+            if det.phash.severity != "off":
+                tex = textured[gi] & textured[gj] & (dist <= det.phash.max_distance)
+                matches += [
+                    Match(int(x), int(y), "phash", float(d), ORIENTATIONS[int(o)])
+                    for x, y, d, o in zip(gi[tex], gj[tex], dist[tex], orient[tex])
+                ]
+        if det.thumbnail.severity != "off":
+            for ra, rb, same in _sides(a, b, rows, focus):
+                ia, ib, cos, kk = cosine_pairs(
+                    sigs.thumb[ra], sigs.thumb[rb], names, det.thumbnail.min_cosine, same=same
+                )
+                matches += [
+                    Match(int(ra[x]), int(rb[y]), "thumbnail", round(float(c), 4), ORIENTATIONS[ks[int(o)]])
+                    for x, y, c, o in zip(ia, ib, cos, kk)
+                ]
+    matches.sort(key=lambda m: (min(m.i, m.j), max(m.i, m.j), DETECTORS.index(m.detector)))
+    candidates = [(i, j) for i, j in candidates if i != j]
+    return SearchResult(tuple(_dedupe(matches)), tuple(sorted(set(candidates))))
 
 
 def identical_pixels(

@@ -1,0 +1,87 @@
+"""Planted copies are found at the default policy; distinct images are not."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, check
+from pytest_leakcheck.policy import load
+
+from .conftest import PLANTED, expected_leaks
+
+
+def _leak_pairs(report) -> set[tuple[str, str]]:
+    out = set()
+    for f in report.findings:
+        if f.kind in ("identical-file", "identical-pixels", "near-duplicate"):
+            paths = [m.path for m in f.members]
+            out |= {tuple(sorted(p)) for p in itertools.combinations(paths, 2)}
+    return out
+
+
+def test_every_planted_copy_is_found(leaky_dataset: Path) -> None:
+    """Each transformed copy in test is reported together with its train original."""
+    report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
+    found = _leak_pairs(report)
+    missing = [t for t, s in expected_leaks().items() if tuple(sorted((t, s))) not in found]
+    assert missing == []
+    assert report.exit_code == EXIT_LEAKS
+
+
+def test_no_distinct_pair_is_flagged(leaky_dataset: Path) -> None:
+    """Only planted pairs appear: no finding links two distinct generated images."""
+    report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
+    planted = {tuple(sorted(p)) for p in expected_leaks().items()}
+    extra = _leak_pairs(report) - planted
+    assert extra == set()
+
+
+def test_identical_file_kind_and_orientation(leaky_dataset: Path) -> None:
+    """The byte copy is an identical-file finding; the flipped copy names its orientation."""
+    report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
+    by_path = {m.path: f for f in report.findings for m in f.members}
+    assert by_path["test/identical.jpg"].kind == "identical-file"
+    assert by_path["test/hflip.jpg"].kind == "near-duplicate"
+    assert by_path["test/hflip.jpg"].orientation == "hflip"
+    assert by_path["test/rot90.jpg"].orientation in ("rot90", "rot270")
+
+
+def test_flip_not_found_without_augmentation(leaky_dataset: Path, make_policy) -> None:
+    """Orientations are searched only when the policy lists them."""
+    make_policy("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
+    paths = {m.path for f in report.findings for m in f.members}
+    assert "test/hflip.jpg" not in paths
+    assert "test/jpeg_q40.jpg" in paths
+
+
+def test_clean_dataset_exits_clean(clean_dataset: Path) -> None:
+    """No leak, no finding, exit code 0."""
+    report = check(clean_dataset / "leakcheck.yaml", use_cache=False)
+    assert report.findings == ()
+    assert report.exit_code == EXIT_CLEAN
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_each_leak_alone_fails(leaky_dataset: Path, name: str) -> None:
+    """Any one planted copy on its own is enough to fail the check."""
+    for other in PLANTED:
+        if other != name:
+            (leaky_dataset / "test" / other).unlink()
+    (leaky_dataset / "test/png_to_jpeg.jpg").unlink()
+    report = check(policy=load(leaky_dataset / "leakcheck.yaml"), use_cache=False)
+    assert report.exit_code == EXIT_LEAKS
+    assert any(m.path == f"test/{name}" for f in report.errors for m in f.members)
+
+
+def test_focus_limits_findings_to_the_given_files(leaky_dataset: Path) -> None:
+    """With focus, only findings touching the focus files are reported, and they are complete."""
+    full = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
+    focused = check(leaky_dataset / "leakcheck.yaml", use_cache=False, focus=["test/hflip.jpg"])
+    assert [f.id for f in focused.findings] == [
+        f.id for f in full.findings if any(m.path == "test/hflip.jpg" for m in f.members)
+    ]
+    assert len(focused.findings) == 1
