@@ -50,6 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--max-findings", type=int, default=50, help="findings shown in full in text (0: all)")
     chk.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
 
+    hook = sub.add_parser("hook", help="pre-commit hook: check the given images against the whole dataset")
+    hook.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
+    hook.add_argument("--max-findings", type=int, default=20, help="findings shown in full (0: all)")
+    hook.add_argument("files", nargs="*", help="staged files, relative to the current folder")
+
     ini = sub.add_parser("init", help="write a commented leakcheck.yaml, guessing splits from the tree")
     ini.add_argument("root", nargs="?", type=Path, default=Path("."), help="dataset folder (default: .)")
     ini.add_argument("-o", "--output", type=Path, help=f"policy path (default: ROOT/{DEFAULT_POLICY_NAME})")
@@ -62,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "init":
             return _init(args)
+        if args.command == "hook":
+            return _hook(args)
         return _check(args)
     except LeakcheckError as exc:
         print(f"Error: {exc}", file=sys.stderr)
@@ -85,6 +92,23 @@ def _check(args: argparse.Namespace) -> int:
         print(f"leakcheck: report written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return report.exit_code
+
+
+def _hook(args: argparse.Namespace) -> int:
+    from .policy import load
+    from .precommit import focus_paths
+
+    policy = load(args.policy or find_policy())
+    focus = focus_paths(policy, args.files)
+    if not focus:  # no staged image in this dataset: nothing to hash, nothing to import
+        return EXIT_CLEAN
+    from .core import check
+    from .report import render
+
+    report = check(policy=policy, focus=focus)
+    if report.findings:
+        sys.stdout.write(render(report, "text", max_findings=args.max_findings))
     return report.exit_code
 
 

@@ -182,6 +182,11 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
     return rows, tuple(names)
 
 
+def manifest_splits(policy: Policy) -> tuple[str, ...]:
+    """Split names a manifest uses, in first-seen order, without walking the tree."""
+    return _read_manifest(policy)[1]
+
+
 def _clean(rel: str) -> str:
     rel = rel.strip().replace("\\", "/")
     while rel.startswith("./"):

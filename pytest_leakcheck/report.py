@@ -63,16 +63,20 @@ def _describe(f: Finding) -> list[str]:
     return lines
 
 
+def finding_lines(f: Finding) -> list[str]:
+    """One finding as the text report shows it: a head line, then files and evidence."""
+    head = f"{f.severity.upper()} {f.kind}"
+    if f.kind in ("identical-file", "identical-pixels", "near-duplicate"):
+        head += f"  {f.split_pair}"
+    return [f"{head}  [{f.id}]", *_describe(f)]
+
+
 @renderer("text")
 def render_text(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS) -> str:
     out: list[str] = []
     shown = report.findings if max_findings <= 0 else report.findings[:max_findings]
     for f in shown:
-        head = f"{f.severity.upper()} {f.kind}"
-        if f.kind in ("identical-file", "identical-pixels", "near-duplicate"):
-            head += f"  {f.split_pair}"
-        out.append(f"{head}  [{f.id}]")
-        out.extend(_describe(f))
+        out.extend(finding_lines(f))
         out.append("")
     if len(shown) < len(report.findings):
         out.append(f"... and {len(report.findings) - len(shown)} more findings "
