@@ -12,6 +12,8 @@ from PIL import Image
 
 from pytest_leakcheck.testing import brighter, cropped, photo, resized, save
 
+pytest_plugins = ["pytester"]
+
 POLICY = """\
 version: 1
 splits:
