@@ -1,0 +1,177 @@
+"""The pre-commit hook: staged paths to focus, ``leakcheck hook``, and the real pre-commit tool."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, check
+from pytest_leakcheck.cli import main
+from pytest_leakcheck.policy import load
+from pytest_leakcheck.precommit import focus_paths
+from pytest_leakcheck.testing import photo, save
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs/pytest-and-pre-commit.md"
+POLICY = "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n"
+SIZE = (64, 48)
+
+
+def make_dataset(root: Path) -> Path:
+    """6 train and 2 test images under ``root``, with the policy; returns the policy path."""
+    for i in range(6):
+        save(photo(i, SIZE), root / f"train/img_{i}.jpg", quality=90)
+    for i in range(2):
+        save(photo(100 + i, SIZE), root / f"test/own_{i}.jpg", quality=90)
+    path = root / "leakcheck.yaml"
+    path.write_text(POLICY)
+    return path
+
+
+def test_focus_paths_are_relative_to_the_policy_root(tmp_path: Path) -> None:
+    """Repo-relative staged paths map to root-relative ones; files outside the root or not images drop out."""
+    policy = load(make_dataset(tmp_path / "data"))
+    staged = ["data/test/new.jpg", "data/train/x.PNG", "other/y.jpg", "data/notes.txt", "../z.jpg",
+              str(tmp_path / "data/test/abs.jpg"), "data/test/new.jpg"]
+    assert focus_paths(policy, staged, cwd=tmp_path) == ["test/new.jpg", "train/x.PNG", "test/abs.jpg"]
+
+
+def test_hook_rejects_a_leak_and_hashes_only_the_staged_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A re-saved train image staged into test fails; every other file comes from the store."""
+    policy = make_dataset(tmp_path / "data")
+    check(policy)  # fills the store, as an earlier commit or check would
+    save(photo(3, SIZE), tmp_path / "data/test/resaved.jpg", quality=70)
+    monkeypatch.chdir(tmp_path)
+    assert main(["hook", "--policy", "data/leakcheck.yaml", "data/test/resaved.jpg"]) == EXIT_LEAKS
+    out = capsys.readouterr().out
+    assert re.search(r"ERROR [a-z-]+  train~test", out)
+    assert "train/img_3.jpg" in out and "test/resaved.jpg" in out
+    assert "in 9 images; decoded 1, reused 8," in out
+
+
+def test_hook_passes_distinct_and_unrelated_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new distinct image passes silently; files outside the dataset are not even looked at."""
+    make_dataset(tmp_path / "data")
+    save(photo(500, SIZE), tmp_path / "data/test/new.jpg", quality=90)
+    monkeypatch.chdir(tmp_path)
+    assert main(["hook", "--policy", "data/leakcheck.yaml", "README.md", "docs/logo.png"]) == EXIT_CLEAN
+    assert not (tmp_path / "data/.leakcheck").exists()
+    assert main(["hook", "--policy", "data/leakcheck.yaml", "data/test/new.jpg"]) == EXIT_CLEAN
+    assert (tmp_path / "data/.leakcheck/cache.sqlite").exists()
+    assert capsys.readouterr().out == ""
+
+
+def test_hook_policy_error_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A broken policy is a usage error with the policy's message, as in `leakcheck check`."""
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\n")
+    assert main(["hook", "--policy", str(tmp_path / "leakcheck.yaml"), "x.jpg"]) == 2
+    assert "`splits`: no splits defined" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------
+# The real pre-commit tool, in a temporary git repository.
+
+# The files pip needs to install this project, and the hook definition.
+SOURCES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "pytest_leakcheck")
+
+
+def _git_env(home: Path) -> dict[str, str]:
+    gitconfig = home / "gitconfig"
+    gitconfig.write_text("")
+    return {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(home / "pre-commit"),
+        "GIT_CONFIG_GLOBAL": str(gitconfig),  # no user hooks, signing or templates
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+def _doc_config(repo: Path, rev: str) -> str:
+    """The `.pre-commit-config.yaml` snippet from the docs, pointed at a local copy of this repo."""
+    block = re.search(r"```yaml\n(# \.pre-commit-config\.yaml\n.*?)```", DOC.read_text(), re.S)
+    assert block, f"no .pre-commit-config.yaml snippet in {DOC}"
+    text = re.sub(r"repo: \S+", f"repo: {repo}", block.group(1))
+    return re.sub(r"rev: \S+", f"rev: {rev}", text)
+
+
+@pytest.fixture(scope="module")
+def commit_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A git repository with a dataset in data/, the documented hook installed, and a first
+    commit made through it.  The hook's environment is built once for the module."""
+    pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install -e '.[test]')")
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    home = tmp_path_factory.mktemp("pre-commit-home")
+    env = _git_env(home)
+
+    # pre-commit installs a hook repository at a commit; this checkout may have
+    # uncommitted changes, so commit a copy of its current files.
+    src = tmp_path_factory.mktemp("hook-repo")
+    for name in SOURCES:
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(REPO / name, src / name)
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "hook"]):
+        _run(["git", *cmd], src, env).check_returncode()
+    rev = _run(["git", "rev-parse", "HEAD"], src, env).stdout.strip()
+
+    work = tmp_path_factory.mktemp("dataset-repo")
+    make_dataset(work / "data")
+    (work / ".gitignore").write_text(".leakcheck/\n")
+    (work / ".pre-commit-config.yaml").write_text(_doc_config(src, rev))
+    _run(["git", "init", "-q"], work, env).check_returncode()
+    _run([sys.executable, "-m", "pre_commit", "install"], work, env).check_returncode()
+    _run(["git", "add", "-A"], work, env).check_returncode()
+    first = _run(["git", "commit", "-m", "dataset"], work, env)
+    if first.returncode != 0:
+        pytest.fail(f"the first commit, through the hook, failed:\n{first.stdout}\n{first.stderr}")
+    return work, env
+
+
+def _commits(work: Path, env: dict[str, str]) -> int:
+    return int(_run(["git", "rev-list", "--count", "HEAD"], work, env).stdout)
+
+
+def test_commit_copying_a_train_image_into_test_is_rejected(commit_repo: tuple[Path, dict[str, str]]) -> None:
+    """`git commit` of a train image copied into test fails with the finding."""
+    work, env = commit_repo
+    before = _commits(work, env)
+    shutil.copyfile(work / "data/train/img_0.jpg", work / "data/test/leak.jpg")
+    _run(["git", "add", "data/test/leak.jpg"], work, env).check_returncode()
+    result = _run(["git", "commit", "-m", "leak"], work, env)
+    _run(["git", "rm", "-q", "--cached", "data/test/leak.jpg"], work, env)
+    (work / "data/test/leak.jpg").unlink()
+    output = result.stdout + result.stderr  # git shows hook output on stderr
+    assert result.returncode != 0
+    assert "ERROR identical-file  train~test" in output
+    assert "test/leak.jpg" in output
+    assert _commits(work, env) == before
+
+
+def test_commit_adding_a_distinct_image_passes(commit_repo: tuple[Path, dict[str, str]]) -> None:
+    """`git commit` of a new, distinct test image goes through."""
+    work, env = commit_repo
+    before = _commits(work, env)
+    save(photo(777, SIZE), work / "data/test/new.jpg", quality=90)
+    _run(["git", "add", "data/test/new.jpg"], work, env).check_returncode()
+    result = _run(["git", "commit", "-m", "new test image"], work, env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"leakcheck.*Passed", result.stdout + result.stderr)
+    assert _commits(work, env) == before + 1
