@@ -241,11 +241,13 @@ def find(
     allowed = set(pairs)
     matches: list[Match] = []
     if det.identical_file != "off":
-        exact = _exact_matches(list(sigs.digests), "identical-file", inv, allowed)
+        keys = list(sigs.digests)
         if focus is not None:
+            # Only copies of a focus file matter; blanking the other keys
+            # skips grouping the whole dataset.
             hit = {sigs.digests[i] for i in np.flatnonzero(focus)}
-            exact = [m for m in exact if sigs.digests[m.i] in hit]
-        matches += exact
+            keys = [d if d in hit else b"" for d in keys]
+        matches += _exact_matches(keys, "identical-file", inv, allowed)
 
     textured = sigs.valid & (sigs.thumb.astype(np.float32).std(axis=1) >= MIN_TEXTURE)
     rows = _rows_by_split(inv, textured)

@@ -248,12 +248,13 @@ def compute(
     cached["dims"] = store.get_signatures(present, "dims", "v1")
     cached["error"] = store.get_signatures(present, "error", DECODE_PATH)
 
+    # Digests with every signal cached; the rest decode (unless known unreadable).
+    complete = set(cached[wanted[0]]).intersection(*(cached[name] for name in wanted[1:]))
     to_decode: dict[bytes, int] = {}  # digest -> first row with it; copies decode once
     for i, d in enumerate(digests):
-        if d is None or d in to_decode or d in cached["error"]:
+        if d is None or d in complete or d in to_decode or d in cached["error"]:
             continue
-        if any(d not in cached[name] for name in wanted):
-            to_decode[d] = i
+        to_decode[d] = i
     rows = list(to_decode.values())
     tasks = [(str(root / paths[i]), policy, tuple(wanted)) for i in rows]
     new_files: list[tuple[str, int, int, bytes]] = []
@@ -291,17 +292,26 @@ def compute(
     phash = np.zeros((n, len(ORIENTATIONS), words), dtype=np.uint64)
     thumb = np.zeros((n, side * side), dtype=np.uint8)
     errors: dict[int, str] = {}
+    ok_rows: list[int] = []
     for i, d in enumerate(digests):
         if d is None:
             errors[i] = "cannot read file"
-            continue
-        if d in cached["error"]:
+        elif d in cached["error"]:
             errors[i] = cached["error"][d][1].decode(errors="replace")
-            continue
-        valid[i] = True
-        dims[i] = struct.unpack("<qq", cached["dims"][d][1])
-        phash[i] = np.frombuffer(cached["phash"][d][1], dtype=np.uint64).reshape(len(ORIENTATIONS), words)
-        thumb[i] = np.frombuffer(cached["thumb"][d][1], dtype=np.uint8)
+        else:
+            ok_rows.append(i)
+    if ok_rows:
+        # One join and one frombuffer per signal, not one per row: at 50,000
+        # cached files the per-row version dominated a warm check.
+        def column(name: str) -> bytes:
+            sig = cached[name]
+            return b"".join([sig[digests[i]][1] for i in ok_rows])  # type: ignore[index]
+
+        rows_ix = np.array(ok_rows)
+        valid[rows_ix] = True
+        dims[rows_ix] = np.frombuffer(column("dims"), dtype="<i8").reshape(-1, 2)
+        phash[rows_ix] = np.frombuffer(column("phash"), dtype=np.uint64).reshape(-1, len(ORIENTATIONS), words)
+        thumb[rows_ix] = np.frombuffer(column("thumb"), dtype=np.uint8).reshape(-1, side * side)
     stats = {
         "files": n,
         "hashed": len(to_hash),
