@@ -146,6 +146,8 @@ def cosine_pairs(
     """
     k_count, dim = len(orientations), ta.shape[1]
     out: list[tuple[np.ndarray, ...]] = []
+    if not len(ta):  # a focus search often has no query row on one side
+        tb = tb[:0]
     cb = max(1, min(len(tb), 8192))
     ca = max(1, min(len(ta), _BLOCK // (cb * k_count)))
     for b0 in range(0, len(tb), cb):

@@ -241,12 +241,9 @@ def compute(
     t_hash = time.perf_counter()
 
     wanted = [f.name for f in fams] + ["dims"]
-    cached: dict[str, dict[bytes, tuple[bool, bytes]]] = {}
     present = [d for d in digests if d]
-    for f in fams:
-        cached[f.name] = store.get_signatures(present, f.name, f.params)
-    cached["dims"] = store.get_signatures(present, "dims", "v1")
-    cached["error"] = store.get_signatures(present, "error", DECODE_PATH)
+    specs = [(f.name, f.params) for f in fams] + [("dims", "v1"), ("error", DECODE_PATH)]
+    cached = store.get_families(present, specs)
 
     # Digests with every signal cached; the rest decode (unless known unreadable).
     complete = set(cached[wanted[0]]).intersection(*(cached[name] for name in wanted[1:]))
@@ -274,10 +271,10 @@ def compute(
         else:
             cached["error"][digest] = (False, str(result).encode())
             new_sigs.append((digest, "error", DECODE_PATH, False, str(result).encode()))
-    for i, rec in enumerate(records):
+    for i in to_hash:  # (was `i in to_hash` per record: quadratic on a cold store)
         d = digests[i]
-        if d is not None and (i in to_hash):
-            new_files.append((rec.path, rec.size, rec.mtime_ns, d))
+        if d is not None:
+            new_files.append((records[i].path, records[i].size, records[i].mtime_ns, d))
     if new_sigs:
         store.put_signatures(new_sigs)
     if new_files:

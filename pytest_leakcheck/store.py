@@ -54,7 +54,7 @@ CREATE TABLE IF NOT EXISTS signatures (
 
 # SQLite's default limit on host parameters is 999 on old builds.
 _BATCH = 900
-# Above this many digests, get_signatures reads the family's rows in one pass.
+# Above this many digests, get_families reads the table in one pass.
 _SCAN_OVER = 20 * _BATCH
 
 
@@ -88,17 +88,6 @@ class Store:
     ) -> dict[bytes, tuple[bool, bytes]]:
         out: dict[bytes, tuple[bool, bytes]] = {}
         unique = list(dict.fromkeys(digests))
-        if len(unique) > _SCAN_OVER:
-            # Most of a family is wanted (a whole dataset): one pass over the
-            # table beats tens of IN (...) lookups, 3-10x at 50,000 digests.
-            wanted = set(unique)
-            rows = self.conn.execute(
-                "SELECT digest, ok, data FROM signatures WHERE family = ? AND params = ?", (family, params)
-            )
-            for digest, ok, data in rows:
-                if digest in wanted:
-                    out[digest] = (bool(ok), data)
-            return out
         for chunk in _chunks(unique, _BATCH):
             marks = ",".join("?" * len(chunk))
             rows = self.conn.execute(
@@ -108,6 +97,28 @@ class Store:
             )
             for digest, ok, data in rows:
                 out[bytes(digest)] = (bool(ok), bytes(data))
+        return out
+
+    def get_families(
+        self, digests: list[bytes], families: list[tuple[str, str]]
+    ) -> dict[str, dict[bytes, tuple[bool, bytes]]]:
+        """:meth:`get_signatures` for several ``(family, params)`` at once."""
+        unique = list(dict.fromkeys(digests))
+        if len(unique) <= _SCAN_OVER:
+            return {name: self.get_signatures(unique, name, params) for name, params in families}
+        # A whole dataset is wanted: one pass over the table beats a few
+        # hundred IN (...) lookups per family (about 4x at 50,000 files).
+        out: dict[str, dict[bytes, tuple[bool, bytes]]] = {name: {} for name, _ in families}
+        params_of = dict(families)
+        wanted = set(unique)
+        marks = ",".join("?" * len(params_of))
+        rows = self.conn.execute(
+            f"SELECT digest, family, params, ok, data FROM signatures WHERE family IN ({marks})",
+            list(params_of),
+        )
+        for digest, family, params, ok, data in rows:
+            if params == params_of[family] and digest in wanted:
+                out[family][digest] = (bool(ok), data)
         return out
 
     def put_signatures(self, rows: Iterable[tuple[bytes, str, str, bool, bytes]]) -> None:
