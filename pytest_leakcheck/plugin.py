@@ -9,6 +9,7 @@ CLI makes, run once per session.  Everything heavier than the policy module
 
 from __future__ import annotations
 
+import os
 import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -188,8 +189,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     state = config.stash.get(_KEY, None)
     if state is None:
         return
-    ours = list(session.genitems(PolicyFile.from_parent(session, path=state.policy.path)))
-    items[:0] = ours
+    # A policy above the rootdir would otherwise get a bare "::" node id.
+    nodeid = os.path.relpath(state.policy.path, config.rootpath).replace(os.sep, "/")
+    policy_file = PolicyFile.from_parent(session, path=state.policy.path, nodeid=nodeid)
+    items[:0] = list(session.genitems(policy_file))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -200,6 +203,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     state = config.stash.get(_KEY, None)
     if state is not None and config.pluginmanager.has_plugin("dsession"):
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("leakcheck: checking the dataset once, before the workers start")
         try:
             state.report()
         except LeakcheckError as exc:

@@ -279,3 +279,12 @@ def test_item_text_is_the_cli_text(pytester: pytest.Pytester, leaky: Path) -> No
     body = expected.rsplit("leakcheck: ", 1)[0]
     result = pytester.runpytest("--leakcheck")
     assert body.strip() in result.stdout.str()
+
+
+def test_policy_above_the_rootdir_gets_a_relative_node_id(pytester: pytest.Pytester, clean: Path) -> None:
+    """A policy found in a parent of the rootdir is named by its relative path."""
+    sub = pytester.mkdir("project")
+    (sub / "pytest.ini").write_text("[pytest]\n")
+    result = pytester.runpytest(sub, "--rootdir", str(sub), "-c", str(sub / "pytest.ini"),
+                                "--leakcheck", "--co", "-q")
+    result.stdout.fnmatch_lines(["../leakcheck.yaml::train~test", "../leakcheck.yaml::files"])
