@@ -60,7 +60,8 @@ def test_hook_rejects_a_leak_and_hashes_only_the_staged_file(
 def test_hook_passes_distinct_and_unrelated_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A new distinct image passes silently; files outside the dataset are not even looked at."""
+    """A new distinct image passes silently; files outside the dataset are not even looked at;
+    an image in no split only warns."""
     make_dataset(tmp_path / "data")
     save(photo(500, SIZE), tmp_path / "data/test/new.jpg", quality=90)
     monkeypatch.chdir(tmp_path)
@@ -69,6 +70,10 @@ def test_hook_passes_distinct_and_unrelated_files(
     assert main(["hook", "--policy", "data/leakcheck.yaml", "data/test/new.jpg"]) == EXIT_CLEAN
     assert (tmp_path / "data/.leakcheck/cache.sqlite").exists()
     assert capsys.readouterr().out == ""
+    # An image in no split is a warning: reported, but the commit goes through.
+    save(photo(501, SIZE), tmp_path / "data/stray/x.jpg", quality=90)
+    assert main(["hook", "--policy", "data/leakcheck.yaml", "data/stray/x.jpg"]) == EXIT_CLEAN
+    assert "WARNING unassigned-file" in capsys.readouterr().out
 
 
 def test_hook_policy_error_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -102,12 +107,25 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
+def _config_snippet(path: Path) -> str | None:
+    block = re.search(r"```yaml\n(# \.pre-commit-config\.yaml\n.*?)```", path.read_text(), re.S)
+    return block.group(1) if block else None
+
+
 def _doc_config(repo: Path, rev: str) -> str:
     """The `.pre-commit-config.yaml` snippet from the docs, pointed at a local copy of this repo."""
-    block = re.search(r"```yaml\n(# \.pre-commit-config\.yaml\n.*?)```", DOC.read_text(), re.S)
-    assert block, f"no .pre-commit-config.yaml snippet in {DOC}"
-    text = re.sub(r"repo: \S+", f"repo: {repo}", block.group(1))
+    snippet = _config_snippet(DOC)
+    assert snippet, f"no .pre-commit-config.yaml snippet in {DOC}"
+    text = re.sub(r"repo: \S+", f"repo: {repo}", snippet)
     return re.sub(r"rev: \S+", f"rev: {rev}", text)
+
+
+def test_readme_snippet_is_the_tested_one() -> None:
+    """The README's .pre-commit-config.yaml snippet is the docs' one, which the commit tests run."""
+    readme = _config_snippet(REPO / "README.md")
+    if readme is None:
+        pytest.skip("README.md has no .pre-commit-config.yaml snippet yet")
+    assert readme == _config_snippet(DOC)
 
 
 @pytest.fixture(scope="module")
