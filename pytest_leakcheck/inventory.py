@@ -142,8 +142,9 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
         except OSError:
             continue
         for entry in entries:
-            rel = prefix + entry.name
-            if entry.name.startswith(".") or (ignore is not None and ignore.match(rel)):
+            name = entry.name
+            rel = prefix + name
+            if name.startswith(".") or (ignore is not None and ignore.match(rel)):
                 continue
             try:
                 is_link = entry.is_symlink()
@@ -152,7 +153,7 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
                 if entry.is_dir():
                     if entry.path != cache_dir:
                         stack.append((entry.path, rel + "/"))
-                elif entry.name.lower().endswith(exts) and entry.is_file():
+                elif name.lower().endswith(exts) and entry.is_file():
                     found.append((rel, entry.stat()))
             except OSError:
                 continue
@@ -230,13 +231,13 @@ def scan(policy: Policy) -> Inventory:
         for rel in sorted(set(rows) - on_disk):
             issues.append(FileIssue("missing", rel, (rows[rel][0][0],), "listed in the manifest, not on disk"))
     else:
-        rules = [(name, _any_regex(globs)) for name, globs in policy.splits]
+        rules = [(name, regex) for name, globs in policy.splits if (regex := _any_regex(globs))]
         for rel, st in files:
-            splits = tuple(name for name, regex in rules if regex is not None and regex.match(rel))
+            splits = [name for name, regex in rules if regex.match(rel)]
             if not splits:
                 issues.append(FileIssue("unassigned", rel, (), "matches no split's globs"))
             elif len(splits) > 1:
-                issues.append(FileIssue("ambiguous", rel, splits, "matches the globs of several splits"))
+                issues.append(FileIssue("ambiguous", rel, tuple(splits), "matches the globs of several splits"))
             else:
                 records.append(FileRecord(rel, splits[0], None, st.st_size, st.st_mtime_ns))
     return Inventory(policy=policy, records=tuple(records), issues=tuple(issues))

@@ -216,6 +216,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_configure_node(node: Any) -> None:
     state = node.config.stash.get(_KEY, None)
     if state is not None and state.ran:
+        # execnet carries only builtin types; the report (frozen dataclasses)
+        # travels pickled, from this process to the workers it starts.
         node.workerinput[WORKER_INPUT_KEY] = pickle.dumps(state.report())
 
 
