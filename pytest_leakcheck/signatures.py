@@ -121,13 +121,17 @@ def _open(data: bytes, max_pixels: int) -> Image.Image:
         except Image.DecompressionBombError as exc:
             raise Unreadable(f"decompression bomb: {exc}") from None
     w, h = img.size
+    _check_pixels(w, h, max_pixels)
+    if w == 0 or h == 0:
+        raise Unreadable("image has no pixels")
+    return img
+
+
+def _check_pixels(w: int, h: int, max_pixels: int) -> None:
     if w * h > max_pixels:
         raise Unreadable(
             f"decompression bomb: {w}x{h} = {w * h:,} pixels exceeds files.max_pixels ({max_pixels:,})"
         )
-    if w == 0 or h == 0:
-        raise Unreadable("image has no pixels")
-    return img
 
 
 def _decode(data: bytes, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]:
@@ -246,7 +250,10 @@ def compute(
     for f in fams:
         cached[f.name] = store.get_signatures(present, f.name, f.params)
     cached["dims"] = store.get_signatures(present, "dims", "v1")
-    cached["error"] = store.get_signatures(present, "error", DECODE_PATH)
+    # Whether a file is a "bomb" depends on files.max_pixels, so cached
+    # errors are only valid for the limit they were found under.
+    error_params = f"{DECODE_PATH};max_pixels={policy.files.max_pixels}"
+    cached["error"] = store.get_signatures(present, "error", error_params)
 
     to_decode: dict[bytes, int] = {}  # digest -> first row with it; copies decode once
     for i, d in enumerate(digests):
@@ -255,7 +262,12 @@ def compute(
         if any(d not in cached[name] for name in wanted):
             to_decode[d] = i
     rows = list(to_decode.values())
-    tasks = [(str(root / paths[i]), policy, tuple(wanted)) for i in rows]
+    # Only the families missing for this content are computed: a new
+    # thumbnail size must not recompute (and rewrite) the perceptual hashes.
+    tasks = [
+        (str(root / paths[i]), policy, tuple(n for n in wanted if digests[i] not in cached[n]))
+        for i in rows
+    ]
     new_files: list[tuple[str, int, int, bytes]] = []
     new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
     params = {f.name: f.params for f in fams} | {"dims": "v1"}
@@ -272,7 +284,7 @@ def compute(
                 new_sigs.append((digest, name, params[name], True, data))
         else:
             cached["error"][digest] = (False, str(result).encode())
-            new_sigs.append((digest, "error", DECODE_PATH, False, str(result).encode()))
+            new_sigs.append((digest, "error", error_params, False, str(result).encode()))
     for i, rec in enumerate(records):
         d = digests[i]
         if d is not None and (i in to_hash):
@@ -298,8 +310,14 @@ def compute(
         if d in cached["error"]:
             errors[i] = cached["error"][d][1].decode(errors="replace")
             continue
-        valid[i] = True
         dims[i] = struct.unpack("<qq", cached["dims"][d][1])
+        try:
+            # Signatures cached under a higher limit must not let a bomb through.
+            _check_pixels(int(dims[i, 0]), int(dims[i, 1]), policy.files.max_pixels)
+        except Unreadable as exc:
+            errors[i] = str(exc)
+            continue
+        valid[i] = True
         phash[i] = np.frombuffer(cached["phash"][d][1], dtype=np.uint64).reshape(len(ORIENTATIONS), words)
         thumb[i] = np.frombuffer(cached["thumb"][d][1], dtype=np.uint8)
     stats = {
