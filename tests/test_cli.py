@@ -1,4 +1,4 @@
-"""`leakcheck check` and `leakcheck init`: exit codes, JSON output, atomic writes, split guessing."""
+"""`leakcheck check` and `leakcheck init`: exit codes, JSON, atomic writes, split guessing."""
 
 from __future__ import annotations
 
@@ -20,7 +20,11 @@ SMALL = (64, 48)
 MEMBER = {
     "type": "object",
     "required": ["path", "split", "digest"],
-    "properties": {"path": {"type": "string"}, "split": {"type": "string"}, "digest": {"type": "string"}},
+    "properties": {
+        "path": {"type": "string"},
+        "split": {"type": "string"},
+        "digest": {"type": "string"},
+    },
 }
 PAIR = {
     "type": "object",
@@ -33,7 +37,16 @@ PAIR = {
 }
 REPORT_SCHEMA = {
     "type": "object",
-    "required": ["schema", "version", "policy", "exit_code", "summary", "stats", "warnings", "findings"],
+    "required": [
+        "schema",
+        "version",
+        "policy",
+        "exit_code",
+        "summary",
+        "stats",
+        "warnings",
+        "findings",
+    ],
     "properties": {
         "version": {"const": 1},
         "exit_code": {"enum": [0, 1]},
@@ -41,12 +54,28 @@ REPORT_SCHEMA = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["id", "kind", "severity", "members", "evidence", "orientation", "pairs"],
+                "required": [
+                    "id",
+                    "kind",
+                    "severity",
+                    "members",
+                    "evidence",
+                    "orientation",
+                    "pairs",
+                ],
                 "properties": {
                     "id": {"type": "string", "pattern": "^[0-9a-f]{12}$"},
-                    "kind": {"enum": ["identical-file", "identical-pixels", "near-duplicate",
-                                      "unreadable-image", "ambiguous-file", "missing-file",
-                                      "unassigned-file"]},
+                    "kind": {
+                        "enum": [
+                            "identical-file",
+                            "identical-pixels",
+                            "near-duplicate",
+                            "unreadable-image",
+                            "ambiguous-file",
+                            "missing-file",
+                            "unassigned-file",
+                        ]
+                    },
                     "severity": {"enum": ["error", "warning"]},
                     "members": {"type": "array", "minItems": 1, "items": MEMBER},
                     "evidence": {"type": "object", "additionalProperties": {"type": "number"}},
@@ -61,7 +90,7 @@ REPORT_SCHEMA = {
 
 @pytest.fixture
 def small_leaky(tmp_path: Path) -> Path:
-    """Three train images; test holds a byte copy, a re-encoded copy, a flipped copy and a stray file."""
+    """Three train images; in test a byte copy, a re-encoded copy and a flip; one stray file."""
     for i in range(3):
         save(photo(i, SMALL), tmp_path / f"train/{i}.jpg", quality=92)
     (tmp_path / "test").mkdir()
@@ -93,7 +122,10 @@ def test_leaks_exit_1_with_text_report(small_leaky: Path, run_cli) -> None:
     assert heads[0].startswith("ERROR identical-file  train~test  [")
     assert heads[-3].startswith("WARNING unassigned-file")
     assert "    test/copy.jpg" in out
-    assert "test/flip.jpg = train/2.jpg after hflip" in out or "train/2.jpg = test/flip.jpg after hflip" in out
+    assert (
+        "test/flip.jpg = train/2.jpg after hflip" in out
+        or "train/2.jpg = test/flip.jpg after hflip" in out
+    )
     assert str(small_leaky) not in out.replace(str(small_leaky / "leakcheck.yaml"), "")
     assert "leakcheck: 3 errors, 1 warning" in out
     assert "Fix: keep each cluster in one split" in out
@@ -110,8 +142,9 @@ def test_leaks_exit_1_with_text_report(small_leaky: Path, run_cli) -> None:
         (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
 )
-def test_usage_errors_exit_2(small_leaky: Path, run_cli, monkeypatch: pytest.MonkeyPatch,
-                             argv: list[str], fragment: str) -> None:
+def test_usage_errors_exit_2(
+    small_leaky: Path, run_cli, monkeypatch: pytest.MonkeyPatch, argv: list[str], fragment: str
+) -> None:
     """Bad options exit 2 with `Error: ...` on stderr and no traceback."""
     monkeypatch.chdir(small_leaky)
     code, out, err = run_cli(*argv)
@@ -141,8 +174,10 @@ def test_json_output_follows_the_schema(small_leaky: Path, run_cli) -> None:
     assert data["summary"]["errors"] == 3
 
 
-def test_output_file_is_written_atomically(small_leaky: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`-o FILE` writes the same report as stdout; a failed write leaves the old file and no temp file."""
+def test_output_file_is_written_atomically(
+    small_leaky: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-o FILE` writes the report; a failed write keeps the old file and leaves no temp file."""
     target = small_leaky / "out/report.json"
     code, out, err = _check(run_cli, small_leaky, "--format", "json", "-o", str(target))
     assert (code, out) == (EXIT_LEAKS, "")
@@ -182,7 +217,11 @@ def test_init_guesses_split_folders(tmp_path: Path, run_cli) -> None:
     assert code == EXIT_CLEAN
     assert "Wrote" in out
     policy = load(tmp_path / "leakcheck.yaml")
-    assert policy.splits == (("train", ("train/**",)), ("val", ("valid/**",)), ("test", ("test/**",)))
+    assert policy.splits == (
+        ("train", ("train/**",)),
+        ("val", ("valid/**",)),
+        ("test", ("test/**",)),
+    )
     assert policy.augmentations == ("hflip",)
     assert _check(run_cli, tmp_path)[0] == EXIT_CLEAN
 
@@ -191,7 +230,11 @@ def test_init_guesses_imagefolder_tree(tmp_path: Path, run_cli) -> None:
     """`data/train/<class>/...` and `data/val/<class>/...` become globs under data/."""
     for split in ("train", "val"):
         for cls in ("cat", "dog"):
-            save(photo(hash((split, cls)) % 1000, SMALL), tmp_path / f"data/{split}/{cls}/1.jpg", quality=90)
+            save(
+                photo(hash((split, cls)) % 1000, SMALL),
+                tmp_path / f"data/{split}/{cls}/1.jpg",
+                quality=90,
+            )
     assert _init(run_cli, tmp_path)[0] == EXIT_CLEAN
     policy = load(tmp_path / "leakcheck.yaml")
     assert policy.splits == (("train", ("data/train/**",)), ("val", ("data/val/**",)))

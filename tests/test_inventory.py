@@ -37,8 +37,16 @@ def _kinds(report) -> dict[str, set[str]]:
 @pytest.mark.parametrize(
     ("pattern", "yes", "no"),
     [
-        ("train/**", ["train/a.jpg", "train/x/y/a.jpg"], ["trainx/a.jpg", "a/train.jpg", "val/train/a.jpg"]),
-        ("train", ["train/a.jpg", "train/x/a.jpg", "sub/train/a.jpg"], ["trains/a.jpg", "train.jpg"]),
+        (
+            "train/**",
+            ["train/a.jpg", "train/x/y/a.jpg"],
+            ["trainx/a.jpg", "a/train.jpg", "val/train/a.jpg"],
+        ),
+        (
+            "train",
+            ["train/a.jpg", "train/x/a.jpg", "sub/train/a.jpg"],
+            ["trains/a.jpg", "train.jpg"],
+        ),
         ("train/", ["train/a.jpg", "sub/train/a.jpg"], ["train"]),
         ("*.png", ["a.png", "x/y/a.png"], ["a.jpg", "a.png.jpg"]),
         ("**/x/*.jpg", ["x/a.jpg", "a/b/x/c.jpg"], ["x/y/c.jpg", "ax/c.jpg", "x/a.png"]),
@@ -48,7 +56,7 @@ def _kinds(report) -> dict[str, set[str]]:
     ],
 )
 def test_glob_semantics(pattern: str, yes: list[str], no: list[str]) -> None:
-    """Globs follow .gitignore: `**` spans folders, `*` stays in one name, a bare name matches below it."""
+    """Globs act as in .gitignore: `**` spans folders, `*` stays in one name."""
     rx = glob_regex(pattern)
     assert [p for p in yes if not rx.match(p)] == []
     assert [p for p in no if rx.match(p)] == []
@@ -75,10 +83,15 @@ def test_unassigned_and_ambiguous_issues(tmp_path: Path) -> None:
     _touch(tmp_path / "train/shared/b.jpg")
     _touch(tmp_path / "test/c.jpg")
     _touch(tmp_path / "stray/d.jpg")
-    inv = _scan(tmp_path, "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**, train/shared/**]\n")
+    inv = _scan(
+        tmp_path, "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**, train/shared/**]\n"
+    )
     assert [r.path for r in inv.records] == ["test/c.jpg", "train/a.jpg"]
     issues = {(i.kind, i.path, i.splits) for i in inv.issues}
-    assert issues == {("unassigned", "stray/d.jpg", ()), ("ambiguous", "train/shared/b.jpg", ("train", "test"))}
+    assert issues == {
+        ("unassigned", "stray/d.jpg", ()),
+        ("ambiguous", "train/shared/b.jpg", ("train", "test")),
+    }
 
 
 def test_file_findings_do_not_stop_the_check(tmp_path: Path) -> None:
@@ -87,7 +100,9 @@ def test_file_findings_do_not_stop_the_check(tmp_path: Path) -> None:
     save(photo(1, SMALL), tmp_path / "test/a.jpg")
     save(photo(2, SMALL), tmp_path / "stray/b.jpg")
     save(photo(3, SMALL), tmp_path / "train/shared/c.jpg")
-    write_policy(tmp_path, "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**, train/shared/**]\n")
+    write_policy(
+        tmp_path, "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**, train/shared/**]\n"
+    )
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     kinds = _kinds(report)
     assert kinds["unassigned-file"] == {"stray/b.jpg"}
@@ -122,7 +137,9 @@ def test_manifest_splits_groups_and_missing_files(tmp_path: Path) -> None:
     assert inv.splits == ("train", "test", "val")
     assert inv.policy.pairs == (("train", "test"), ("train", "val"), ("test", "val"))
     assert {(i.kind, i.path) for i in inv.issues} == {
-        ("ambiguous", "img/c.jpg"), ("unassigned", "img/d.jpg"), ("missing", "img/gone.jpg"),
+        ("ambiguous", "img/c.jpg"),
+        ("unassigned", "img/d.jpg"),
+        ("missing", "img/gone.jpg"),
     }
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     kinds = _kinds(report)
@@ -146,7 +163,9 @@ def test_symlinks_leaving_the_root_are_not_followed(tmp_path: Path) -> None:
     (root / "test").mkdir()
     (root / "test/pool").symlink_to(root / "pool", target_is_directory=True)
     (root / "test/alias.jpg").symlink_to(root / "train/a.jpg")
-    inv = _scan(root, "version: 1\nsplits: {train: [train/**], test: [test/**]}\nignore: [pool/**]\n")
+    inv = _scan(
+        root, "version: 1\nsplits: {train: [train/**], test: [test/**]}\nignore: [pool/**]\n"
+    )
     assert [r.path for r in inv.records] == ["test/alias.jpg", "test/pool/p.jpg", "train/a.jpg"]
     assert inv.issues == ()
 

@@ -138,7 +138,9 @@ def test_bad_policy_raises_policy_error(case: str, tmp_path: Path) -> None:
     assert info.value.line == line
 
 
-def test_python_tag_is_not_executed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:
+def test_python_tag_is_not_executed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli
+) -> None:
     """A `!!python/...` tag is rejected by the safe loader, never run."""
     monkeypatch.chdir(tmp_path)
     path = _write(tmp_path, BAD["python_tag"][0])
@@ -174,7 +176,9 @@ def test_no_policy_found_from_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         ("path,split\na.jpg,train\n,test\n", "row with an empty path or split", 3),
     ],
 )
-def test_bad_manifest_exits_2(tmp_path: Path, run_cli, csv_text: str, fragment: str, line: int) -> None:
+def test_bad_manifest_exits_2(
+    tmp_path: Path, run_cli, csv_text: str, fragment: str, line: int
+) -> None:
     """A manifest without the required columns (or with an empty cell) names the CSV and line."""
     (tmp_path / "splits.csv").write_text(csv_text)
     path = _write(tmp_path, "version: 1\nsplits:\n  manifest: splits.csv\n")
@@ -187,7 +191,9 @@ def test_bad_manifest_exits_2(tmp_path: Path, run_cli, csv_text: str, fragment: 
 def test_manifest_pair_names_unknown_split(tmp_path: Path, run_cli) -> None:
     """`pairs.compare` naming a split the manifest never uses exits 2 once the manifest is read."""
     (tmp_path / "splits.csv").write_text("path,split\na.jpg,train\nb.jpg,test\n")
-    path = _write(tmp_path, "version: 1\nsplits:\n  manifest: splits.csv\npairs:\n  compare: [train~val]\n")
+    path = _write(
+        tmp_path, "version: 1\nsplits:\n  manifest: splits.csv\npairs:\n  compare: [train~val]\n"
+    )
     code, _, err = run_cli("check", "--policy", str(path), "--no-cache")
     assert code == EXIT_USAGE
     assert "'val', which the manifest does not use" in err

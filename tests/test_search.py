@@ -46,7 +46,9 @@ def _brute_hamming(qa: np.ndarray, qb: np.ndarray, max_distance: int, same: bool
 
 @pytest.mark.parametrize("words", [1, 4])
 @pytest.mark.parametrize("block", [16, 1 << 22])
-def test_hamming_pairs_equals_brute_force(monkeypatch: pytest.MonkeyPatch, words: int, block: int) -> None:
+def test_hamming_pairs_equals_brute_force(
+    monkeypatch: pytest.MonkeyPatch, words: int, block: int
+) -> None:
     """Cross-split Hamming search gives exactly the brute-force pairs, however small the blocks."""
     monkeypatch.setattr(search, "_BLOCK", block)
     rng = np.random.default_rng(words)
@@ -62,8 +64,10 @@ def test_hamming_pairs_equals_brute_force(monkeypatch: pytest.MonkeyPatch, words
 
 
 @pytest.mark.parametrize("block", [16, 1 << 22])
-def test_hamming_within_split_reports_each_pair_once(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
-    """With `same=True` every unordered pair appears once, as (a, b) with a < b, and never (a, a)."""
+def test_hamming_within_split_reports_each_pair_once(
+    monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """With `same=True` every unordered pair appears once, as (a, b) with a < b, never (a, a)."""
     monkeypatch.setattr(search, "_BLOCK", block)
     rng = np.random.default_rng(7)
     q = _random_hashes(rng, 41, 2, 1)
@@ -94,7 +98,9 @@ def _brute_cosine(ta, tb, names, min_cosine, same) -> dict:
 
 @pytest.mark.parametrize("same", [False, True])
 @pytest.mark.parametrize("block", [16, 1 << 22])
-def test_cosine_pairs_equals_brute_force(monkeypatch: pytest.MonkeyPatch, same: bool, block: int) -> None:
+def test_cosine_pairs_equals_brute_force(
+    monkeypatch: pytest.MonkeyPatch, same: bool, block: int
+) -> None:
     """Chunked thumbnail search matches a brute-force reference in every orientation."""
     monkeypatch.setattr(search, "_BLOCK", block)
     rng = np.random.default_rng(3)
@@ -122,12 +128,16 @@ def test_chain_across_three_splits_is_one_finding(tmp_path: Path) -> None:
     save(brighter(img, 1.2), tmp_path / "val/c.jpg", quality=90)
     for i in range(3):
         save(photo(10 + i, SMALL), tmp_path / f"train/other_{i}.jpg", quality=90)
-    write_policy(tmp_path, "version: 1\nsplits: {train: [train/**], val: [val/**], test: [test/**]}\n")
+    write_policy(
+        tmp_path, "version: 1\nsplits: {train: [train/**], val: [val/**], test: [test/**]}\n"
+    )
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     assert len(report.findings) == 1
     f = report.findings[0]
     assert [(m.path, m.split) for m in f.members] == [
-        ("train/b.jpg", "train"), ("val/c.jpg", "val"), ("test/a.jpg", "test"),
+        ("train/b.jpg", "train"),
+        ("val/c.jpg", "val"),
+        ("test/a.jpg", "test"),
     ]
     assert f.kind == "near-duplicate"
     assert f.severity == "error"
@@ -140,9 +150,14 @@ def test_within_split_duplicate_is_one_warning(tmp_path: Path) -> None:
     save(img, tmp_path / "train/x.jpg", quality=92)
     save(jpeg_quality(img, 50), tmp_path / "train/y.jpg", quality=92)
     save(photo(3, SMALL), tmp_path / "test/z.jpg", quality=92)
-    write_policy(tmp_path, "version: 1\nsplits: {train: [train/**], test: [test/**]}\naugmentations: [rot90, hflip]\n")
+    write_policy(
+        tmp_path,
+        "version: 1\nsplits: {train: [train/**], test: [test/**]}\naugmentations: [rot90, hflip]\n",
+    )
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
-    assert [(f.kind, f.severity, f.split_pair) for f in report.findings] == [("near-duplicate", "warning", "train")]
+    assert [(f.kind, f.severity, f.split_pair) for f in report.findings] == [
+        ("near-duplicate", "warning", "train")
+    ]
     pairs = report.findings[0].pairs
     assert len({frozenset((p.a, p.b)) for p in pairs}) == 1
     assert report.exit_code == 0
@@ -150,6 +165,7 @@ def test_within_split_duplicate_is_one_warning(tmp_path: Path) -> None:
 
 def test_output_is_deterministic(leaky_dataset: Path) -> None:
     """Two runs over the same tree give byte-identical JSON findings."""
+
     def run() -> str:
         data = report_dict(check(leaky_dataset / "leakcheck.yaml", use_cache=False, jobs=1))
         data.pop("stats")

@@ -37,7 +37,12 @@ def _bomb_png(side: int = 30000) -> bytes:
     ihdr = struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0)
     row = b"\0" + b"\0" * ((side + 7) // 8)
     idat = zlib.compress(row * 4, 9)  # truncated pixel data: the header alone is the bomb
-    return b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", ihdr) + _png_chunk(b"IDAT", idat) + _png_chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", ihdr)
+        + _png_chunk(b"IDAT", idat)
+        + _png_chunk(b"IEND", b"")
+    )
 
 
 UNREADABLE: dict[str, bytes] = {
@@ -51,7 +56,7 @@ UNREADABLE: dict[str, bytes] = {
 
 @pytest.fixture
 def broken_dataset(tmp_path: Path) -> Path:
-    """Two distinct train images, a copy of one in test, and every kind of unreadable file in test."""
+    """Two train images, a copy of one in test, and every kind of unreadable file in test."""
     save(photo(1, SMALL), tmp_path / "train/a.jpg", quality=90)
     save(photo(2, SMALL), tmp_path / "train/b.jpg", quality=90)
     save(photo(1, SMALL), tmp_path / "test/leak.jpg", quality=60)
@@ -62,7 +67,7 @@ def broken_dataset(tmp_path: Path) -> Path:
 
 
 def test_unreadable_files_are_findings_and_the_rest_is_checked(broken_dataset: Path) -> None:
-    """Each broken file is an error-level `unreadable-image` finding; the planted leak is still found."""
+    """Each broken file is an error `unreadable-image` finding; the planted leak is still found."""
     report = check(broken_dataset / "leakcheck.yaml", use_cache=False)
     unreadable = {f.members[0].path: f for f in report.findings if f.kind == "unreadable-image"}
     assert sorted(unreadable) == sorted(f"test/{n}" for n in UNREADABLE)
@@ -76,7 +81,9 @@ def test_unreadable_files_are_findings_and_the_rest_is_checked(broken_dataset: P
 
 def test_unreadable_via_cli_has_no_traceback(broken_dataset: Path, run_cli) -> None:
     """The CLI reports the broken files and exits 1, with nothing but the report on the streams."""
-    code, out, err = run_cli("check", "--policy", str(broken_dataset / "leakcheck.yaml"), "--no-cache")
+    code, out, err = run_cli(
+        "check", "--policy", str(broken_dataset / "leakcheck.yaml"), "--no-cache"
+    )
     assert code == EXIT_LEAKS
     assert out.count("ERROR unreadable-image") == len(UNREADABLE)
     assert "Traceback" not in out + err
@@ -85,8 +92,10 @@ def test_unreadable_via_cli_has_no_traceback(broken_dataset: Path, run_cli) -> N
 def test_unreadable_severity_follows_policy(broken_dataset: Path) -> None:
     """`files.unreadable: warning` keeps the findings but no longer fails on them alone."""
     (broken_dataset / "test/leak.jpg").unlink()
-    write_policy(broken_dataset, "version: 1\nsplits: {train: [train/**], test: [test/**]}\n"
-                                 "files: {unreadable: warning}\n")
+    write_policy(
+        broken_dataset,
+        "version: 1\nsplits: {train: [train/**], test: [test/**]}\nfiles: {unreadable: warning}\n",
+    )
     report = check(broken_dataset / "leakcheck.yaml", use_cache=False)
     assert [f.severity for f in report.findings] == ["warning"] * len(UNREADABLE)
     assert report.exit_code == 0
@@ -98,7 +107,9 @@ def test_max_pixels_flags_a_normal_image(tmp_path: Path) -> None:
     save(photo(2, (32, 30)), tmp_path / "train/small.png")
     write_policy(tmp_path, "version: 1\nsplits: {train: [train/**]}\nfiles: {max_pixels: 1000}\n")
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
-    assert [(f.kind, f.members[0].path) for f in report.findings] == [("unreadable-image", "train/a.png")]
+    assert [(f.kind, f.members[0].path) for f in report.findings] == [
+        ("unreadable-image", "train/a.png")
+    ]
     assert "exceeds files.max_pixels (1,000)" in report.findings[0].message
 
 
@@ -116,12 +127,17 @@ def test_max_pixels_applies_to_cached_signatures(tmp_path: Path) -> None:
 
 
 def test_exif_orientation_is_applied(tmp_path: Path) -> None:
-    """A JPEG stored sideways with an EXIF rotation tag matches its upright original without augmentations."""
+    """A sideways JPEG with an EXIF rotation tag matches its upright original, no augmentation."""
     img = photo(3, SMALL)
     save(img, tmp_path / "train/upright.jpg", quality=92)
     exif = Image.Exif()
     exif[0x0112] = 6  # display rotated 90 degrees clockwise
-    save(img.transpose(Image.Transpose.ROTATE_90), tmp_path / "test/tagged.jpg", quality=92, exif=exif)
+    save(
+        img.transpose(Image.Transpose.ROTATE_90),
+        tmp_path / "test/tagged.jpg",
+        quality=92,
+        exif=exif,
+    )
     write_policy(tmp_path, "version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     assert [sorted(m.path for m in f.members) for f in report.findings] == [
@@ -132,7 +148,7 @@ def test_exif_orientation_is_applied(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ORIENTATIONS)
 def test_orient_thumbs_matches_pil_transpose(name: str) -> None:
-    """numpy `orient_thumbs` gives the same pixels as PIL's transpose for each of the 8 orientations."""
+    """numpy `orient_thumbs` gives the same pixels as PIL's transpose in all 8 orientations."""
     rng = np.random.default_rng(5)
     side = 7
     squares = rng.integers(0, 256, (3, side, side), dtype=np.uint8)

@@ -80,7 +80,7 @@ def test_second_run_decodes_nothing(dataset: Path, spy: Counter) -> None:
 
 
 def test_touched_file_is_rehashed_only(dataset: Path, spy: Counter) -> None:
-    """A new mtime re-hashes that file alone without decoding; new content decodes that file alone."""
+    """A new mtime re-hashes that file alone, no decode; new content decodes that file alone."""
     _run(dataset)
     spy.clear()
     st = os.stat(dataset / "train/2.jpg")
@@ -111,7 +111,9 @@ def test_renamed_and_copied_files_reuse_signatures(dataset: Path, spy: Counter) 
     assert spy["decode"] == 0
     assert report.stats["decoded"] == 0
     # The copy is a new within-split duplicate, found from cached signatures alone.
-    assert any({m.path for m in f.members} == {"train/4.jpg", "train/copied.jpg"} for f in report.findings)
+    assert any(
+        {m.path for m in f.members} == {"train/4.jpg", "train/copied.jpg"} for f in report.findings
+    )
 
 
 def test_new_thumbnail_size_recomputes_thumbnails_only(dataset: Path, spy: Counter) -> None:
@@ -123,7 +125,9 @@ def test_new_thumbnail_size_recomputes_thumbnails_only(dataset: Path, spy: Count
     _run(dataset)
     assert (spy["phash"], spy["thumb"]) == (0, 6)
     with closing(sqlite3.connect(dataset / ".leakcheck/cache.sqlite")) as conn:
-        rows = dict(conn.execute("SELECT family || ' ' || params, count(*) FROM signatures GROUP BY 1"))
+        rows = dict(
+            conn.execute("SELECT family || ' ' || params, count(*) FROM signatures GROUP BY 1")
+        )
     thumbs = sorted(n for key, n in rows.items() if key.startswith("thumb "))
     phashes = [n for key, n in rows.items() if key.startswith("phash ")]
     assert thumbs == [6, 6]
@@ -151,7 +155,7 @@ def test_no_pixels_are_stored(dataset: Path) -> None:
 
 
 def test_garbage_store_is_moved_aside_and_rebuilt(dataset: Path) -> None:
-    """A store file full of garbage becomes `*.corrupt-<time>` with a warning, and a new one is built."""
+    """A garbage store file becomes `*.corrupt-<time>` with a warning, and a new one is built."""
     cache = dataset / ".leakcheck/cache.sqlite"
     cache.parent.mkdir()
     cache.write_bytes(b"definitely not sqlite " * 500)
@@ -173,7 +177,9 @@ def test_store_of_another_schema_is_rebuilt(dataset: Path) -> None:
     _run(dataset)
     cache = dataset / ".leakcheck/cache.sqlite"
     with closing(sqlite3.connect(cache)) as conn, conn:
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
+        )
     report = _run(dataset)
     assert len(report.warnings) == 1
     assert f"schema version {SCHEMA_VERSION + 1}" in report.warnings[0]
@@ -205,9 +211,16 @@ def test_unwritable_cache_location_exits_2(dataset: Path, run_cli) -> None:
 def test_store_round_trip_in_memory() -> None:
     """Rows written to a store come back unchanged, keyed by digest, family and params."""
     with open_store(None) as store:
-        store.put_signatures([(b"d" * 32, "thumb", "p1", True, b"\x01\x02"), (b"e" * 32, "error", "p1", False, b"why")])
+        store.put_signatures(
+            [
+                (b"d" * 32, "thumb", "p1", True, b"\x01\x02"),
+                (b"e" * 32, "error", "p1", False, b"why"),
+            ]
+        )
         store.put_files([("a/b.jpg", 10, 123, b"d" * 32)])
-        assert store.get_signatures([b"d" * 32, b"e" * 32], "thumb", "p1") == {b"d" * 32: (True, b"\x01\x02")}
+        assert store.get_signatures([b"d" * 32, b"e" * 32], "thumb", "p1") == {
+            b"d" * 32: (True, b"\x01\x02")
+        }
         assert store.get_signatures([b"e" * 32], "error", "p1") == {b"e" * 32: (False, b"why")}
         assert store.get_signatures([b"d" * 32], "thumb", "p2") == {}
         assert store.lookup_files(["a/b.jpg", "x.jpg"]) == {"a/b.jpg": (10, 123, b"d" * 32)}
@@ -217,13 +230,25 @@ def test_two_concurrent_runs_share_one_store(dataset: Path) -> None:
     """Two `leakcheck check` processes on one store at once both succeed; the store stays intact."""
     for i in range(12):
         save(photo(300 + i, SMALL), dataset / f"test/more_{i}.jpg", quality=90)
-    cmd = [sys.executable, "-m", "pytest_leakcheck", "check", "--policy", str(dataset / "leakcheck.yaml"),
-           "--format", "json", "-j", "1"]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    results = [(p.wait(timeout=300), *p.communicate()) for p in procs]
-    for code, out, err in results:
-        assert (code, err) == (1, "")
-    assert results[0][1].count('"kind"') == results[1][1].count('"kind"') > 0
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest_leakcheck",
+        "check",
+        "--policy",
+        str(dataset / "leakcheck.yaml"),
+        "--format",
+        "json",
+        "-j",
+        "1",
+    ]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [(p.returncode, err) for p, (_, err) in zip(procs, outputs)] == [(1, ""), (1, "")]
+    assert outputs[0][0].count('"kind"') == outputs[1][0].count('"kind"') > 0
     cache = dataset / ".leakcheck/cache.sqlite"
     with closing(sqlite3.connect(cache)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
