@@ -90,6 +90,11 @@ BAD: dict[str, tuple[str, tuple[str, ...], int | None]] = {
         ("`pairs.compare.0`", "unknown split 'tset'", "splits are: train, test"),
         6,
     ),
+    "huge_integer": (
+        GOOD + "detectors:\n  phash:\n    max_distance: " + "9" * 400 + "\n",
+        ("`detectors.phash.max_distance`", "out of range"),
+        7,
+    ),
     "manifest_missing": (
         "version: 1\nsplits:\n  manifest: nowhere.csv\n",
         ("`splits.manifest`", "'nowhere.csv' not found"),
@@ -218,3 +223,9 @@ def test_integer_threshold_rejects_fraction_and_bool(tmp_path: Path) -> None:
         load(_write(tmp_path, GOOD + "detectors:\n  phash:\n    max_distance: 4.5\n"))
     with pytest.raises(PolicyError, match="expected an integer, got a boolean"):
         load(_write(tmp_path, GOOD + "detectors:\n  thumbnail:\n    size: true\n"))
+
+
+def test_pair_may_have_spaces_around_tilde(tmp_path: Path) -> None:
+    """`train ~ test` names the same pair as `train~test`."""
+    policy = load(_write(tmp_path, GOOD + "pairs:\n  compare: [train ~ test]\n"))
+    assert policy.pairs == (("train", "test"),)
