@@ -159,7 +159,11 @@ def _sign(task: tuple[str, Policy, tuple[str, ...]]) -> tuple[bytes, bool, dict[
     if not data:
         return digest, False, "zero-byte file"
     try:
-        base, size = _decode(data, policy.files.max_pixels)
+        # Pillow warns about damaged metadata (bad TIFF tags, corrupt EXIF);
+        # those are noise on the user's terminal, never a finding.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            base, size = _decode(data, policy.files.max_pixels)
         out = {f.name: f.compute(base, policy) for f in families(policy) if f.name in wanted}
         out["dims"] = struct.pack("<qq", *size)
         return digest, True, out
@@ -175,7 +179,9 @@ def _pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
     path, max_pixels = task
     try:
         data = Path(path).read_bytes()
-        img = ImageOps.exif_transpose(_open(data, max_pixels)).convert("RGBA")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            img = ImageOps.exif_transpose(_open(data, max_pixels)).convert("RGBA")
         return True, hashlib.sha256(struct.pack("<qq", *img.size) + img.tobytes()).digest()
     except Exception as exc:  # any decode failure: the pair is simply not identical
         return False, str(exc).encode()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import struct
+import warnings
 import zlib
 from pathlib import Path
 
@@ -144,6 +145,31 @@ def test_exif_orientation_is_applied(tmp_path: Path) -> None:
         ["test/tagged.jpg", "train/upright.jpg"]
     ]
     assert report.findings[0].orientation == "identity"
+
+
+def _tiff_with_bad_tag(seed: int) -> bytes:
+    """A TIFF whose compression tag claims more data than the file holds; Pillow warns, reads it."""
+    buf = io.BytesIO()
+    photo(seed, SMALL).save(buf, "TIFF")
+    data = bytearray(buf.getvalue())
+    ifd = struct.unpack_from("<I", data, 4)[0]
+    for e in range(struct.unpack_from("<H", data, ifd)[0]):
+        entry = ifd + 2 + 12 * e
+        if struct.unpack_from("<H", data, entry)[0] == 259:
+            struct.pack_into("<I", data, entry + 4, 10**6)
+    return bytes(data)
+
+
+def test_damaged_metadata_warns_nobody(tmp_path: Path) -> None:
+    """Pillow's warnings about damaged tags stay inside the decoder; the image is still signed."""
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train/bad_tag.tif").write_bytes(_tiff_with_bad_tag(4))
+    save(photo(4, SMALL), tmp_path / "test/same.png")
+    write_policy(tmp_path, "version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = check(tmp_path / "leakcheck.yaml", use_cache=False, jobs=1)
+    assert [f.kind for f in report.findings] == ["identical-pixels"]
 
 
 @pytest.mark.parametrize("name", ORIENTATIONS)
