@@ -73,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from .core import check
-    from .report import render, write_atomic
+    from .report import render
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
@@ -81,7 +81,7 @@ def _check(args: argparse.Namespace) -> int:
     report = check(policy_path, jobs=args.jobs, use_cache=not args.no_cache)
     text = render(report, args.format, max_findings=args.max_findings)
     if args.output:
-        write_atomic(args.output, text)
+        _write(args.output, text)
         print(f"leakcheck: report written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -160,20 +160,31 @@ def _guess_splits(root: Path) -> str:
             "# No train/val/test folders found: edit these globs.\n"
             "splits:\n  train: [train/**]\n  test: [test/**]\n"
         )
-    lines = [f"  {split}: [{path}/**]" for split, path in found.items()]
+    # Canonical order (train, val, test), not folder order: split order is
+    # the order members and `train~test` labels are reported in.
+    lines = [f"  {split}: [{found[split]}/**]" for split in _SPLIT_NAMES if split in found]
     return "splits:\n" + "\n".join(lines) + "\n"
 
 
-def _init(args: argparse.Namespace) -> int:
+def _write(path: Path, text: str) -> None:
+    """Write our own file; an unwritable path is the user's to fix, not a traceback."""
     from .report import write_atomic
 
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}",
+                         fix="choose a writable path") from None
+
+
+def _init(args: argparse.Namespace) -> int:
     root = args.root
     if not root.is_dir():
         raise UsageError(f"folder {root} does not exist", fix="pass the dataset folder: leakcheck init DATA")
     out = args.output or root / DEFAULT_POLICY_NAME
     if out.exists() and not args.force:
         raise UsageError(f"{out} already exists", fix="pass --force to overwrite it")
-    write_atomic(out, _TEMPLATE.format(splits=_guess_splits(root).rstrip("\n")))
+    _write(out, _TEMPLATE.format(splits=_guess_splits(root).rstrip("\n")))
     print(f"Wrote {out}. Review the splits, then run: leakcheck check --policy {out}")
     return EXIT_CLEAN
 
