@@ -421,7 +421,7 @@ def summary(p: Plan) -> str:
     head = (f"leakcheck split: {len(p.paths)} files in {p.components} components "
             f"(largest {p.largest}); {p.clusters} copy clusters merged with groups")
     if p.ungrouped and any(g is not None for g in p.group):
-        head += f"; {p.ungrouped} ungrouped files placed on their own"
+        head += f"; {p.ungrouped} files matched no group rule"
     tail = []
     if p.stratified_by:
         tail.append(f"label distance: total variation between a split's {p.stratified_by} labels "
