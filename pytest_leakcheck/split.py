@@ -47,7 +47,9 @@ def components(group_ids: np.ndarray, clusters: Iterable[Sequence[int]] = ()) ->
     indices that must stay together (near-duplicates).
     """
     uniq, gid = np.unique(group_ids, return_inverse=True)
+    gid = gid.reshape(-1)
     parent = list(range(len(uniq)))
+    merged = False
 
     def find(x: int) -> int:
         while parent[x] != x:
@@ -65,6 +67,9 @@ def components(group_ids: np.ndarray, clusters: Iterable[Sequence[int]] = ()) ->
             if other != head:
                 parent[max(head, other)] = min(head, other)
                 head = min(head, other)
+                merged = True
+    if not merged:
+        return gid
     roots = np.array(parent, dtype=np.int64)
     while True:  # pointer jumping: every id ends at its root
         nxt = roots[roots]
@@ -277,7 +282,7 @@ def _read_rows(path: Path) -> tuple[list[str], dict[str, dict[str, str]]]:
     return fields, rows
 
 
-def _factorize(values: Sequence[str | None], own: Sequence[str]) -> np.ndarray:
+def factorize(values: Sequence[str | None], own: Sequence[str]) -> np.ndarray:
     """Integer ids; a ``None`` value gets an id of its own (keyed by ``own``)."""
     ids: dict[object, int] = {}
     return np.fromiter((ids.setdefault(v if v is not None else ("\0", o), len(ids))
@@ -326,11 +331,11 @@ def plan(
         groups = [rows.get(p, {}).get("group") or None for p in paths]
     row_of = {p: i for i, p in enumerate(paths)}
     clusters = copy_clusters(policy, pooled, store=store, jobs=jobs, use_cache=use_cache)
-    gids = _factorize(groups, paths)
+    gids = factorize(groups, paths)
     comp = components(gids, ([row_of[p] for p in c if p in row_of] for c in clusters))
     labels = None
     if stratify == "folder":
-        labels = _factorize([p.rsplit("/", 1)[0].rsplit("/", 1)[-1] if "/" in p else "" for p in paths], paths)
+        labels = factorize([p.rsplit("/", 1)[0].rsplit("/", 1)[-1] if "/" in p else "" for p in paths], paths)
     elif stratify:
         if source is None:
             raise UsageError(f"--stratify {stratify} reads a manifest column, and there is no manifest",
@@ -338,7 +343,7 @@ def plan(
         if stratify not in fields:
             raise PolicyError(f"manifest has no `{stratify}` column (columns: {', '.join(fields)})",
                               path=str(source), line=1, fix="name an existing column in --stratify, or `folder`")
-        labels = _factorize([rows.get(p, {}).get(stratify, "") for p in paths], ["" for _ in paths])
+        labels = factorize([rows.get(p, {}).get(stratify, "") for p in paths], ["" for _ in paths])
     targets = (1 - test - val, val, test)
     kept = None
     bounds = weight = None
