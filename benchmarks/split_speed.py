@@ -22,15 +22,19 @@ import numpy as np
 from pytest_leakcheck import groups
 from pytest_leakcheck.groups import GroupRule
 from pytest_leakcheck.policy import Policy
-from pytest_leakcheck.split import factorize, assign, components
+from pytest_leakcheck.split import assign, components, factorize
 
 
-def names(n_files: int, n_groups: int, n_labels: int, seed: int = 0) -> tuple[list[str], np.ndarray]:
+def names(
+    n_files: int, n_groups: int, n_labels: int, seed: int = 0
+) -> tuple[list[str], np.ndarray]:
     rng = np.random.default_rng(seed)
     part = rng.integers(0, n_groups, n_files)
     label = part % n_labels  # a part has one label, as a real object does
-    return [f"images/class{lab:02d}/part{p:06d}_shot{i:07d}.jpg" for i, (p, lab) in
-            enumerate(zip(part.tolist(), label.tolist()))], label
+    return [
+        f"images/class{lab:02d}/part{p:06d}_shot{i:07d}.jpg"
+        for i, (p, lab) in enumerate(zip(part.tolist(), label.tolist()))
+    ], label
 
 
 def main() -> None:
@@ -40,8 +44,11 @@ def main() -> None:
     ap.add_argument("--labels", type=int, default=10)
     args = ap.parse_args()
     paths, labels = names(args.files, args.groups, args.labels)
-    policy = Policy(path=Path("leakcheck.yaml"), root=Path("."),
-                    groups=(GroupRule("regex", r"(?P<group>part\d+)_shot"),))
+    policy = Policy(
+        path=Path("leakcheck.yaml"),
+        root=Path("."),
+        groups=(GroupRule("regex", r"(?P<group>part\d+)_shot"),),
+    )
     targets = (0.7, 0.1, 0.2)
 
     t0 = time.perf_counter()
@@ -62,17 +69,27 @@ def main() -> None:
 
     spread = np.bincount(np.unique(comp * 3 + baseline) // 3)
     leaked = int((spread > 1).sum())
-    whole = all(len(set(plain[comp == c].tolist())) == 1 for c in range(0, int(comp.max()) + 1, 997))
+    whole = all(
+        len(set(plain[comp == c].tolist())) == 1 for c in range(0, int(comp.max()) + 1, 997)
+    )
     print(f"{len(paths):,} files, {int(comp.max()) + 1:,} groups, {args.labels} labels")
-    print(f"  baseline random per-file split:  {t_base:7.3f} s  ({leaked:,} groups leak across splits)")
+    print(f"  baseline random per-file split:  {t_base:7.3f} s  ({leaked:,} groups leak)")
     print(f"  group rules (regex):             {t_rules:7.3f} s")
     print(f"  components (union-find):         {t_comp:7.3f} s")
-    print(f"  assign, groups whole:            {t_assign:7.3f} s  (groups whole in sample: {whole})")
+    print(
+        f"  assign, groups whole:            {t_assign:7.3f} s  (groups whole in sample: {whole})"
+    )
     print(f"  assign, stratified by label:     {t_strat:7.3f} s")
-    print(f"  leakcheck split total (rules + components + assign): {total:.2f} s, "
-          f"{total / max(t_base, 1e-9):.0f}x the random baseline; target < 10 s")
-    print("  shares:", np.round(np.bincount(plain, minlength=3) / len(plain), 4).tolist(),
-          "stratified:", np.round(np.bincount(strat, minlength=3) / len(strat), 4).tolist())
+    print(
+        f"  leakcheck split total (rules + components + assign): {total:.2f} s, "
+        f"{total / max(t_base, 1e-9):.0f}x the random baseline; target < 10 s"
+    )
+    print(
+        "  shares:",
+        np.round(np.bincount(plain, minlength=3) / len(plain), 4).tolist(),
+        "stratified:",
+        np.round(np.bincount(strat, minlength=3) / len(strat), 4).tolist(),
+    )
 
 
 if __name__ == "__main__":

@@ -50,19 +50,19 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--max-findings", type=int, default=50, help="findings shown in full in text (0: all)")
     chk.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
 
-    spl = sub.add_parser("split", help="write a split manifest where no group or copy cluster spans two splits")
+    spl = sub.add_parser("split", help="write a manifest in which no group or copy spans splits")
     spl.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
     spl.add_argument("--test", type=float, required=True, help="share of files for test, e.g. 0.2")
-    spl.add_argument("--val", type=float, default=0.0, help="share of files for val (default: 0, no val split)")
-    spl.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same manifest")
-    spl.add_argument("-o", "--output", type=Path, required=True, help="manifest CSV to write (atomically)")
+    spl.add_argument("--val", type=float, default=0.0, help="share for val (default: 0: no val)")
+    spl.add_argument("--seed", type=int, default=0, help="the same seed gives the same manifest")
+    spl.add_argument("-o", "--output", type=Path, required=True, help="manifest CSV to write")
     spl.add_argument("--stratify", metavar="folder|COLUMN",
                      help="balance labels: the parent folder name, or a column of the manifest")
     spl.add_argument("--keep", type=Path, metavar="MANIFEST",
                      help="repair this manifest, changing as few assignments as possible")
-    spl.add_argument("--names", default="train,val,test", help="split names (default: train,val,test)")
-    spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
-    spl.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
+    spl.add_argument("--names", default="train,val,test", help="split names (default: %(default)s)")
+    spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all)")
+    spl.add_argument("--no-cache", action="store_true", help="do not use the signature store")
 
     ini = sub.add_parser("init", help="write a commented leakcheck.yaml, guessing splits from the tree")
     ini.add_argument("root", nargs="?", type=Path, default=Path("."), help="dataset folder (default: .)")

@@ -257,7 +257,8 @@ def build(
     ``extra`` are findings other steps built (group rules).  With ``focus``
     only findings that involve one of those paths are kept.
     """
-    findings = _clusters(matches, inv, sigs, policy) + _file_findings(inv, sigs, policy) + list(extra)
+    findings = _clusters(matches, inv, sigs, policy) + _file_findings(inv, sigs, policy)
+    findings += extra
     if focus is not None:
         findings = [f for f in findings if any(m.path in focus for m in f.members)]
     findings.sort(key=lambda f: (_RANK[f.severity], KINDS.index(f.kind), -f.strength,

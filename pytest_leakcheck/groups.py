@@ -70,8 +70,11 @@ def parse_rules(ctx: Ctx, raw: Any, root: Path, manifest: Path | None) -> tuple[
         item = ctx.mapping(item, where, (*SOURCES, "field", "column"))
         sources = [k for k in SOURCES if k in item]
         if len(sources) != 1:
-            raise ctx.fail(where, "each rule needs exactly one of: " + ", ".join(SOURCES),
-                           "write one rule per list item")
+            raise ctx.fail(
+                where,
+                "each rule needs exactly one of: " + ", ".join(SOURCES),
+                "write one rule per list item",
+            )
         source = sources[0]
         value = item[source]
         spot = (*where, source)
@@ -87,8 +90,11 @@ def parse_rules(ctx: Ctx, raw: Any, root: Path, manifest: Path | None) -> tuple[
             if not isinstance(value, str) or not value:
                 raise ctx.fail(spot, "expected a column name")
             if manifest is None:
-                raise ctx.fail(spot, "`manifest_column` needs a manifest",
-                               "set `splits: {manifest: FILE.csv}`, or use another rule")
+                raise ctx.fail(
+                    spot,
+                    "`manifest_column` needs a manifest",
+                    "set `splits: {manifest: FILE.csv}`, or use another rule",
+                )
             rules.append(GroupRule(source, value))
         else:
             if not isinstance(value, str) or not value:
@@ -96,12 +102,18 @@ def parse_rules(ctx: Ctx, raw: Any, root: Path, manifest: Path | None) -> tuple[
             path = (root / value).resolve()
             if not path.is_file():
                 kind = "CSV" if source == "csv" else "COCO JSON"
-                raise ctx.fail(spot, f"{kind} file {value!r} not found ({path})",
-                               "fix the path; it is relative to `root`")
+                raise ctx.fail(
+                    spot,
+                    f"{kind} file {value!r} not found ({path})",
+                    "fix the path; it is relative to `root`",
+                )
             field = item.get(extra, "group" if source == "csv" else None)
             if not isinstance(field, str) or not field:
-                raise ctx.fail((*where, extra), f"a `{source}` rule needs `{extra}: NAME`",
-                               "e.g. `field: video_id`" if source == "coco" else "e.g. `column: group`")
+                raise ctx.fail(
+                    (*where, extra),
+                    f"a `{source}` rule needs `{extra}: NAME`",
+                    "e.g. `field: video_id`" if source == "coco" else "e.g. `column: group`",
+                )
             rules.append(GroupRule(source, str(path), field=field))
     return tuple(rules)
 
@@ -112,15 +124,23 @@ def _regex(ctx: Ctx, value: Any, at: tuple[str, ...]) -> str:
     try:
         pattern = re.compile(value)
     except re.error as exc:
-        raise ctx.fail(at, f"malformed regular expression {value!r}: {exc}",
-                       "check brackets and escapes; quote the regex in single quotes") from None
+        raise ctx.fail(
+            at,
+            f"malformed regular expression {value!r}: {exc}",
+            "check brackets and escapes; quote the regex in single quotes",
+        ) from None
     if "group" not in pattern.groupindex:
-        raise ctx.fail(at, f"regular expression {value!r} has no named group `group`",
-                       r"wrap the group part as (?P<group>...), e.g. '(?P<group>part\d+)_shot\d+'")
+        raise ctx.fail(
+            at,
+            f"regular expression {value!r} has no named group `group`",
+            r"wrap the group part as (?P<group>...), e.g. '(?P<group>part\d+)_shot\d+'",
+        )
     return value
 
 
-def parse_share(ctx: Ctx, raw: Any, split_names: tuple[str, ...], severities: tuple[str, ...]) -> ShareRules | None:
+def parse_share(
+    ctx: Ctx, raw: Any, split_names: tuple[str, ...], severities: tuple[str, ...]
+) -> ShareRules | None:
     """Validate ``split_share:``; ``by`` and ``severity`` are reserved names beside the splits."""
     at = ("split_share",)
     if raw is None:
@@ -135,7 +155,9 @@ def parse_share(ctx: Ctx, raw: Any, split_names: tuple[str, ...], severities: tu
             continue
         where = (*at, str(name))
         if split_names and name not in split_names:
-            raise ctx.fail(where, f"unknown split {name!r}", "splits are: " + ", ".join(split_names))
+            raise ctx.fail(
+                where, f"unknown split {name!r}", "splits are: " + ", ".join(split_names)
+            )
         spec = ctx.mapping(spec, where, ("min", "max"))
         lo = ctx.number(spec.get("min", 0.0), (*where, "min"), float, 0.0, 1.0)
         hi = ctx.number(spec.get("max", 1.0), (*where, "max"), float, 0.0, 1.0)
@@ -177,8 +199,9 @@ def read_column(path: Path, column: str, what: str = "manifest") -> dict[str, st
                 if need not in fields:
                     raise PolicyError(
                         f"{what} has no `{need}` column (columns: {', '.join(fields) or 'none'})",
-                        path=str(path), line=1,
-                        fix=f"add a `{need}` column to the header, or name an existing column in the policy",
+                        path=str(path),
+                        line=1,
+                        fix=f"add a `{need}` column to the header, or name an existing one",
                     )
             for row in reader:
                 value = (row.get(column) or "").strip()
@@ -194,14 +217,21 @@ def _coco(path: Path, field: str) -> dict[str, str]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise PolicyError(f"COCO annotations are not valid JSON: {exc.msg}", path=str(path), line=exc.lineno,
-                          fix="point the `coco` rule at a COCO annotation file") from None
+        raise PolicyError(
+            f"COCO annotations are not valid JSON: {exc.msg}",
+            path=str(path),
+            line=exc.lineno,
+            fix="point the `coco` rule at a COCO annotation file",
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(f"cannot read COCO annotations: {exc}", path=str(path)) from None
     images = data.get("images") if isinstance(data, dict) else None
     if not isinstance(images, list):
-        raise PolicyError("COCO annotations have no `images` list", path=str(path),
-                          fix="a COCO file is an object with an `images` list of {file_name, ...}")
+        raise PolicyError(
+            "COCO annotations have no `images` list",
+            path=str(path),
+            fix="a COCO file is an object with an `images` list of {file_name, ...}",
+        )
     out: dict[str, str] = {}
     for image in images:
         if not isinstance(image, dict) or not isinstance(image.get("file_name"), str):
@@ -291,27 +321,33 @@ def findings(inv: Inventory) -> list[Finding]:
             splits = sorted(counts, key=lambda s: (order.get(s, 99), s))
             members = []
             for split in splits:
-                members += [Member(p, split) for p, s in sorted(files) if s == split][:EXAMPLES_PER_SPLIT]
+                members += [Member(p, split) for p, s in sorted(files) if s == split][
+                    :EXAMPLES_PER_SPLIT
+                ]
             spread = ", ".join(f"{s} {counts[s]}" for s in splits)
-            out.append(Finding(
-                id=finding_id("group-split", [group]),
-                kind="group-split",
-                severity=policy.group_split,
-                members=tuple(members),
-                evidence={s: float(counts[s]) for s in splits},
-                message=f"group {group!r} has files in {len(splits)} splits ({spread}); "
-                        "keep it in one (`leakcheck split --keep MANIFEST` repairs this)",
-            ))
+            out.append(
+                Finding(
+                    id=finding_id("group-split", [group]),
+                    kind="group-split",
+                    severity=policy.group_split,
+                    members=tuple(members),
+                    evidence={s: float(counts[s]) for s in splits},
+                    message=f"group {group!r} has files in {len(splits)} splits ({spread}); "
+                    "keep it in one (`leakcheck split --keep MANIFEST` repairs this)",
+                )
+            )
     if policy.groups and policy.ungrouped != "own-group":
         for r in inv.records:
             if r.group is None:
-                out.append(Finding(
-                    id=finding_id("ungrouped-file", [r.path]),
-                    kind="ungrouped-file",
-                    severity=policy.ungrouped,
-                    members=(Member(r.path, r.split),),
-                    message="no group rule matches this file; it counts as a group of its own",
-                ))
+                out.append(
+                    Finding(
+                        id=finding_id("ungrouped-file", [r.path]),
+                        kind="ungrouped-file",
+                        severity=policy.ungrouped,
+                        members=(Member(r.path, r.split),),
+                        message="no group rule matches this file; it counts as a group of its own",
+                    )
+                )
     if policy.split_share is not None:
         out += _share_findings(inv, policy.split_share)
     return out
@@ -336,13 +372,17 @@ def _share_findings(inv: Inventory, rules: ShareRules) -> list[Finding]:
         share = counts.get(split, 0) / total
         if lo <= share <= hi:
             continue
-        out.append(Finding(
-            id=finding_id("split-share", [split, rules.by]),
-            kind="split-share",
-            severity=rules.severity,
-            members=(),
-            evidence={"share": round(share, 4), "min": lo, "max": hi},
-            message=f"split {split!r} has {share:.1%} of {rules.by} ({counts.get(split, 0)} of {total}); "
-                    f"the policy allows {lo:.0%} to {hi:.0%} (`split_share.{split}`)",
-        ))
+        out.append(
+            Finding(
+                id=finding_id("split-share", [split, rules.by]),
+                kind="split-share",
+                severity=rules.severity,
+                members=(),
+                evidence={"share": round(share, 4), "min": lo, "max": hi},
+                message=(
+                    f"split {split!r} has {share:.1%} of {rules.by} ({counts.get(split, 0)} "
+                    f"of {total}); the policy allows {lo:.0%} to {hi:.0%} (`split_share.{split}`)"
+                ),
+            )
+        )
     return out

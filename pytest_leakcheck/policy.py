@@ -340,8 +340,9 @@ def _files(ctx: _Ctx, raw: Any) -> FileRules:
     return FileRules(extensions=exts, max_pixels=max_pixels, **sev)
 
 
-_TOP_KEYS = ("version", "root", "splits", "pairs", "detectors", "augmentations", "files", "ignore", "cache",
-             "groups", "ungrouped", "group_split", "split_share")
+_TOP_KEYS = ("version", "root", "splits", "pairs", "detectors", "augmentations", "files", "ignore", "cache")
+# Group rules, validated by groups.py; see docs/policy-groups.md.
+_GROUP_KEYS = ("groups", "ungrouped", "group_split", "split_share")
 
 
 def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
@@ -355,7 +356,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
     ctx = _Ctx(path, lines)
     if data is None:
         raise ctx.fail((), "the policy is empty", "run `leakcheck init` for a commented example")
-    raw = ctx.mapping(data, (), _TOP_KEYS)
+    raw = ctx.mapping(data, (), _TOP_KEYS + _GROUP_KEYS)
     if "version" not in raw:
         raise ctx.fail(("version",), "missing `version`", f"add `version: {SCHEMA_VERSION}` at the top")
     version = raw["version"]
@@ -394,9 +395,10 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
     )
 
 
-def _group_keys(ctx: _Ctx, raw: dict, root: Path, manifest: Path | None, names: tuple[str, ...]) -> dict:
-    keys = ("groups", "ungrouped", "group_split", "split_share")
-    if not any(k in raw for k in keys):
+def _group_keys(
+    ctx: _Ctx, raw: dict, root: Path, manifest: Path | None, names: tuple[str, ...]
+) -> dict:
+    if not any(k in raw for k in _GROUP_KEYS):
         return {}
     # Imported here: groups.py builds on inventory and findings, which import this module.
     from . import groups

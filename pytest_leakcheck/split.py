@@ -115,8 +115,14 @@ class _Layout:
         self.size = np.bincount(comp, minlength=n_comp)
 
 
-def _fill(todo: np.ndarray, lay: _Layout, deficit: np.ndarray, allowed: np.ndarray,
-          rng: np.random.Generator, out: np.ndarray) -> None:
+def _fill(
+    todo: np.ndarray,
+    lay: _Layout,
+    deficit: np.ndarray,
+    allowed: np.ndarray,
+    rng: np.random.Generator,
+    out: np.ndarray,
+) -> None:
     """Place components ``todo`` into ``out`` (per component), updating ``deficit`` (K, L)."""
     sizes = lay.size[todo]
     multi = (lay.end[todo] - lay.start[todo]) > 1
@@ -126,10 +132,7 @@ def _fill(todo: np.ndarray, lay: _Layout, deficit: np.ndarray, allowed: np.ndarr
     for c in order.tolist():
         s, e = lay.start[c], lay.end[c]
         labs, cnts = lay.lab[s:e], lay.cnt[s:e]
-        if e - s == 1:
-            score = deficit[:, labs[0]] * cnts[0]
-        else:
-            score = deficit[:, labs] @ cnts
+        score = deficit[:, labs[0]] * cnts[0] if e - s == 1 else deficit[:, labs] @ cnts
         k = int(np.argmax(score + blocked))
         out[c] = k
         deficit[k, labs] -= cnts
@@ -192,7 +195,9 @@ def assign(
     return Assignment(split=split, moved=moved)
 
 
-def _repair_shares(out: np.ndarray, weight: np.ndarray, bounds: Sequence[tuple[float, float]]) -> None:
+def _repair_shares(
+    out: np.ndarray, weight: np.ndarray, bounds: Sequence[tuple[float, float]]
+) -> None:
     """Move whole components from a split outside its bounds, fewest units first.
 
     A move never pushes the other split past its own bound, so every move
@@ -270,12 +275,22 @@ def _read_rows(path: Path) -> tuple[list[str], dict[str, dict[str, str]]]:
             fields = list(reader.fieldnames or [])
             for need in ("path", "split"):
                 if need not in fields:
-                    raise PolicyError(f"manifest has no `{need}` column (columns: {', '.join(fields) or 'none'})",
-                                      path=str(path), line=1, fix="the header must be like `path,split,group`")
-            rows = {inventory.clean_path(r.get("path") or ""): {k: (v or "").strip() for k, v in r.items() if k}
-                    for r in reader}
+                    raise PolicyError(
+                        f"manifest has no `{need}` column (columns: {', '.join(fields) or 'none'})",
+                        path=str(path),
+                        line=1,
+                        fix="the header must be like `path,split,group`",
+                    )
+            rows = {
+                inventory.clean_path(r.get("path") or ""): {
+                    k: (v or "").strip() for k, v in r.items() if k
+                }
+                for r in reader
+            }
     except FileNotFoundError:
-        raise UsageError("manifest not found", path=str(path), fix="check the --keep path") from None
+        raise UsageError(
+            "manifest not found", path=str(path), fix="check the --keep path"
+        ) from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise PolicyError(f"cannot read manifest: {exc}", path=str(path)) from None
     rows.pop("", None)
@@ -285,12 +300,16 @@ def _read_rows(path: Path) -> tuple[list[str], dict[str, dict[str, str]]]:
 def factorize(values: Sequence[str | None], own: Sequence[str]) -> np.ndarray:
     """Integer ids; a ``None`` value gets an id of its own (keyed by ``own``)."""
     ids: dict[object, int] = {}
-    return np.fromiter((ids.setdefault(v if v is not None else ("\0", o), len(ids))
-                        for v, o in zip(values, own)), dtype=np.int64, count=len(values))
+    return np.fromiter(
+        (ids.setdefault(v if v is not None else ("\0", o), len(ids)) for v, o in zip(values, own)),
+        dtype=np.int64,
+        count=len(values),
+    )
 
 
-def copy_clusters(policy: Policy, pooled: Policy, *, store=None, jobs: int | None = None,
-                  use_cache: bool = True) -> list[list[str]]:
+def copy_clusters(
+    policy: Policy, pooled: Policy, *, store=None, jobs: int | None = None, use_cache: bool = True
+) -> list[list[str]]:
     """Paths of every identical or near-duplicate cluster, whatever split they are in now."""
     from .core import check
 
@@ -313,17 +332,33 @@ def plan(
 ) -> Plan:
     """Decide a split for every image under the policy's root; write nothing."""
     if len(names) != 3 or len(set(names)) != 3:
-        raise UsageError(f"--names needs three different split names, got {','.join(names)}",
-                         fix="e.g. --names train,valid,test")
+        raise UsageError(
+            f"--names needs three different split names, got {','.join(names)}",
+            fix="e.g. --names train,valid,test",
+        )
     if not (0 < test < 1 and 0 <= val < 1 and test + val < 1):
-        raise UsageError(f"shares --test {test} and --val {val} must be in [0, 1) and leave some for train",
-                         fix="e.g. --test 0.2 --val 0.1")
+        raise UsageError(
+            f"shares --test {test} and --val {val} must be in [0, 1) and leave some for train",
+            fix="e.g. --test 0.2 --val 0.1",
+        )
     # Every file in one pseudo-split, so the core search links copies wherever they sit now.
-    pooled = replace(policy, splits=(("all", ("**",)),), manifest=None, split_names=("all",), pairs=(),
-                     within_split="error", groups=(), split_share=None, group_split="off")
+    pooled = replace(
+        policy,
+        splits=(("all", ("**",)),),
+        manifest=None,
+        split_names=("all",),
+        pairs=(),
+        within_split="error",
+        groups=(),
+        split_share=None,
+        group_split="off",
+    )
     paths = [r.path for r in inventory.scan(pooled).records]
-    source = keep if keep is not None else (policy.manifest if policy.manifest and policy.manifest.is_file()
-                                            else None)
+    source = (
+        keep
+        if keep is not None
+        else (policy.manifest if policy.manifest and policy.manifest.is_file() else None)
+    )
     fields, rows = _read_rows(source) if source is not None else ([], {})
     if policy.groups:
         groups = group_rules.group_of(paths, policy)
@@ -335,14 +370,22 @@ def plan(
     comp = components(gids, ([row_of[p] for p in c if p in row_of] for c in clusters))
     labels = None
     if stratify == "folder":
-        labels = factorize([p.rsplit("/", 1)[0].rsplit("/", 1)[-1] if "/" in p else "" for p in paths], paths)
+        labels = factorize(
+            [p.rsplit("/", 1)[0].rsplit("/", 1)[-1] if "/" in p else "" for p in paths], paths
+        )
     elif stratify:
         if source is None:
-            raise UsageError(f"--stratify {stratify} reads a manifest column, and there is no manifest",
-                             fix="pass --keep MANIFEST, or --stratify folder")
+            raise UsageError(
+                f"--stratify {stratify} reads a manifest column, and there is no manifest",
+                fix="pass --keep MANIFEST, or --stratify folder",
+            )
         if stratify not in fields:
-            raise PolicyError(f"manifest has no `{stratify}` column (columns: {', '.join(fields)})",
-                              path=str(source), line=1, fix="name an existing column in --stratify, or `folder`")
+            raise PolicyError(
+                f"manifest has no `{stratify}` column (columns: {', '.join(fields)})",
+                path=str(source),
+                line=1,
+                fix="name an existing column in --stratify, or `folder`",
+            )
         labels = factorize([rows.get(p, {}).get(stratify, "") for p in paths], ["" for _ in paths])
     targets = (1 - test - val, val, test)
     kept = None
@@ -350,19 +393,31 @@ def plan(
     if keep is not None:
         unknown = sorted({r["split"] for r in rows.values()} - set(names))
         if unknown:
-            raise UsageError(f"the kept manifest uses split {unknown[0]!r}, not one of {', '.join(names)}",
-                             path=str(keep), fix="pass the manifest's split names as --names TRAIN,VAL,TEST")
+            raise UsageError(
+                f"the kept manifest uses split {unknown[0]!r}, not one of {', '.join(names)}",
+                path=str(keep),
+                fix="pass the manifest's split names as --names TRAIN,VAL,TEST",
+            )
         index = {s: k for k, s in enumerate(names)}
-        kept = np.array([index[rows[p]["split"]] if p in rows else -1 for p in paths], dtype=np.int64)
+        kept = np.array(
+            [index[rows[p]["split"]] if p in rows else -1 for p in paths], dtype=np.int64
+        )
         if policy.split_share is not None:
             spec = {s: (lo, hi) for s, lo, hi in policy.split_share.bounds}
             bounds = [spec.get(s, (0.0, 1.0)) for s in names]
-            if policy.split_share.by == "groups":
+            if policy.split_share.by == "groups" and len(comp):
                 # A component's weight is the number of groups in it.
-                pairs = np.unique(comp * (int(gids.max()) + 1) + gids)
-                weight = np.bincount(pairs // (int(gids.max()) + 1), minlength=int(comp.max()) + 1)
-    result = assign(comp, targets, labels=labels, seed=seed, keep=kept, bounds=bounds,
-                    weight=None if weight is None else weight.astype(np.float64))
+                span = int(gids.max()) + 1
+                weight = np.bincount(np.unique(comp * span + gids) // span)
+    result = assign(
+        comp,
+        targets,
+        labels=labels,
+        seed=seed,
+        keep=kept,
+        bounds=bounds,
+        weight=None if weight is None else weight.astype(np.float64),
+    )
     carried = tuple(c for c in fields if c not in ("path", "split", "group"))
     return Plan(
         names=tuple(names),
@@ -382,8 +437,9 @@ def plan(
     )
 
 
-def _stats(split: np.ndarray, labels: np.ndarray | None, targets: Sequence[float],
-           names: Sequence[str]) -> tuple[SplitStat, ...]:
+def _stats(
+    split: np.ndarray, labels: np.ndarray | None, targets: Sequence[float], names: Sequence[str]
+) -> tuple[SplitStat, ...]:
     n = len(split)
     labels = np.zeros(n, dtype=np.int64) if labels is None else labels
     n_labels = int(labels.max()) + 1 if n else 1
@@ -394,13 +450,20 @@ def _stats(split: np.ndarray, labels: np.ndarray | None, targets: Sequence[float
         dist = np.bincount(mine, minlength=n_labels) / len(mine) if len(mine) else overall
         if targets[k] == 0 and not len(mine):
             continue
-        out.append(SplitStat(name, len(mine), len(mine) / max(n, 1), float(targets[k]),
-                             round(float(0.5 * np.abs(dist - overall).sum()), 4)))
+        out.append(
+            SplitStat(
+                name,
+                len(mine),
+                len(mine) / max(n, 1),
+                float(targets[k]),
+                round(float(0.5 * np.abs(dist - overall).sum()), 4),
+            )
+        )
     return tuple(out)
 
 
 def manifest_text(p: Plan) -> str:
-    """The manifest CSV: path, split, group (when any), then carried-over columns; sorted by path."""
+    """The manifest CSV: path, split, group (if any), then carried-over columns; sorted by path."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     has_group = any(g is not None for g in p.group)
@@ -423,14 +486,21 @@ def summary(p: Plan) -> str:
         if p.stratified_by:
             line += f"  label distance {s.label_distance:.3f}"
         lines.append(line)
-    head = (f"leakcheck split: {len(p.paths)} files in {p.components} components "
-            f"(largest {p.largest}); {p.clusters} copy clusters merged with groups")
+    head = (
+        f"leakcheck split: {len(p.paths)} files in {p.components} components "
+        f"(largest {p.largest}); {p.clusters} copy clusters merged with groups"
+    )
     if p.ungrouped and any(g is not None for g in p.group):
         head += f"; {p.ungrouped} files matched no group rule"
     tail = []
     if p.stratified_by:
-        tail.append(f"label distance: total variation between a split's {p.stratified_by} labels "
-                    "and the whole dataset's (0 is a perfect match)")
+        tail.append(
+            f"label distance: total variation between a split's {p.stratified_by} labels "
+            "and the whole dataset's (0 is a perfect match)"
+        )
     if p.moved or p.dropped:
-        tail.append(f"changed the split of {p.moved} kept files; dropped {p.dropped} rows whose file is gone")
+        tail.append(
+            f"changed the split of {p.moved} kept files; "
+            f"dropped {p.dropped} rows whose file is gone"
+        )
     return "\n".join([head, *lines, *tail]) + "\n"

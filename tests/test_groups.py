@@ -65,7 +65,10 @@ def test_manifest_column_rule(tmp_path: Path) -> None:
     """`manifest_column` reads the named column of the split manifest."""
     rows = ["path,split,video"] + [f"{p},{p.split('/')[0]},v{n % 2}" for n, p in enumerate(FILES)]
     (tmp_path / "splits.csv").write_text("\n".join(rows) + "\n")
-    inv = _resolve(tmp_path, "version: 1\nsplits: {manifest: splits.csv}\ngroups:\n  - manifest_column: video\n")
+    inv = _resolve(
+        tmp_path,
+        "version: 1\nsplits: {manifest: splits.csv}\ngroups:\n  - manifest_column: video\n",
+    )
     got = _group_by_path(inv)
     assert [got[p] for p in FILES] == [f"v{n % 2}" for n in range(len(FILES))]
 
@@ -87,7 +90,12 @@ def test_coco_rule(tmp_path: Path) -> None:
     """A COCO image field (nested keys dotted) groups files matched by `file_name` suffix."""
     coco = {
         "images": [
-            {"id": 1, "file_name": "cat/part01_shot1.jpg", "video_id": 12, "meta": {"site": "north"}},
+            {
+                "id": 1,
+                "file_name": "cat/part01_shot1.jpg",
+                "video_id": 12,
+                "meta": {"site": "north"},
+            },
             {"id": 2, "file_name": "cat/part01_shot3.jpg", "video_id": 12},
             {"id": 3, "file_name": "dog/part02_shot1.jpg", "meta": {"site": "south"}},
         ],
@@ -120,10 +128,15 @@ def test_manifest_group_column_without_rules(tmp_path: Path) -> None:
     assert kinds == ["group-split", "group-split"]
 
 
-@pytest.mark.parametrize(("mode", "expected"), [("error", "error"), ("warning", "warning"), ("own-group", None)])
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("error", "error"), ("warning", "warning"), ("own-group", None)]
+)
 def test_ungrouped_modes(tmp_path: Path, mode: str, expected: str | None) -> None:
     """`ungrouped` sets the severity of ungrouped-file findings; own-group reports nothing."""
-    text = GLOBS + f"groups:\n  - regex: '(?P<group>part\\d+)'\nungrouped: {mode}\ngroup_split: 'off'\n"
+    text = (
+        GLOBS
+        + f"groups:\n  - regex: '(?P<group>part\\d+)'\nungrouped: {mode}\ngroup_split: 'off'\n"
+    )
     found = groups.findings(_resolve(tmp_path, text))
     ungrouped = [(f.severity, f.members[0].path) for f in found if f.kind == "ungrouped-file"]
     assert ungrouped == ([] if expected is None else [(expected, "test/dog/notes.png")])
@@ -131,7 +144,10 @@ def test_ungrouped_modes(tmp_path: Path, mode: str, expected: str | None) -> Non
 
 def test_group_split_finding_content(tmp_path: Path) -> None:
     """A group in two splits lists the group, counts per split and a few example files per split."""
-    files = [f"train/part05_shot{i}.jpg" for i in range(5)] + ["test/part05_shot9.jpg", "test/part06_a.jpg"]
+    files = [f"train/part05_shot{i}.jpg" for i in range(5)] + [
+        "test/part05_shot9.jpg",
+        "test/part06_a.jpg",
+    ]
     _tree(tmp_path, files)
     text = GLOBS + "groups:\n  - regex: '(?P<group>part\\d+)_'\ngroup_split: warning\n"
     found = groups.findings(groups.resolve(inventory.scan(load(write_policy(tmp_path, text)))))
@@ -141,19 +157,27 @@ def test_group_split_finding_content(tmp_path: Path) -> None:
     assert [m.split for m in f.members] == ["train"] * groups.EXAMPLES_PER_SPLIT + ["test"]
     assert f.members[-1].path == "test/part05_shot9.jpg"
     assert "'part05'" in f.message and "train 5, test 1" in f.message
-    assert f.id == groups.findings(groups.resolve(inventory.scan(load(tmp_path / "leakcheck.yaml"))))[0].id
+    assert (
+        f.id
+        == groups.findings(groups.resolve(inventory.scan(load(tmp_path / "leakcheck.yaml"))))[0].id
+    )
 
 
-@pytest.mark.parametrize(("by", "bounds", "flagged"), [
-    ("files", "{min: 0.4, max: 0.6}", True),     # test has 3 of 6 files: 50%, inside
-    ("files", "{min: 0.1, max: 0.3}", False),
-    ("groups", "{min: 0.7, max: 0.9}", True),    # test has 3 of 4 groups: 75%, inside
-    ("groups", "{min: 0.1, max: 0.5}", False),
-])
+@pytest.mark.parametrize(
+    ("by", "bounds", "flagged"),
+    [
+        ("files", "{min: 0.4, max: 0.6}", True),  # test has 3 of 6 files: 50%, inside
+        ("files", "{min: 0.1, max: 0.3}", False),
+        ("groups", "{min: 0.7, max: 0.9}", True),  # test has 3 of 4 groups: 75%, inside
+        ("groups", "{min: 0.1, max: 0.5}", False),
+    ],
+)
 def test_split_share(tmp_path: Path, by: str, bounds: str, flagged: bool) -> None:
     """A split's share of files or of groups outside [min, max] is a split-share finding."""
-    text = GLOBS + (f"groups:\n  - regex: '(?P<group>part\\d+)'\nungrouped: own-group\ngroup_split: 'off'\n"
-                    f"split_share:\n  by: {by}\n  severity: warning\n  test: {bounds}\n")
+    text = GLOBS + (
+        f"groups:\n  - regex: '(?P<group>part\\d+)'\nungrouped: own-group\ngroup_split: 'off'\n"
+        f"split_share:\n  by: {by}\n  severity: warning\n  test: {bounds}\n"
+    )
     found = [f for f in groups.findings(_resolve(tmp_path, text)) if f.kind == "split-share"]
     assert (found == []) == flagged
     if found:
@@ -179,15 +203,18 @@ def _run_check(root: Path, capsys) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("rule", "words"), [
-    ("regex: '(?P<group>part\\d+'", ["malformed regular expression", "groups.0.regex"]),
-    ("regex: 'part\\d+'", ["no named group `group`"]),
-    ("csv: missing.csv", ["missing.csv", "not found"]),
-    ("coco: missing.json\n    field: video_id", ["missing.json", "not found"]),
-    ("coco: annotations.json", ["needs `field"]),
-    ("folder_depth: 0", ["out of range"]),
-    ("regex: 'x'\n    folder_depth: 2", ["exactly one of"]),
-])
+@pytest.mark.parametrize(
+    ("rule", "words"),
+    [
+        ("regex: '(?P<group>part\\d+'", ["malformed regular expression", "groups.0.regex"]),
+        ("regex: 'part\\d+'", ["no named group `group`"]),
+        ("csv: missing.csv", ["missing.csv", "not found"]),
+        ("coco: missing.json\n    field: video_id", ["missing.json", "not found"]),
+        ("coco: annotations.json", ["needs `field"]),
+        ("folder_depth: 0", ["out of range"]),
+        ("regex: 'x'\n    folder_depth: 2", ["exactly one of"]),
+    ],
+)
 def test_bad_rule_exits_2(tmp_path: Path, capsys, rule: str, words: list[str]) -> None:
     """A broken rule is a policy error: exit 2, the policy file, line and key named."""
     _tree(tmp_path)
@@ -214,7 +241,9 @@ def test_coco_not_json_exits_2(tmp_path: Path, capsys) -> None:
 def test_missing_column_exits_2(tmp_path: Path, capsys, source: str) -> None:
     """A manifest or sidecar CSV without the named column names the file and the column."""
     _tree(tmp_path)
-    (tmp_path / "splits.csv").write_text("path,split\n" + "".join(f"{p},{p.split('/')[0]}\n" for p in FILES))
+    (tmp_path / "splits.csv").write_text(
+        "path,split\n" + "".join(f"{p},{p.split('/')[0]}\n" for p in FILES)
+    )
     (tmp_path / "groups.csv").write_text("path,patient\n")
     if source == "manifest":
         text = "version: 1\nsplits: {manifest: splits.csv}\ngroups:\n  - manifest_column: video\n"

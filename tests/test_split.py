@@ -1,4 +1,4 @@
-"""`leakcheck split`: components stay whole, copies stay together, output is deterministic and minimal."""
+"""`leakcheck split`: components stay whole, copies stay together, output is deterministic."""
 
 from __future__ import annotations
 
@@ -38,8 +38,11 @@ def grouped_dataset(tmp_path: Path) -> Path:
         label = "dog" if part % 3 == 0 else "cat"
         for shot in range(3):
             split = splits[int(rng.integers(0, 3))]
-            save(photo(part * 10 + shot, (96, 72)), tmp_path / f"{split}/{label}/part{part:02d}_shot{shot}.jpg",
-                 quality=90)
+            save(
+                photo(part * 10 + shot, (96, 72)),
+                tmp_path / f"{split}/{label}/part{part:02d}_shot{shot}.jpg",
+                quality=90,
+            )
     original = photo(999, (96, 72))
     save(original, tmp_path / CHAIN[1], quality=92)
     save(jpeg_quality(original, 40), tmp_path / CHAIN[0], quality=90)
@@ -49,8 +52,20 @@ def grouped_dataset(tmp_path: Path) -> Path:
 
 
 def _split(root: Path, *extra: str, out: str = "splits.csv") -> int:
-    return main(["split", "--policy", str(root / "leakcheck.yaml"), "--test", "0.25", "--val", "0.15",
-                 "-o", str(root / out), *extra])
+    return main(
+        [
+            "split",
+            "--policy",
+            str(root / "leakcheck.yaml"),
+            "--test",
+            "0.25",
+            "--val",
+            "0.15",
+            "-o",
+            str(root / out),
+            *extra,
+        ]
+    )
 
 
 def _manifest(path: Path) -> dict[str, dict[str, str]]:
@@ -153,8 +168,12 @@ def test_repaired_manifest_checks_clean(grouped_dataset: Path, capsys) -> None:
     policy = str(grouped_dataset / "leakcheck.yaml")
     assert main(["check", "--no-cache", "--policy", policy]) == 1
     assert _split(grouped_dataset, "--stratify", "folder") == EXIT_CLEAN
-    write_policy(grouped_dataset, GROUPED.replace(
-        "{train: [train/**], val: [val/**], test: [test/**]}", "{manifest: splits.csv}"))
+    write_policy(
+        grouped_dataset,
+        GROUPED.replace(
+            "{train: [train/**], val: [val/**], test: [test/**]}", "{manifest: splits.csv}"
+        ),
+    )
     capsys.readouterr()
     assert main(["check", "--no-cache", "--format", "json", "--policy", policy]) == EXIT_CLEAN
     report = json.loads(capsys.readouterr().out)
@@ -173,14 +192,20 @@ def test_split_is_deterministic_and_seeded(grouped_dataset: Path) -> None:
 
 def test_split_never_touches_images(grouped_dataset: Path) -> None:
     """Images keep their bytes and places; only the manifest is written, with no temporary left."""
+
     def snapshot() -> dict[str, str]:
-        return {str(p.relative_to(grouped_dataset)): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in grouped_dataset.rglob("*.jpg")}
+        return {
+            str(p.relative_to(grouped_dataset)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in grouped_dataset.rglob("*.jpg")
+        }
 
     before = snapshot()
     assert _split(grouped_dataset, "--no-cache") == EXIT_CLEAN
     assert snapshot() == before
-    assert sorted(p.name for p in grouped_dataset.iterdir() if p.is_file()) == ["leakcheck.yaml", "splits.csv"]
+    assert sorted(p.name for p in grouped_dataset.iterdir() if p.is_file()) == [
+        "leakcheck.yaml",
+        "splits.csv",
+    ]
 
 
 def test_keep_changes_few_assignments(grouped_dataset: Path) -> None:
@@ -198,7 +223,10 @@ def test_keep_changes_few_assignments(grouped_dataset: Path) -> None:
         writer = csv.DictWriter(fh, fieldnames=["path", "split", "group"])
         writer.writeheader()
         writer.writerows(broken.values())
-    assert _split(root, "--keep", str(root / "broken.csv"), "--seed", "9", out="fixed.csv") == EXIT_CLEAN
+    assert (
+        _split(root, "--keep", str(root / "broken.csv"), "--seed", "9", out="fixed.csv")
+        == EXIT_CLEAN
+    )
     fixed = _manifest(root / "fixed.csv")
     changed = sorted(p for p in fixed if fixed[p]["split"] != broken[p]["split"])
     assert changed == sorted([victim, CHAIN[0]])
@@ -213,22 +241,33 @@ def test_keep_carries_extra_columns_and_stratifies_by_column(grouped_dataset: Pa
     with open(root / "labelled.csv", "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["path", "split", "species"])
-        writer.writerows([p, r["split"], p.split("/")[1] if "part" in p else "other"] for p, r in rows.items())
-    assert _split(root, "--keep", str(root / "labelled.csv"), "--stratify", "species", out="out.csv") == 0
+        writer.writerows(
+            [p, r["split"], p.split("/")[1] if "part" in p else "other"] for p, r in rows.items()
+        )
+    assert (
+        _split(root, "--keep", str(root / "labelled.csv"), "--stratify", "species", out="out.csv")
+        == 0
+    )
     out = _manifest(root / "out.csv")
     assert all(out[p]["species"] == (p.split("/")[1] if "part" in p else "other") for p in out)
 
 
-@pytest.mark.parametrize(("args", "words"), [
-    (["--test", "1.5"], ["--test 1.5"]),
-    (["--test", "0.5", "--val", "0.6"], ["leave some for train"]),
-    (["--test", "0.2", "--keep", "nope.csv"], ["nope.csv", "not found"]),
-    (["--test", "0.2", "--keep", "bad.csv"], ["bad.csv:1", "no `split` column"]),
-    (["--test", "0.2", "--keep", "other.csv"], ["other.csv", "'holdout'", "--names"]),
-    (["--test", "0.2", "--keep", "other.csv", "--stratify", "species"], ["other.csv:1", "no `species` column"]),
-    (["--test", "0.2", "--stratify", "species"], ["there is no manifest"]),
-    (["--test", "0.2", "--names", "a,b"], ["three different split names"]),
-])
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--test", "1.5"], ["--test 1.5"]),
+        (["--test", "0.5", "--val", "0.6"], ["leave some for train"]),
+        (["--test", "0.2", "--keep", "nope.csv"], ["nope.csv", "not found"]),
+        (["--test", "0.2", "--keep", "bad.csv"], ["bad.csv:1", "no `split` column"]),
+        (["--test", "0.2", "--keep", "other.csv"], ["other.csv", "'holdout'", "--names"]),
+        (
+            ["--test", "0.2", "--keep", "other.csv", "--stratify", "species"],
+            ["other.csv:1", "no `species` column"],
+        ),
+        (["--test", "0.2", "--stratify", "species"], ["there is no manifest"]),
+        (["--test", "0.2", "--names", "a,b"], ["three different split names"]),
+    ],
+)
 def test_split_bad_input_exits_2(tmp_path: Path, capsys, args: list[str], words: list[str]) -> None:
     """Wrong shares, manifests or columns exit 2 with the file and the problem named."""
     save(photo(1, (64, 48)), tmp_path / "train/a.jpg")
@@ -238,7 +277,14 @@ def test_split_bad_input_exits_2(tmp_path: Path, capsys, args: list[str], words:
     stratify_ok = "--stratify" in args and "other.csv" in args
     if stratify_ok:
         (tmp_path / "other.csv").write_text("path,split\ntrain/a.jpg,train\n")
-    argv = ["split", "--no-cache", "--policy", str(tmp_path / "leakcheck.yaml"), "-o", str(tmp_path / "o.csv")]
+    argv = [
+        "split",
+        "--no-cache",
+        "--policy",
+        str(tmp_path / "leakcheck.yaml"),
+        "-o",
+        str(tmp_path / "o.csv"),
+    ]
     argv += [a if not a.endswith(".csv") else str(tmp_path / a) for a in args]
     assert main(argv) == EXIT_USAGE
     err = capsys.readouterr().err
@@ -252,7 +298,34 @@ def test_split_with_manifest_policy_before_the_manifest_exists(grouped_dataset: 
     """A policy naming splits.csv can write it: the first run needs no manifest yet."""
     for split in ("train", "val", "test"):
         shutil.move(str(grouped_dataset / split), str(grouped_dataset / "images" / split))
-    write_policy(grouped_dataset, GROUPED.replace(
-        "{train: [train/**], val: [val/**], test: [test/**]}", "{manifest: splits.csv}"))
+    write_policy(
+        grouped_dataset,
+        GROUPED.replace(
+            "{train: [train/**], val: [val/**], test: [test/**]}", "{manifest: splits.csv}"
+        ),
+    )
     assert _split(grouped_dataset) == EXIT_CLEAN
     assert len(_manifest(grouped_dataset / "splits.csv")) == 12 * 3 + 3
+
+
+def test_keep_share_repair_counts_groups_when_asked() -> None:
+    """With weights in groups, the repair closes a group-share gap with the fewest groups."""
+    comp = np.arange(4).repeat([30, 1, 1, 8])  # component 0: one big group; 3: four groups
+    weight = np.array([1.0, 1.0, 1.0, 4.0])
+    keep = np.where(comp == 3, 0, np.where(comp == 0, 0, 2))  # test: 2 of 7 groups
+    bounds = [(0, 1), (0, 1), (0.5, 1.0)]
+    got = assign(comp, (0.7, 0.0, 0.3), keep=keep, bounds=bounds, weight=weight, seed=0)
+    # 1.5 more groups needed: component 3 (4 groups) is the only one that closes the gap; counted
+    # in files instead, the 30-file component would move.
+    assert got.split[comp == 3].tolist() == [2] * 8
+    assert got.split[comp == 0].tolist() == [0] * 30
+
+
+def test_split_of_an_empty_dataset_writes_a_header(tmp_path: Path) -> None:
+    """No images: the manifest is just its header, and --keep on it works too."""
+    write_policy(tmp_path, "version: 1\nsplits: {manifest: splits.csv}\n")
+    out = str(tmp_path / "splits.csv")
+    argv = ["split", "--policy", str(tmp_path / "leakcheck.yaml"), "--test", "0.2", "-o", out]
+    assert main(argv) == EXIT_CLEAN
+    assert main([*argv, "--keep", out]) == EXIT_CLEAN
+    assert (tmp_path / "splits.csv").read_text() == "path,split\n"
