@@ -141,8 +141,8 @@ def _fill(
         return
     single = single[rng.permutation(len(single))]
     lab = lay.lab[lay.start[single]]
-    single = single[np.argsort(lab, kind="stable")]
-    lab = lab[np.argsort(lab, kind="stable")]
+    by_label = np.argsort(lab, kind="stable")
+    single, lab = single[by_label], lab[by_label]
     labels, first, counts = np.unique(lab, return_index=True, return_counts=True)
     for label, at, m in zip(labels.tolist(), first.tolist(), counts.tolist()):
         want = np.where(allowed, deficit[:, label], 0.0)
