@@ -50,6 +50,20 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--max-findings", type=int, default=50, help="findings shown in full in text (0: all)")
     chk.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
 
+    spl = sub.add_parser("split", help="write a manifest in which no group or copy spans splits")
+    spl.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
+    spl.add_argument("--test", type=float, required=True, help="share of files for test, e.g. 0.2")
+    spl.add_argument("--val", type=float, default=0.0, help="share for val (default: 0: no val)")
+    spl.add_argument("--seed", type=int, default=0, help="the same seed gives the same manifest")
+    spl.add_argument("-o", "--output", type=Path, required=True, help="manifest CSV to write")
+    spl.add_argument("--stratify", metavar="folder|COLUMN",
+                     help="balance labels: the parent folder name, or a column of the manifest")
+    spl.add_argument("--keep", type=Path, metavar="MANIFEST",
+                     help="repair this manifest, changing as few assignments as possible")
+    spl.add_argument("--names", default="train,val,test", help="split names (default: %(default)s)")
+    spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all)")
+    spl.add_argument("--no-cache", action="store_true", help="do not use the signature store")
+
     ini = sub.add_parser("init", help="write a commented leakcheck.yaml, guessing splits from the tree")
     ini.add_argument("root", nargs="?", type=Path, default=Path("."), help="dataset folder (default: .)")
     ini.add_argument("-o", "--output", type=Path, help=f"policy path (default: ROOT/{DEFAULT_POLICY_NAME})")
@@ -62,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "init":
             return _init(args)
+        if args.command == "split":
+            return _split(args)
         return _check(args)
     except LeakcheckError as exc:
         print(f"Error: {exc}", file=sys.stderr)
@@ -86,6 +102,23 @@ def _check(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return report.exit_code
+
+
+def _split(args: argparse.Namespace) -> int:
+    from . import split
+    from .policy import load
+    from .report import write_atomic
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    policy = load(args.policy or find_policy(), need_manifest=False)
+    plan = split.plan(policy, test=args.test, val=args.val, seed=args.seed, stratify=args.stratify,
+                      keep=args.keep, names=tuple(n.strip() for n in args.names.split(",")),
+                      jobs=args.jobs, use_cache=not args.no_cache)
+    write_atomic(args.output, split.manifest_text(plan))
+    sys.stdout.write(split.summary(plan))
+    print(f"leakcheck split: wrote {args.output}")
+    return EXIT_CLEAN
 
 
 # --------------------------------------------------------------------------

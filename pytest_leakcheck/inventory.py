@@ -170,7 +170,7 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
                         fix="the first row must be a header like `path,split,group`",
                     )
             for row in reader:
-                rel = _clean(row.get("path") or "")
+                rel = clean_path(row.get("path") or "")
                 split = (row.get("split") or "").strip()
                 if not rel or not split:
                     raise PolicyError(
@@ -187,7 +187,8 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
     return rows, tuple(names)
 
 
-def _clean(rel: str) -> str:
+def clean_path(rel: str) -> str:
+    """A path as a CSV may write it, in the inventory's form: POSIX, no leading ``./``."""
     rel = rel.strip().replace("\\", "/")
     while rel.startswith("./"):
         rel = rel[2:]
