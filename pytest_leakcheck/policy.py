@@ -193,6 +193,9 @@ class _Ctx:
         return value
 
     def choice(self, value: Any, at: tuple[str, ...], choices: tuple[str, ...]) -> str:
+        # YAML 1.1 reads a bare `off` as false; people mean the word.
+        if value is False and "off" in choices:
+            return "off"
         if value not in choices:
             close = difflib.get_close_matches(str(value), choices, n=1)
             fix = f"did you mean `{close[0]}`?" if close else "use one of: " + ", ".join(choices)

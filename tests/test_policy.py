@@ -229,3 +229,16 @@ def test_pair_may_have_spaces_around_tilde(tmp_path: Path) -> None:
     """`train ~ test` names the same pair as `train~test`."""
     policy = load(_write(tmp_path, GOOD + "pairs:\n  compare: [train ~ test]\n"))
     assert policy.pairs == (("train", "test"),)
+
+
+def test_bare_off_means_off(tmp_path: Path) -> None:
+    """An unquoted `off` (YAML's false) is read as the severity `off`."""
+    (tmp_path / "train").mkdir()
+    path = tmp_path / "leakcheck.yaml"
+    path.write_text(
+        "version: 1\nsplits: {train: [train/**]}\npairs: {within_split: off}\n"
+        "detectors: {thumbnail: {severity: off}}\n"
+    )
+    policy = load(path)
+    assert policy.within_split == "off"
+    assert policy.detectors.thumbnail.severity == "off"
