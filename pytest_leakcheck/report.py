@@ -93,8 +93,8 @@ def render_text(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS) -> 
                  f"reused {int(stats.get('reused', 0))}, {stats.get('seconds', 0):.1f}s")
     out.append(line)
     if errors:
-        out.append("Fix: keep each cluster in one split (move or delete the copies), "
-                   "then run `leakcheck check` again.")
+        out.append("Fix: keep each cluster and each group in one split (move or delete the copies, "
+                   "or write a repaired manifest with `leakcheck split`), then run `leakcheck check` again.")
     return "\n".join(out) + "\n"
 
 
