@@ -128,7 +128,7 @@ def test_leaks_exit_1_with_text_report(small_leaky: Path, run_cli) -> None:
     )
     assert str(small_leaky) not in out.replace(str(small_leaky / "leakcheck.yaml"), "")
     assert "leakcheck: 3 errors, 1 warning" in out
-    assert "Fix: keep each cluster in one split" in out
+    assert "Fix: keep each cluster and each group in one split" in out
 
 
 @pytest.mark.parametrize(
