@@ -69,6 +69,8 @@ def _parser() -> argparse.ArgumentParser:
 
     fpr = sub.add_parser("fingerprint", help="print the signature-parameter fingerprint (a cache key)")
     fpr.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
+    fpr.add_argument("--cache-dir", action="store_true",
+                     help="print the absolute folder of the policy's signature store instead")
 
     ini = sub.add_parser("init", help="write a commented leakcheck.yaml, guessing splits from the tree")
     ini.add_argument("root", nargs="?", type=Path, default=Path("."), help="dataset folder (default: .)")
@@ -165,7 +167,8 @@ def _fingerprint(args: argparse.Namespace) -> int:
     from .policy import load
     from .signatures import fingerprint
 
-    print(fingerprint(load(args.policy or find_policy())))
+    policy = load(args.policy or find_policy())
+    print(policy.cache.parent if args.cache_dir else fingerprint(policy))
     return EXIT_CLEAN
 
 
