@@ -214,3 +214,16 @@ def test_bad_input_is_rejected_before_running(pr_repo, tmp_path: Path) -> None:
     assert run.failed == ("prep", 2)
     assert "::error title=leakcheck::input fail-on must be new or all" in run.stdout["prep"]
     assert not (repo / "pwned").exists()
+
+
+def test_dogfood_workflow_runs_this_action_on_the_examples() -> None:
+    """.github/workflows runs `uses: ./` on examples/, and is a valid workflow."""
+    workflow = yaml.safe_load((REPO / ".github/workflows/leakcheck.yml").read_text())
+    workflow["on"] = workflow.pop(True)  # YAML 1.1 reads the key `on` as a boolean
+    jsonschema.validate(workflow, json.loads((DATA / "github-workflow.schema.json").read_text()))
+    steps = [s for job in workflow["jobs"].values() for s in job["steps"]]
+    ours = [s for s in steps if s.get("uses") == "./"]
+    assert len(ours) == 1
+    assert (REPO / ours[0]["with"]["policy"]).is_file()
+    checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout"))
+    assert checkout["with"]["fetch-depth"] == 0
