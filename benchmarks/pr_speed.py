@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -78,7 +79,7 @@ def build(n: int, added: int, jobs: int) -> tuple[Path, str]:
     t0 = time.perf_counter()
     _generate([(i, -1, str(root / _where(i, n_train))) for i in range(n)], jobs)
     (root / "leakcheck.yaml").write_text(POLICY)
-    (root / ".gitignore").write_text(".leakcheck/\n*.json\n")
+    (root / ".gitignore").write_text(".leakcheck/\n*.json\n*.sqlite\n")
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "base")
@@ -100,6 +101,26 @@ def build(n: int, added: int, jobs: int) -> tuple[Path, str]:
     return root, base
 
 
+def _base_store(root: Path) -> Path:
+    """A copy of the store as signed on main: the pull request's images are not in it."""
+    saved = root / "base-store.sqlite"
+    if not saved.exists():
+        from pytest_leakcheck.store import open_store
+
+        with open_store(root / ".leakcheck/cache.sqlite") as store, store.conn:
+            pr = [r[0] for r in store.conn.execute("SELECT digest FROM files WHERE path LIKE 'test/pr/%'")]
+            store.conn.executemany("DELETE FROM signatures WHERE digest = ?", [(d,) for d in pr])
+            store.conn.execute("DELETE FROM files WHERE path LIKE 'test/pr/%'")
+        shutil.copyfile(root / ".leakcheck/cache.sqlite", saved)
+    return saved
+
+
+def _reset_store(root: Path) -> None:
+    for suffix in ("-wal", "-shm"):
+        Path(f"{root}/.leakcheck/cache.sqlite{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(root / "base-store.sqlite", root / ".leakcheck/cache.sqlite")
+
+
 def _leakcheck(root: Path, *args: str) -> tuple[float, int]:
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "pytest_leakcheck", "check", "--policy",
@@ -116,6 +137,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     root, base = build(args.n, args.added, args.jobs)
+    _base_store(root)
+    _reset_store(root)
     jobs = ["--jobs", str(args.jobs)]
     _git(root, "checkout", "-q", "main")
     base_report = root / f"base-{base}.json"
@@ -124,13 +147,21 @@ def main() -> None:
     pr_report = root / "pr.json"
     pr_args = ("--changed-since", "main", "--base-report", str(base_report), "--format", "json",
                "-o", str(pr_report), *jobs)
+    _reset_store(root)  # the pull request's images are new to the store: decoded in this run
     t_pr, code = _leakcheck(root, *pr_args)
     stats = json.loads(pr_report.read_text())
-    for path in root.rglob("*.jpg"):  # what a fresh checkout does to a restored store
-        st = path.stat()
+    times = {p: p.stat() for p in root.rglob("*.jpg")}
+    for path, st in times.items():  # what a fresh checkout does to a restored store
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    # After a real checkout git's index matches the new mtimes; without this refresh
+    # `git diff HEAD` would re-read all N files and charge that to leakcheck.
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=False)
+    _reset_store(root)
     t_restored, _ = _leakcheck(root, *pr_args)
     restored = json.loads(pr_report.read_text())
+    for path, st in times.items():  # so that the next run starts from the same state
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=False)
     _git(root, "checkout", "-q", "main")
     s, r = stats["stats"], restored["stats"]
     new = sum(f["status"] == "new" for f in stats["findings"])
