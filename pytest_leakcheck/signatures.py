@@ -252,11 +252,12 @@ def compute(
     t_hash = time.perf_counter()
 
     wanted = [f.name for f in fams] + ["dims"]
+    cached: dict[str, dict[bytes, tuple[bool, bytes]]] = {}
     present = [d for d in digests if d]
-    keys = {f.name: (f.name, f.params) for f in fams}
-    keys |= {"dims": ("dims", "v1"), "error": ("error", DECODE_PATH)}
-    found = store.get_families(present, list(keys.values()))
-    cached = {name: found[key] for name, key in keys.items()}
+    for f in fams:
+        cached[f.name] = store.get_signatures(present, f.name, f.params)
+    cached["dims"] = store.get_signatures(present, "dims", "v1")
+    cached["error"] = store.get_signatures(present, "error", DECODE_PATH)
 
     to_decode: dict[bytes, int] = {}  # digest -> first row with it; copies decode once
     for i, d in enumerate(digests):
@@ -283,10 +284,9 @@ def compute(
         else:
             cached["error"][digest] = (False, str(result).encode())
             new_sigs.append((digest, "error", DECODE_PATH, False, str(result).encode()))
-    hashed = set(to_hash)  # a list here made a fresh checkout of 50,000 files quadratic
     for i, rec in enumerate(records):
         d = digests[i]
-        if d is not None and i in hashed:
+        if d is not None and (i in to_hash):
             new_files.append((rec.path, rec.size, rec.mtime_ns, d))
     if new_sigs:
         store.put_signatures(new_sigs)

@@ -97,26 +97,6 @@ class Store:
                 out[bytes(digest)] = (bool(ok), bytes(data))
         return out
 
-    def get_families(
-        self, digests: list[bytes], keys: list[tuple[str, str]]
-    ) -> dict[tuple[str, str], dict[bytes, tuple[bool, bytes]]]:
-        """:meth:`get_signatures` for several (family, params) at once.
-
-        One primary-key seek per digest instead of one per digest and
-        family: four times faster on a warm store of 50,000 files.
-        """
-        out: dict[tuple[str, str], dict[bytes, tuple[bool, bytes]]] = {k: {} for k in keys}
-        for chunk in _chunks(list(dict.fromkeys(digests)), _BATCH):
-            marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(
-                f"SELECT digest, family, params, ok, data FROM signatures WHERE digest IN ({marks})", chunk
-            )
-            for digest, family, params, ok, data in rows:
-                hit = out.get((family, params))
-                if hit is not None:
-                    hit[bytes(digest)] = (bool(ok), bytes(data))
-        return out
-
     def put_signatures(self, rows: Iterable[tuple[bytes, str, str, bool, bytes]]) -> None:
         with self._transaction():
             self.conn.executemany(
