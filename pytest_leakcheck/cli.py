@@ -15,6 +15,8 @@ from pathlib import Path
 from .errors import EXIT_CLEAN, EXIT_USAGE, LeakcheckError, UsageError
 from .policy import DEFAULT_POLICY_NAME
 
+FORMATS = ("text", "json", "sarif", "markdown", "annotations")
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -44,11 +46,31 @@ def _parser() -> argparse.ArgumentParser:
 
     chk = sub.add_parser("check", help="check the dataset; exit 1 on error-level findings")
     chk.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
-    chk.add_argument("--format", choices=("text", "json"), default="text")
+    chk.add_argument("--format", choices=FORMATS, default="text")
     chk.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
     chk.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
     chk.add_argument("--max-findings", type=int, default=50, help="findings shown in full in text (0: all)")
     chk.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
+    chk.add_argument("--changed-since", metavar="REF",
+                     help="pull request mode: findings that involve files changed since REF are new")
+    chk.add_argument("--base-report", type=Path, metavar="JSON",
+                     help="with --changed-since: a JSON report of a full check at REF; then only "
+                          "changed files are searched")
+    chk.add_argument("--fail-on", choices=("new", "all"),
+                     help="which error-level findings fail (default: new with --changed-since, else all)")
+    _add_render_options(chk)
+
+    ren = sub.add_parser("render", help="render a saved JSON report in another format")
+    ren.add_argument("report", type=Path, help="a report written by `check --format json`")
+    ren.add_argument("--format", choices=FORMATS, default="text")
+    ren.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
+    ren.add_argument("--max-findings", type=int, default=50, help="findings shown in full (0: all)")
+    _add_render_options(ren)
+
+    fpr = sub.add_parser("fingerprint", help="print the signature-parameter fingerprint (a cache key)")
+    fpr.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
+    fpr.add_argument("--cache-dir", action="store_true",
+                     help="print the absolute folder of the policy's signature store instead")
 
     spl = sub.add_parser("split", help="write a manifest in which no group or copy spans splits")
     spl.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
@@ -71,6 +93,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_render_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--blob-url", metavar="URL",
+                   help="markdown thumbnails: https://github.com/OWNER/REPO/blob/SHA")
+    p.add_argument("--path-prefix", metavar="DIR/",
+                   help="prepended to paths in sarif/annotations/markdown "
+                        "(default: the policy root relative to the git repository)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -78,6 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _init(args)
         if args.command == "split":
             return _split(args)
+        if args.command == "render":
+            return _render(args)
+        if args.command == "fingerprint":
+            return _fingerprint(args)
         return _check(args)
     except LeakcheckError as exc:
         print(f"Error: {exc}", file=sys.stderr)
@@ -88,26 +122,75 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from . import changes
     from .core import check
-    from .report import render
+    from .policy import load
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
-    policy_path = args.policy or find_policy()
-    report = check(policy_path, jobs=args.jobs, use_cache=not args.no_cache)
-    text = render(report, args.format, max_findings=args.max_findings)
+    if args.base_report and not args.changed_since:
+        raise UsageError("--base-report needs --changed-since REF", fix="name the commit the report was made at")
+    policy = load(args.policy or find_policy())
+    options = {"jobs": args.jobs, "use_cache": not args.no_cache}
+    if args.changed_since:
+        base = None
+        if args.base_report:
+            from .saved import load_report
+
+            base = load_report(args.base_report)
+        report = changes.check_since(policy, args.changed_since, base_report=base, **options)
+    else:
+        report = check(policy=policy, **options)
+    _emit(report, args, policy.root)
+    return changes.exit_code(report, args.fail_on or ("new" if args.changed_since else "all"))
+
+
+def _emit(report: object, args: argparse.Namespace, root: Path | None) -> None:
+    from .changes import repo_prefix
+    from .report import render
+
+    options: dict[str, object] = {"max_findings": args.max_findings}
+    if args.format in ("sarif", "markdown", "annotations"):
+        prefix = args.path_prefix
+        if prefix is None:
+            prefix = repo_prefix(root) if root is not None else ""
+        options.update(prefix=prefix, blob_url=args.blob_url)
+    text = render(report, args.format, **options)  # type: ignore[arg-type]
     if args.output:
         _write(args.output, text)
         print(f"leakcheck: report written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    return report.exit_code
+
+
+def _render(args: argparse.Namespace) -> int:
+    from .errors import PolicyError
+    from .policy import load
+    from .saved import load_report
+
+    report = load_report(args.report)
+    root = None
+    if args.path_prefix is None and args.format in ("sarif", "markdown", "annotations"):
+        try:
+            root = load(report.policy_path).root
+        except PolicyError:
+            root = None  # rendering elsewhere than the check ran: paths stay root-relative
+    _emit(report, args, root)
+    return EXIT_CLEAN
+
+
+def _fingerprint(args: argparse.Namespace) -> int:
+    from .policy import load
+    from .signatures import fingerprint
+
+    policy = load(args.policy or find_policy())
+    print(policy.cache.parent if args.cache_dir else fingerprint(policy))
+    return EXIT_CLEAN
 
 
 def _split(args: argparse.Namespace) -> int:
     from . import split
     from .policy import load
-    from .report import write_atomic
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
@@ -115,7 +198,7 @@ def _split(args: argparse.Namespace) -> int:
     plan = split.plan(policy, test=args.test, val=args.val, seed=args.seed, stratify=args.stratify,
                       keep=args.keep, names=tuple(n.strip() for n in args.names.split(",")),
                       jobs=args.jobs, use_cache=not args.no_cache)
-    write_atomic(args.output, split.manifest_text(plan))
+    _write(args.output, split.manifest_text(plan))
     sys.stdout.write(split.summary(plan))
     print(f"leakcheck split: wrote {args.output}")
     return EXIT_CLEAN

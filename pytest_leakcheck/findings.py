@@ -69,6 +69,7 @@ class Finding:
     pairs: tuple[Pair, ...] = ()
     message: str = ""
     strength: float = 1.0
+    status: str = "new"
 
     @property
     def splits(self) -> tuple[str, ...]:

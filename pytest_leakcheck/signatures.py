@@ -144,6 +144,17 @@ def spec(policy: Policy, wanted: tuple[tuple[str, str], ...] = ()) -> Spec:
     return Spec(ph.kind, ph.bits, policy.detectors.thumbnail.size, policy.files.max_pixels, wanted)
 
 
+def fingerprint(policy: Policy) -> str:
+    """A short hash of every signature parameter: a cache key for the store.
+
+    Two policies with the same fingerprint compute the same signatures, so a
+    CI cache saved under one is valid for the other.
+    """
+    parts = [f"{f.name}={f.params}" for f in families(policy)]
+    parts += ["dims=v1", f"error={DECODE_PATH}", f"pixels={PIXELS_PARAMS}"]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class Signatures:
     """Arrays row-aligned to the inventory's records."""
