@@ -18,6 +18,7 @@ from .errors import PolicyError
 
 SCHEMA_VERSION = 1
 DEFAULT_POLICY_NAME = "leakcheck.yaml"
+DEFAULT_BASELINE_NAME = ".leakcheck-baseline.yaml"
 SEVERITIES = ("error", "warning", "off")
 #: The eight orientations of a square; ``identity`` is always searched.
 ORIENTATIONS = ("identity", "hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
@@ -83,6 +84,8 @@ class Policy:
     files: FileRules = field(default_factory=FileRules)
     ignore: tuple[str, ...] = ()
     cache: Path = Path(".leakcheck/cache.sqlite")
+    #: Judged findings; None (a policy built in code) means no baseline.
+    baseline: Path | None = None
     #: Key path -> line number, for messages that point at the policy.
     lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
 
@@ -100,7 +103,7 @@ class Policy:
 # YAML with line numbers
 
 
-def _read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
+def read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -326,13 +329,14 @@ def _files(ctx: _Ctx, raw: Any) -> FileRules:
     return FileRules(extensions=exts, max_pixels=max_pixels, **sev)
 
 
-_TOP_KEYS = ("version", "root", "splits", "pairs", "detectors", "augmentations", "files", "ignore", "cache")
+_TOP_KEYS = ("version", "root", "splits", "pairs", "detectors", "augmentations", "files", "ignore", "cache",
+             "baseline")
 
 
 def load(path: str | Path) -> Policy:
     """Read and validate a policy file; raise :class:`PolicyError` on any problem."""
     path = Path(path).absolute()
-    data, lines = _read_yaml(path)
+    data, lines = read_yaml(path)
     ctx = _Ctx(path, lines)
     if data is None:
         raise ctx.fail((), "the policy is empty", "run `leakcheck init` for a commented example")
@@ -357,6 +361,9 @@ def load(path: str | Path) -> Policy:
     cache = raw.get("cache", ".leakcheck/cache.sqlite")
     if not isinstance(cache, str) or not cache:
         raise ctx.fail(("cache",), "expected a file path")
+    baseline = raw.get("baseline", DEFAULT_BASELINE_NAME)
+    if not isinstance(baseline, str) or not baseline:
+        raise ctx.fail(("baseline",), "expected a file path", f"e.g. `baseline: {DEFAULT_BASELINE_NAME}`")
     return Policy(
         path=path,
         root=root,
@@ -370,6 +377,7 @@ def load(path: str | Path) -> Policy:
         files=_files(ctx, raw.get("files")),
         ignore=ctx.strings(raw["ignore"], ("ignore",)) if raw.get("ignore") else (),
         cache=(path.parent / cache).resolve(),
+        baseline=(path.parent / baseline).resolve(),
         lines=lines,
     )
 

@@ -33,7 +33,7 @@ BASE = 64
 DECODE_PATH = f"draft-rgb{BASE}-exif-lanczos-v1"
 PIXELS_PARAMS = "rgba-exif-v1"
 
-_TRANSPOSE = {
+TRANSPOSE = {
     "identity": None,
     "hflip": Image.Transpose.FLIP_LEFT_RIGHT,
     "vflip": Image.Transpose.FLIP_TOP_BOTTOM,
@@ -72,7 +72,7 @@ def _hash_bits(img: Image.Image, policy: Policy) -> bytes:
     # All eight orientations are stored so that changing `augmentations`
     # never forces a decode; each costs well under 0.1 ms on a 64 px square.
     for name in ORIENTATIONS:
-        op = _TRANSPOSE[name]
+        op = TRANSPOSE[name]
         oriented = img if op is None else img.transpose(op)
         bits = np.asarray(fn(oriented, hash_size=det.hash_size).hash, dtype=bool).ravel()
         out.append(np.packbits(bits).tobytes())
@@ -111,7 +111,8 @@ class Signatures:
 # Decoding (runs in worker processes)
 
 
-def _open(data: bytes, max_pixels: int) -> Image.Image:
+def open_image(data: bytes, max_pixels: int) -> Image.Image:
+    """Open lazily, refusing decompression bombs; raises :class:`Unreadable`."""
     with warnings.catch_warnings():
         # Pillow warns above 89 Mpx and raises above 179 Mpx; our own limit
         # below is the one the policy controls.
@@ -135,7 +136,7 @@ def _decode(data: bytes, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]
 
     Returns the base square and the image's true size after EXIF orientation.
     """
-    img = _open(data, max_pixels)
+    img = open_image(data, max_pixels)
     w, h = img.size
     if img.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # orientations that swap the axes
         w, h = h, w
@@ -171,7 +172,7 @@ def _pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
     path, max_pixels = task
     try:
         data = Path(path).read_bytes()
-        img = ImageOps.exif_transpose(_open(data, max_pixels)).convert("RGBA")
+        img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")
         return True, hashlib.sha256(struct.pack("<qq", *img.size) + img.tobytes()).digest()
     except Exception as exc:  # any decode failure: the pair is simply not identical
         return False, str(exc).encode()
