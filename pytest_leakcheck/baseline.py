@@ -119,13 +119,13 @@ def load(path: Path | None) -> Baseline:
     """Read and validate a baseline; a missing file is an empty baseline."""
     if path is None or not path.exists():
         return Baseline(path)
+    _refuse_conflict_markers(path)
     try:
         data, lines = read_yaml(path)
     except PolicyError as exc:
         raise BaselineError(
             exc.problem, path=str(path), line=exc.line, key=exc.key,
-            fix="fix it by hand (e.g. resolve merge-conflict markers); leakcheck never rewrites an "
-                "invalid baseline",
+            fix="fix it by hand; leakcheck never rewrites an invalid baseline",
         ) from None
 
     def fail(at: tuple[str, ...], problem: str, fix: str | None = None) -> BaselineError:
@@ -151,6 +151,22 @@ def load(path: Path | None) -> Baseline:
         raise fail(("findings",), "expected a mapping of finding id to entry")
     entries = [_entry(key, value, fail) for key, value in raw.items()]
     return Baseline(path, tuple(sorted(entries, key=lambda e: e.id)))
+
+
+def _refuse_conflict_markers(path: Path) -> None:
+    # The file is committed and edited on branches; a merge conflict is its
+    # most likely breakage, and YAML would point past it with a vaguer message.
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"cannot read baseline: {exc}", path=str(path)) from None
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "=======":
+            raise BaselineError(
+                "unresolved merge conflict", path=str(path), line=n,
+                fix="keep the entries of both sides and delete the marker lines; entries are sorted "
+                    "by id, so the union is the resolution",
+            )
 
 
 def _entry(key: Any, value: Any, fail: Any) -> Entry:
