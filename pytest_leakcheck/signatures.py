@@ -29,8 +29,12 @@ from .store import Store
 
 #: Side of the grey square every signal is computed from.
 BASE = 64
+# JPEG draft target: libjpeg decodes at 1/8 scale while both sides stay >= 32,
+# which is four times cheaper than a full decode and plenty for 64-bit hashes
+# and 16 px thumbnails.
+DRAFT = 32
 #: Changes whenever the decode path changes, invalidating cached signals.
-DECODE_PATH = f"draft-rgb{BASE}-exif-lanczos-v1"
+DECODE_PATH = f"draft{DRAFT}-rgb-exif-lanczos{BASE}-v1"
 PIXELS_PARAMS = "rgba-exif-v1"
 
 TRANSPOSE = {
@@ -50,48 +54,94 @@ class Unreadable(Exception):
 
 
 @dataclass(frozen=True)
+class Spec:
+    """What a worker needs to sign one file: small and cheap to pickle."""
+
+    kind: str
+    bits: int
+    thumb_size: int
+    max_pixels: int
+    #: (family, params) pairs to compute, e.g. ("hash:hflip", "phash;64;...").
+    wanted: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def hash_size(self) -> int:
+        return int(round(self.bits**0.5))
+
+
+@dataclass(frozen=True)
 class Family:
-    """One cached signal: how to compute it from the decoded base image."""
+    """One cached signal.  ``name`` is ``compute[:argument]``, e.g. ``hash:rot90``."""
 
     name: str
     params: str
-    compute: Callable[[Image.Image, Policy], bytes]
 
 
-def _hash_bits(img: Image.Image, policy: Policy) -> bytes:
+def _hash_input(img: Image.Image, spec: Spec) -> Image.Image:
+    # imagehash.phash resizes to 4 x hash_size itself; doing it once here makes
+    # its own resize a no-op copy for every orientation after the first.
+    if spec.kind == "phash":
+        side = spec.hash_size * 4
+        return img.resize((side, side), Image.Resampling.LANCZOS)
+    return img
+
+
+def _hash(img: Image.Image, spec: Spec, orientation: str) -> bytes:
     import imagehash  # imported here: it pulls in scipy, and only workers need it
 
-    det = policy.detectors.phash
     fn = {
         "phash": imagehash.phash,
         "dhash": imagehash.dhash,
         "ahash": imagehash.average_hash,
         "whash": imagehash.whash,
-    }[det.kind]
-    out = []
-    # All eight orientations are stored so that changing `augmentations`
-    # never forces a decode; each costs well under 0.1 ms on a 64 px square.
-    for name in ORIENTATIONS:
-        op = TRANSPOSE[name]
-        oriented = img if op is None else img.transpose(op)
-        bits = np.asarray(fn(oriented, hash_size=det.hash_size).hash, dtype=bool).ravel()
-        out.append(np.packbits(bits).tobytes())
-    return b"".join(out)
+    }[spec.kind]
+    op = TRANSPOSE[orientation]
+    oriented = img if op is None else img.transpose(op)
+    bits = np.asarray(fn(oriented, hash_size=spec.hash_size).hash, dtype=bool).ravel()
+    return np.packbits(bits).tobytes()
 
 
-def _thumb(img: Image.Image, policy: Policy) -> bytes:
-    size = policy.detectors.thumbnail.size
-    return np.asarray(img.resize((size, size), Image.Resampling.BOX), dtype=np.uint8).tobytes()
+def _thumb(img: Image.Image, spec: Spec, _: str) -> bytes:
+    side = spec.thumb_size
+    return np.asarray(img.resize((side, side), Image.Resampling.BOX), dtype=np.uint8).tobytes()
+
+
+#: How each family is computed from the decoded base square; new detectors
+#: register their descriptors here.
+COMPUTE: dict[str, Callable[[Image.Image, Spec, str], bytes]] = {"hash": _hash, "thumb": _thumb}
 
 
 def families(policy: Policy) -> tuple[Family, ...]:
-    """The signal families this policy needs, each with its parameter fingerprint."""
+    """The signal families this policy needs, each with its parameter fingerprint.
+
+    Hashes are stored per orientation, so adding an augmentation computes only
+    the new orientation and keeps everything else.
+    """
     ph = policy.detectors.phash
-    th = policy.detectors.thumbnail
-    return (
-        Family("phash", f"{ph.kind};{ph.bits};{DECODE_PATH}", _hash_bits),
-        Family("thumb", f"{th.size};{DECODE_PATH}", _thumb),
+    hashes = tuple(
+        Family(f"hash:{o}", f"{ph.kind};{ph.bits};{DECODE_PATH}") for o in search_orientations(policy)
     )
+    return (*hashes, Family("thumb", f"{policy.detectors.thumbnail.size};{DECODE_PATH}"))
+
+
+_INVERSE = {"rot90": "rot270", "rot270": "rot90"}
+
+
+def search_orientations(policy: Policy) -> tuple[str, ...]:
+    """Orientations to hash: the policy's, closed under inverse.
+
+    Only one side of each pair is queried in each orientation, so an
+    orientation must come with its inverse for "test = rot90(train)" and the
+    reverse to match alike.
+    """
+    names = set(policy.orientations)
+    names |= {_INVERSE[n] for n in names if n in _INVERSE}
+    return tuple(o for o in ORIENTATIONS if o in names)
+
+
+def spec(policy: Policy, wanted: tuple[tuple[str, str], ...] = ()) -> Spec:
+    ph = policy.detectors.phash
+    return Spec(ph.kind, ph.bits, policy.detectors.thumbnail.size, policy.files.max_pixels, wanted)
 
 
 @dataclass(frozen=True)
@@ -102,7 +152,7 @@ class Signatures:
     valid: np.ndarray  # (N,) bool: decoded fine
     errors: dict[int, str]  # row -> why it could not be decoded
     dims: np.ndarray  # (N, 2) int64 width, height after EXIF orientation
-    phash: np.ndarray  # (N, 8, W) uint64, one row per orientation in ORIENTATIONS order
+    phash: np.ndarray  # (N, 8, W) uint64 in ORIENTATIONS order; unsearched orientations are 0
     thumb: np.ndarray  # (N, S*S) uint8 grey thumbnail
     stats: dict[str, float] = field(default_factory=dict)
 
@@ -140,14 +190,14 @@ def _decode(data: bytes, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]
     w, h = img.size
     if img.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # orientations that swap the axes
         w, h = h, w
-    img.draft("RGB", (BASE, BASE))
+    img.draft("RGB", (DRAFT, DRAFT))
     img = ImageOps.exif_transpose(img).convert("RGB").convert("L")
     return img.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0), (w, h)
 
 
-def _sign(task: tuple[str, Policy, tuple[str, ...]]) -> tuple[bytes, bool, dict[str, bytes] | str]:
+def _sign(task: tuple[str, Spec]) -> tuple[bytes, bool, dict[str, bytes] | str]:
     """Read, digest and decode one file.  Never raises: errors become text."""
-    path, policy, wanted = task
+    path, sp = task
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -156,9 +206,18 @@ def _sign(task: tuple[str, Policy, tuple[str, ...]]) -> tuple[bytes, bool, dict[
     if not data:
         return digest, False, "zero-byte file"
     try:
-        base, size = _decode(data, policy.files.max_pixels)
-        out = {f.name: f.compute(base, policy) for f in families(policy) if f.name in wanted}
-        out["dims"] = struct.pack("<qq", *size)
+        base, size = _decode(data, sp.max_pixels)
+        out = {"dims": struct.pack("<qq", *size)}
+        hash_input = None
+        for name, _ in sp.wanted:
+            compute, _, arg = name.partition(":")
+            if compute == "dims":
+                continue
+            img = base
+            if compute == "hash":
+                hash_input = hash_input or _hash_input(base, sp)
+                img = hash_input
+            out[name] = COMPUTE[compute](img, sp, arg)
         return digest, True, out
     except Unreadable as exc:
         return digest, False, str(exc)
@@ -241,52 +300,58 @@ def compute(
                 digests[i] = digest
     t_hash = time.perf_counter()
 
-    wanted = [f.name for f in fams] + ["dims"]
+    fams = (*fams, Family("dims", "v1"))
     cached: dict[str, dict[bytes, tuple[bool, bytes]]] = {}
     present = [d for d in digests if d]
     for f in fams:
         cached[f.name] = store.get_signatures(present, f.name, f.params)
-    cached["dims"] = store.get_signatures(present, "dims", "v1")
     cached["error"] = store.get_signatures(present, "error", DECODE_PATH)
 
-    to_decode: dict[bytes, int] = {}  # digest -> first row with it; copies decode once
+    # One task per distinct content, computing only the families it lacks.
+    tasks: list[tuple[str, Spec]] = []
+    rows: list[int] = []
+    seen: set[bytes] = set()
     for i, d in enumerate(digests):
-        if d is None or d in to_decode or d in cached["error"]:
+        if d is None or d in seen or d in cached["error"]:
             continue
-        if any(d not in cached[name] for name in wanted):
-            to_decode[d] = i
-    rows = list(to_decode.values())
-    tasks = [(str(root / paths[i]), policy, tuple(wanted)) for i in rows]
-    new_files: list[tuple[str, int, int, bytes]] = []
+        seen.add(d)
+        missing = tuple((f.name, f.params) for f in fams if d not in cached[f.name])
+        if missing:
+            rows.append(i)
+            tasks.append((str(root / paths[i]), spec(policy, missing)))
     new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
-    params = {f.name: f.params for f in fams} | {"dims": "v1"}
+    params = {f.name: f.params for f in fams}
     decoded = 0
+    fresh: set[bytes] = set()
     for i, (digest, ok, result) in zip(rows, _map(_sign, tasks, executor, jobs)):
         decoded += 1
-        if digest != digests[i]:
+        fresh.add(digest)
+        if digest and digest != digests[i]:
             # The file changed between hashing and decoding; trust the bytes decoded.
-            digests[i] = digest or digests[i]
+            digests[i] = digest
         if ok:
             assert isinstance(result, dict)
             for name, data in result.items():
                 cached[name][digest] = (True, data)
                 new_sigs.append((digest, name, params[name], True, data))
-        else:
+        elif digest:
             cached["error"][digest] = (False, str(result).encode())
             new_sigs.append((digest, "error", DECODE_PATH, False, str(result).encode()))
-    for i, rec in enumerate(records):
-        d = digests[i]
-        if d is not None and (i in to_hash):
-            new_files.append((rec.path, rec.size, rec.mtime_ns, d))
+    hashed = set(to_hash)
+    new_files = [
+        (rec.path, rec.size, rec.mtime_ns, digests[i])
+        for i, rec in enumerate(records)
+        if i in hashed and digests[i] is not None
+    ]
     if new_sigs:
         store.put_signatures(new_sigs)
     if new_files:
         store.put_files(new_files)
     t_decode = time.perf_counter()
 
-    ph = policy.detectors.phash
-    words = ph.bits // 64
+    words = policy.detectors.phash.bits // 64
     side = policy.detectors.thumbnail.size
+    orients = [(k, f"hash:{o}") for k, o in enumerate(ORIENTATIONS) if f"hash:{o}" in cached]
     valid = np.zeros(n, dtype=bool)
     dims = np.zeros((n, 2), dtype=np.int64)
     phash = np.zeros((n, len(ORIENTATIONS), words), dtype=np.uint64)
@@ -301,13 +366,15 @@ def compute(
             continue
         valid[i] = True
         dims[i] = struct.unpack("<qq", cached["dims"][d][1])
-        phash[i] = np.frombuffer(cached["phash"][d][1], dtype=np.uint64).reshape(len(ORIENTATIONS), words)
+        for k, name in orients:
+            phash[i, k] = np.frombuffer(cached[name][d][1], dtype=np.uint64)
         thumb[i] = np.frombuffer(cached["thumb"][d][1], dtype=np.uint8)
     stats = {
         "files": n,
         "hashed": len(to_hash),
         "decoded": decoded,
-        "reused": n - len(to_hash),
+        # Files whose signatures all came from the store, renamed copies included.
+        "reused": sum(1 for d in digests if d is not None and d not in fresh),
         "seconds_hash": round(t_hash - t0, 3),
         "seconds_decode": round(t_decode - t_hash, 3),
     }

@@ -1,0 +1,115 @@
+"""Cold and warm `leakcheck check` throughput against plain imagehash.phash.
+
+Run by hand: ``python benchmarks/speed.py [--n 5000] [--jobs 2]``.  It builds (once,
+cached under the system temp folder) N distinct 640x480 JPEGs split 80/20 into train
+and test, then measures, in one run:
+
+- baseline: ``imagehash.phash(Image.open(f))`` on every file, one process;
+- cold: ``leakcheck check`` with an empty store and ``--jobs`` processes;
+- warm: the same check again, store populated.
+
+It prints images/s and the ratios the issue's targets are stated in, plus peak memory
+(max RSS of the largest process of each check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+
+def _make(args: tuple[int, str]) -> None:
+    from pytest_leakcheck.testing import photo
+
+    seed, path = args
+    photo(seed, (640, 480)).save(path, quality=90)
+
+
+def build(n: int) -> Path:
+    root = Path(tempfile.gettempdir()) / f"leakcheck-bench-speed-{n}"
+    done = root / ".complete"
+    if done.exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    tasks = []
+    for i in range(n):
+        split = "test" if i % 5 == 0 else "train"
+        (root / split).mkdir(parents=True, exist_ok=True)
+        tasks.append((i, str(root / split / f"img_{i:05d}.jpg")))
+    print(f"generating {n} JPEGs at 640x480 in {root} ...", flush=True)
+    with ProcessPoolExecutor() as pool:
+        list(pool.map(_make, tasks, chunksize=64))
+    (root / "leakcheck.yaml").write_text(
+        "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\naugmentations: [hflip]\n"
+        "cache: .leakcheck/cache.sqlite\n"
+    )
+    done.touch()
+    return root
+
+
+def baseline(files: list[Path]) -> float:
+    import imagehash
+    from PIL import Image
+
+    t = time.perf_counter()
+    for f in files:
+        with Image.open(f) as img:
+            imagehash.phash(img)
+    return time.perf_counter() - t
+
+
+def timed_check(root: Path, jobs: int) -> tuple[float, dict]:
+    code = (
+        "import json, resource, sys, time\n"
+        "from pytest_leakcheck import check\n"
+        "t = time.perf_counter()\n"
+        f"r = check({str(root / 'leakcheck.yaml')!r}, jobs={jobs})\n"
+        "dt = time.perf_counter() - t\n"
+        "rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
+        " resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "print(json.dumps({'seconds': dt, 'rss_mb': rss / 1024, 'stats': r.stats,"
+        " 'findings': len(r.findings)}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    import json
+
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    return data["seconds"], data
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=5000)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    root = build(args.n)
+    files = sorted(root.glob("*/*.jpg"))
+    shutil.rmtree(root / ".leakcheck", ignore_errors=True)
+    print(f"{len(files)} images, {os.cpu_count()} cores, jobs={args.jobs}", flush=True)
+
+    base = baseline(files)
+    cold, cold_data = timed_check(root, args.jobs)
+    warm, warm_data = timed_check(root, args.jobs)
+    n = len(files)
+    print(f"baseline imagehash.phash, 1 process: {n / base:8.1f} img/s  ({base:.1f} s)")
+    print(f"leakcheck check, cold, {args.jobs} jobs:    {n / cold:8.1f} img/s  ({cold:.1f} s, "
+          f"decoded {cold_data['stats']['decoded']}, peak RSS {cold_data['rss_mb']:.0f} MB)")
+    print(f"leakcheck check, warm:              {n / warm:8.1f} img/s  ({warm:.2f} s, "
+          f"decoded {warm_data['stats']['decoded']}, peak RSS {warm_data['rss_mb']:.0f} MB)")
+    print(f"cold / baseline speed: {base / cold:.2f}x   (target >= 2x)")
+    print(f"warm / cold speed:     {cold / warm:.1f}x   (target >= 20x)")
+    print(f"findings: {cold_data['findings']} (distinct generated images: expected 0)")
+    self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"benchmark process peak RSS (baseline loop): {self_rss:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
