@@ -142,10 +142,12 @@ def load(path: Path | None) -> Baseline:
         raise fail((str(unknown[0]),), "unknown key", "allowed keys: version, findings")
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise fail(("version",), f"invalid or missing version {version!r}", f"use `version: {SCHEMA_VERSION}`")
+        raise fail(("version",), f"invalid or missing version {version!r}",
+                   f"use `version: {SCHEMA_VERSION}`")
     if version > SCHEMA_VERSION:
-        raise fail(("version",), f"baseline version {version} is newer than this leakcheck reads "
-                                 f"({SCHEMA_VERSION})", "upgrade pytest-leakcheck; the file was left unchanged")
+        raise fail(("version",),
+                   f"baseline version {version} is newer than this leakcheck reads ({SCHEMA_VERSION})",
+                   "upgrade pytest-leakcheck; the file was left unchanged")
     raw = data.get("findings") or {}
     if not isinstance(raw, dict):
         raise fail(("findings",), "expected a mapping of finding id to entry")
@@ -252,8 +254,9 @@ def apply(report: Report, baseline: Baseline, *, complete: bool = True) -> Repor
     warnings = list(report.warnings)
     if stale:
         shown = ", ".join(stale[:5]) + (", ..." if len(stale) > 5 else "")
-        warnings.append(f"baseline {baseline.path}: {len(stale)} stale entr{'y' if len(stale) == 1 else 'ies'} "
-                        f"match no finding ({shown}); `leakcheck baseline --prune` drops them")
+        entries = "entry matches" if len(stale) == 1 else "entries match"
+        warnings.append(f"baseline {baseline.path}: {len(stale)} stale {entries} no finding ({shown}); "
+                        "`leakcheck baseline --prune` drops them")
     stats = dict(report.stats)
     stats["known"] = sum(f.status == "known" for f in kept)
     stats["distinct"] = distinct
