@@ -75,12 +75,15 @@ class Baseline:
     path: Path | None = None
     entries: tuple[Entry, ...] = ()
     _by_id: dict[str, Entry] = field(init=False, compare=False, repr=False)
+    _by_digest: dict[str, list[Entry]] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", {e.id: e for e in self.entries})
-
-    def get(self, finding_id: str) -> Entry | None:
-        return self._by_id.get(finding_id)
+        by_digest: dict[str, list[Entry]] = {}
+        for e in self.entries:
+            for d in set(e.digests):
+                by_digest.setdefault(d, []).append(e)
+        object.__setattr__(self, "_by_digest", by_digest)
 
     def match(self, f: Finding) -> Entry | None:
         """The entry that covers ``f``: same id, or a recorded cluster that contains it.
@@ -95,7 +98,9 @@ class Baseline:
         digests = Counter(m.digest for m in f.members)
         if not digests or "" in digests:
             return None
-        covering = [e for e in self.entries
+        # A covering entry holds every digest of f, so any one of them finds it.
+        some = next(iter(digests))
+        covering = [e for e in self._by_digest.get(some, ())
                     if e.kind == f.kind and not digests - Counter(e.digests)]
         return min(covering, key=lambda e: e.id) if covering else None
 

@@ -164,12 +164,21 @@ def _finding(f: Finding, load: Loader | None) -> str:
 
 
 def groups(report: Report) -> list[tuple[str, str, list[Finding]]]:
-    """Findings by kind (report order) and split pair, strongest first within each."""
+    """Findings by kind (report order) and split pair, strongest first within each.
+
+    Within a kind, split pairs holding errors come before warning-only ones
+    (a duplicate inside train), since those are what fail the check.
+    """
     out: dict[tuple[str, str], list[Finding]] = {}
     for f in report.findings:
         out.setdefault((f.kind, f.split_pair), []).append(f)
-    keys = sorted(out, key=lambda k: (KINDS.index(k[0]) if k[0] in KINDS else len(KINDS), k))
-    return [(kind, pair, sorted(out[(kind, pair)], key=lambda f: (-f.strength, f.id))) for kind, pair in keys]
+
+    def order(key: tuple[str, str]) -> tuple:
+        kind = KINDS.index(key[0]) if key[0] in KINDS else len(KINDS)
+        return kind, all(f.severity != "error" for f in out[key]), key
+
+    return [(kind, pair, sorted(out[(kind, pair)], key=lambda f: (-f.strength, f.id)))
+            for kind, pair in sorted(out, key=order)]
 
 
 _STYLE = """

@@ -108,21 +108,23 @@ def test_heatmap_is_cold_where_images_agree() -> None:
     assert bright.mean() * 4 < other.mean()
 
 
-def _finding(fid: str, kind: str, splits: tuple[str, str], strength: float, path: str = "x") -> Finding:
-    members = (Member(f"{splits[0]}/{path}.jpg", splits[0], "a" * 64),
-               Member(f"{splits[1]}/{path}.jpg", splits[1], "b" * 64))
+def _finding(fid: str, kind: str, splits: tuple[str, str], strength: float,
+             severity: str = "error") -> Finding:
+    members = (Member(f"{splits[0]}/x.jpg", splits[0], "a" * 64),
+               Member(f"{splits[1]}/y.jpg", splits[1], "b" * 64))
     pair = Pair(members[0].path, members[1].path, "phash", 2.0)
-    return Finding(fid, kind, "error", members, pairs=(pair,), strength=strength)
+    return Finding(fid, kind, severity, members, pairs=(pair,), strength=strength)
 
 
 def test_groups_by_kind_and_split_pair_strongest_first() -> None:
-    """Groups follow the kind order, then split pair; rows within a group by strength."""
+    """Groups follow the kind order, error groups first, then split pair; rows by strength."""
     report = Report("p", (
         _finding("000000000001", "near-duplicate", ("train", "test"), 0.90),
         _finding("000000000002", "near-duplicate", ("train", "test"), 0.97),
         _finding("000000000003", "identical-file", ("val", "test"), 1.0),
         _finding("000000000004", "near-duplicate", ("train", "val"), 0.95),
         _finding("000000000005", "identical-file", ("train", "test"), 1.0),
+        _finding("000000000006", "near-duplicate", ("train", "train"), 0.99, "warning"),
     ))
     got = [(kind, pair, [f.id[-1] for f in fs]) for kind, pair, fs in groups(report)]
     assert got == [
@@ -130,6 +132,7 @@ def test_groups_by_kind_and_split_pair_strongest_first() -> None:
         ("identical-file", "val~test", ["3"]),
         ("near-duplicate", "train~test", ["2", "1"]),
         ("near-duplicate", "train~val", ["4"]),
+        ("near-duplicate", "train", ["6"]),
     ]
 
 
