@@ -55,6 +55,20 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--max-findings", type=int, default=50, help="findings shown in full in text (0: all)")
     chk.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
 
+    spl = sub.add_parser("split", help="write a manifest in which no group or copy spans splits")
+    spl.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
+    spl.add_argument("--test", type=float, required=True, help="share of files for test, e.g. 0.2")
+    spl.add_argument("--val", type=float, default=0.0, help="share for val (default: 0: no val)")
+    spl.add_argument("--seed", type=int, default=0, help="the same seed gives the same manifest")
+    spl.add_argument("-o", "--output", type=Path, required=True, help="manifest CSV to write")
+    spl.add_argument("--stratify", metavar="folder|COLUMN",
+                     help="balance labels: the parent folder name, or a column of the manifest")
+    spl.add_argument("--keep", type=Path, metavar="MANIFEST",
+                     help="repair this manifest, changing as few assignments as possible")
+    spl.add_argument("--names", default="train,val,test", help="split names (default: %(default)s)")
+    spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all)")
+    spl.add_argument("--no-cache", action="store_true", help="do not use the signature store")
+
     bas = sub.add_parser("baseline", help="record the current findings so they stop failing the check")
     _common(bas)
     bas.add_argument("--prune", action="store_true", help="drop entries that match no finding any more")
@@ -88,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "init":
             return _init(args)
+        if args.command == "split":
+            return _split(args)
         if args.command in ("baseline", "judge", "report"):
             return _REVIEW[args.command](args)
         return _check(args)
@@ -101,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from .core import check
-    from .report import render, write_atomic
+    from .report import render
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
@@ -109,11 +125,28 @@ def _check(args: argparse.Namespace) -> int:
     report = check(policy_path, jobs=args.jobs, use_cache=not args.no_cache)
     text = render(report, args.format, max_findings=args.max_findings)
     if args.output:
-        write_atomic(args.output, text)
+        _write(args.output, text)
         print(f"leakcheck: report written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return report.exit_code
+
+
+def _split(args: argparse.Namespace) -> int:
+    from . import split
+    from .policy import load
+    from .report import write_atomic
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    policy = load(args.policy or find_policy(), need_manifest=False)
+    plan = split.plan(policy, test=args.test, val=args.val, seed=args.seed, stratify=args.stratify,
+                      keep=args.keep, names=tuple(n.strip() for n in args.names.split(",")),
+                      jobs=args.jobs, use_cache=not args.no_cache)
+    write_atomic(args.output, split.manifest_text(plan))
+    sys.stdout.write(split.summary(plan))
+    print(f"leakcheck split: wrote {args.output}")
+    return EXIT_CLEAN
 
 
 # --------------------------------------------------------------------------
@@ -256,20 +289,31 @@ def _guess_splits(root: Path) -> str:
             "# No train/val/test folders found: edit these globs.\n"
             "splits:\n  train: [train/**]\n  test: [test/**]\n"
         )
-    lines = [f"  {split}: [{path}/**]" for split, path in found.items()]
+    # Canonical order (train, val, test), not folder order: split order is
+    # the order members and `train~test` labels are reported in.
+    lines = [f"  {split}: [{found[split]}/**]" for split in _SPLIT_NAMES if split in found]
     return "splits:\n" + "\n".join(lines) + "\n"
 
 
-def _init(args: argparse.Namespace) -> int:
+def _write(path: Path, text: str) -> None:
+    """Write our own file; an unwritable path is the user's to fix, not a traceback."""
     from .report import write_atomic
 
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}",
+                         fix="choose a writable path") from None
+
+
+def _init(args: argparse.Namespace) -> int:
     root = args.root
     if not root.is_dir():
         raise UsageError(f"folder {root} does not exist", fix="pass the dataset folder: leakcheck init DATA")
     out = args.output or root / DEFAULT_POLICY_NAME
     if out.exists() and not args.force:
         raise UsageError(f"{out} already exists", fix="pass --force to overwrite it")
-    write_atomic(out, _TEMPLATE.format(splits=_guess_splits(root).rstrip("\n")))
+    _write(out, _TEMPLATE.format(splits=_guess_splits(root).rstrip("\n")))
     print(f"Wrote {out}. Review the splits, then run: leakcheck check --policy {out}")
     return EXIT_CLEAN
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import baseline, findings, inventory, search, signatures
+from . import baseline, findings, groups, inventory, search, signatures
 from .findings import Report
 from .policy import Policy, load
 from .store import Store, open_store
@@ -50,7 +50,7 @@ def check(
     if store is None:
         store = open_store(policy.cache if use_cache else None)
     try:
-        inv = inventory.scan(policy)
+        inv = groups.resolve(inventory.scan(policy))
         policy = inv.policy  # a manifest may have filled in the split names
         sigs = signatures.compute(inv.records, policy, store, jobs=jobs, executor=executor)
         t_sign = time.perf_counter()
@@ -70,7 +70,7 @@ def check(
         stats["seconds"] = round(time.perf_counter() - t0, 3)
         stats["splits"] = {s: sum(r.split == s for r in inv.records) for s in inv.splits}
         report = findings.build(matches, inv, sigs, policy, stats=stats, warnings=store.warnings,
-                                focus=None if focus is None else wanted)
+                                focus=None if focus is None else wanted, extra=groups.findings(inv))
         return baseline.apply(report, judged, complete=focus is None)
     finally:
         if own:

@@ -23,10 +23,13 @@ KINDS = (
     "identical-file",
     "identical-pixels",
     "near-duplicate",
+    "group-split",
+    "split-share",
     "unreadable-image",
     "ambiguous-file",
     "missing-file",
     "unassigned-file",
+    "ungrouped-file",
 )
 _RANK = {"error": 0, "warning": 1, "off": 2}
 _KIND_OF = {"identical-file": "identical-file", "identical-pixels": "identical-pixels",
@@ -252,12 +255,15 @@ def build(
     stats: dict | None = None,
     warnings: Sequence[str] = (),
     focus: set[str] | None = None,
+    extra: Sequence[Finding] = (),
 ) -> Report:
     """All findings, in a deterministic order: errors first, then the strongest.
 
-    With ``focus`` only findings that involve one of those paths are kept.
+    ``extra`` are findings other steps built (group rules).  With ``focus``
+    only findings that involve one of those paths are kept.
     """
     findings = _clusters(matches, inv, sigs, policy) + _file_findings(inv, sigs, policy)
+    findings += extra
     if focus is not None:
         findings = [f for f in findings if any(m.path in focus for m in f.members)]
     findings.sort(key=lambda f: (_RANK[f.severity], KINDS.index(f.kind), -f.strength,

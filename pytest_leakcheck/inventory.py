@@ -111,20 +111,22 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
     root_real = os.path.realpath(root)
     cache_dir = os.path.dirname(str(policy.cache))
     found: list[tuple[str, os.stat_result]] = []
-    seen_dirs: set[str] = set()
 
     def inside(p: str) -> bool:
         real = os.path.realpath(p)
         return real == root_real or real.startswith(root_real + os.sep)
 
     prefix_len = len(str(root).rstrip(os.sep)) + 1
-    stack = [str(root)]
+    # Each folder carries the real paths of its ancestors: a link back up the
+    # tree is a loop and is skipped, but two links to one folder are both
+    # walked, so `test/x -> ../train/x` shows up as the leak it is.
+    stack: list[tuple[str, frozenset[str]]] = [(str(root), frozenset())]
     while stack:
-        folder = stack.pop()
+        folder, ancestors = stack.pop()
         real = os.path.realpath(folder)
-        if real in seen_dirs:  # a symlink loop, or two links to one folder
+        if real in ancestors:
             continue
-        seen_dirs.add(real)
+        ancestors = ancestors | {real}
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -141,7 +143,7 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
                     continue
                 if entry.is_dir():
                     if entry.path != cache_dir:
-                        stack.append(entry.path)
+                        stack.append((entry.path, ancestors))
                 elif entry.name.lower().endswith(exts) and entry.is_file():
                     found.append((rel, entry.stat()))
             except OSError:
@@ -168,7 +170,7 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
                         fix="the first row must be a header like `path,split,group`",
                     )
             for row in reader:
-                rel = _clean(row.get("path") or "")
+                rel = clean_path(row.get("path") or "")
                 split = (row.get("split") or "").strip()
                 if not rel or not split:
                     raise PolicyError(
@@ -185,7 +187,8 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
     return rows, tuple(names)
 
 
-def _clean(rel: str) -> str:
+def clean_path(rel: str) -> str:
+    """A path as a CSV may write it, in the inventory's form: POSIX, no leading ``./``."""
     rel = rel.strip().replace("\\", "/")
     while rel.startswith("./"):
         rel = rel[2:]

@@ -96,8 +96,8 @@ def render_text(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS) -> 
         line += "; baseline: " + ", ".join(judged)
     out.append(line)
     if report.exit_code:
-        out.append("Fix: keep each cluster in one split (move or delete the copies), "
-                   "then run `leakcheck check` again.")
+        out.append("Fix: keep each cluster and each group in one split (move or delete the copies, "
+                   "or write a repaired manifest with `leakcheck split`), then run `leakcheck check` again.")
     return "\n".join(out) + "\n"
 
 

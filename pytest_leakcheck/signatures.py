@@ -172,13 +172,17 @@ def open_image(data: bytes, max_pixels: int) -> Image.Image:
         except Image.DecompressionBombError as exc:
             raise Unreadable(f"decompression bomb: {exc}") from None
     w, h = img.size
+    _check_pixels(w, h, max_pixels)
+    if w == 0 or h == 0:
+        raise Unreadable("image has no pixels")
+    return img
+
+
+def _check_pixels(w: int, h: int, max_pixels: int) -> None:
     if w * h > max_pixels:
         raise Unreadable(
             f"decompression bomb: {w}x{h} = {w * h:,} pixels exceeds files.max_pixels ({max_pixels:,})"
         )
-    if w == 0 or h == 0:
-        raise Unreadable("image has no pixels")
-    return img
 
 
 def _decode(data: bytes, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]:
@@ -206,7 +210,11 @@ def _sign(task: tuple[str, Spec]) -> tuple[bytes, bool, dict[str, bytes] | str]:
     if not data:
         return digest, False, "zero-byte file"
     try:
-        base, size = _decode(data, sp.max_pixels)
+        # Pillow warns about damaged metadata (bad TIFF tags, corrupt EXIF);
+        # those are noise on the user's terminal, never a finding.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            base, size = _decode(data, sp.max_pixels)
         out = {"dims": struct.pack("<qq", *size)}
         hash_input = None
         for name, _ in sp.wanted:
@@ -231,7 +239,9 @@ def _pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
     path, max_pixels = task
     try:
         data = Path(path).read_bytes()
-        img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")
         return True, hashlib.sha256(struct.pack("<qq", *img.size) + img.tobytes()).digest()
     except Exception as exc:  # any decode failure: the pair is simply not identical
         return False, str(exc).encode()
@@ -305,7 +315,10 @@ def compute(
     present = [d for d in digests if d]
     for f in fams:
         cached[f.name] = store.get_signatures(present, f.name, f.params)
-    cached["error"] = store.get_signatures(present, "error", DECODE_PATH)
+    # Whether a file is a "bomb" depends on files.max_pixels, so cached
+    # errors are only valid for the limit they were found under.
+    error_params = f"{DECODE_PATH};max_pixels={policy.files.max_pixels}"
+    cached["error"] = store.get_signatures(present, "error", error_params)
 
     # One task per distinct content, computing only the families it lacks.
     tasks: list[tuple[str, Spec]] = []
@@ -315,6 +328,8 @@ def compute(
         if d is None or d in seen or d in cached["error"]:
             continue
         seen.add(d)
+        # Only the families missing for this content are computed: a new
+        # thumbnail size must not recompute (and rewrite) the perceptual hashes.
         missing = tuple((f.name, f.params) for f in fams if d not in cached[f.name])
         if missing:
             rows.append(i)
@@ -336,7 +351,7 @@ def compute(
                 new_sigs.append((digest, name, params[name], True, data))
         elif digest:
             cached["error"][digest] = (False, str(result).encode())
-            new_sigs.append((digest, "error", DECODE_PATH, False, str(result).encode()))
+            new_sigs.append((digest, "error", error_params, False, str(result).encode()))
     hashed = set(to_hash)
     new_files = [
         (rec.path, rec.size, rec.mtime_ns, digests[i])
@@ -364,8 +379,14 @@ def compute(
         if d in cached["error"]:
             errors[i] = cached["error"][d][1].decode(errors="replace")
             continue
-        valid[i] = True
         dims[i] = struct.unpack("<qq", cached["dims"][d][1])
+        try:
+            # Signatures cached under a higher limit must not let a bomb through.
+            _check_pixels(int(dims[i, 0]), int(dims[i, 1]), policy.files.max_pixels)
+        except Unreadable as exc:
+            errors[i] = str(exc)
+            continue
+        valid[i] = True
         for k, name in orients:
             phash[i, k] = np.frombuffer(cached[name][d][1], dtype=np.uint64)
         thumb[i] = np.frombuffer(cached["thumb"][d][1], dtype=np.uint8)
