@@ -165,20 +165,33 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 
 def _chromium() -> str | None:
-    candidates = [os.environ.get("LEAKCHECK_CHROMIUM"), shutil.which("chromium"),
-                  shutil.which("chromium-browser"), shutil.which("google-chrome"), "/usr/bin/chromium"]
+    """LEAKCHECK_CHROMIUM when set (even to a missing file), else the first one installed."""
+    if "LEAKCHECK_CHROMIUM" in os.environ:
+        candidates = [os.environ["LEAKCHECK_CHROMIUM"]]
+    else:
+        candidates = [shutil.which("chromium"), shutil.which("chromium-browser"),
+                      shutil.which("google-chrome"), "/usr/bin/chromium"]
     return next((c for c in candidates if c and Path(c).is_file()), None)
+
+
+def _no_browser(reason: str) -> None:
+    # CI sets LEAKCHECK_REQUIRE_BROWSER=1 so that a missing browser fails instead of hiding.
+    if os.environ.get("LEAKCHECK_REQUIRE_BROWSER") == "1":
+        pytest.fail(reason + " (LEAKCHECK_REQUIRE_BROWSER=1)")
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
 def browser():
     """A headless Chromium driven by Playwright; skipped when either is missing."""
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _no_browser("Playwright is not installed (pip install -e '.[test]')")
     exe = _chromium()
     if exe is None:
-        pytest.skip("no Chromium found: install Debian's `chromium` package or set LEAKCHECK_CHROMIUM")
-    with sync_api.sync_playwright() as pw:
+        _no_browser("no Chromium found: install Debian's `chromium` package or set LEAKCHECK_CHROMIUM")
+    with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
