@@ -37,6 +37,8 @@ HEAT = 64
 #: A pixel this many standard deviations off shows at full heat.
 HEAT_SCALE = 2.0
 JPEG_QUALITY = 70
+#: A cluster of a thousand blank frames lists this many paths, then counts the rest.
+MAX_MEMBERS = 50
 _CLUSTER_KINDS = ("identical-file", "identical-pixels", "near-duplicate")
 
 Loader = Callable[[str], "Image.Image | None"]
@@ -147,7 +149,10 @@ def _finding(f: Finding, load: Loader | None) -> str:
     if f.message:
         out.append(f'<p class="message">{_esc(f.message)}</p>')
     out.append('<ul class="members">')
-    out += [f"<li><span class=\"split\">{_esc(m.split or '-')}</span> {_esc(m.path)}</li>" for m in f.members]
+    out += [f"<li><span class=\"split\">{_esc(m.split or '-')}</span> {_esc(m.path)}</li>"
+            for m in f.members[:MAX_MEMBERS]]
+    if len(f.members) > MAX_MEMBERS:
+        out.append(f"<li>... and {len(f.members) - MAX_MEMBERS} more (the JSON report lists all)</li>")
     out.append("</ul>")
     if len(f.pairs) > 1:
         out.append('<details><summary>all matched pairs</summary><ul class="pairs">')
