@@ -144,8 +144,10 @@ def merge_base_report(focused: Report, base: Report, changes: ChangeSet, root: P
 
 
 def exit_code(report: Report, fail_on: str) -> int:
-    """With ``new``, only new error-level findings fail the check."""
-    errors = report.errors if fail_on == "all" else [f for f in report.errors if f.status == "new"]
+    """With ``new``, only new error-level findings fail the check; with ``all``,
+    existing ones too.  Findings the baseline knows never fail."""
+    failing = ("new",) if fail_on == "new" else ("new", "existing")
+    errors = [f for f in report.errors if f.status in failing]
     return EXIT_LEAKS if errors else EXIT_CLEAN
 
 

@@ -11,11 +11,16 @@ import csv
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import EXIT_CLEAN, EXIT_USAGE, LeakcheckError, UsageError
 from .policy import DEFAULT_POLICY_NAME
 
 FORMATS = ("text", "json", "sarif", "markdown", "annotations")
+
+if TYPE_CHECKING:
+    from .findings import Report
+    from .policy import Policy
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,6 +91,21 @@ def _parser() -> argparse.ArgumentParser:
     spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all)")
     spl.add_argument("--no-cache", action="store_true", help="do not use the signature store")
 
+    bas = sub.add_parser("baseline", help="record the current findings so they stop failing the check")
+    _common(bas)
+    bas.add_argument("--prune", action="store_true", help="drop entries that match no finding any more")
+
+    jud = sub.add_parser("judge", help="record a verdict for one finding in the baseline")
+    jud.add_argument("finding_id", help="the id shown in every report (a unique prefix is enough)")
+    jud.add_argument("verdict", choices=("duplicate", "distinct"),
+                     help="duplicate: a real leak accepted for now; distinct: a false alarm")
+    jud.add_argument("--reason", required=True, help="why, for the next reviewer")
+    _common(jud)
+
+    rep = sub.add_parser("report", help="write a self-contained HTML report to review findings")
+    rep.add_argument("--html", type=Path, required=True, metavar="PATH", help="where to write the report")
+    _common(rep)
+
     ini = sub.add_parser("init", help="write a commented leakcheck.yaml, guessing splits from the tree")
     ini.add_argument("root", nargs="?", type=Path, default=Path("."), help="dataset folder (default: .)")
     ini.add_argument("-o", "--output", type=Path, help=f"policy path (default: ROOT/{DEFAULT_POLICY_NAME})")
@@ -101,6 +121,12 @@ def _add_render_options(p: argparse.ArgumentParser) -> None:
                         "(default: the policy root relative to the git repository)")
 
 
+def _common(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
+    cmd.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    cmd.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -112,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _render(args)
         if args.command == "fingerprint":
             return _fingerprint(args)
+        if args.command in ("baseline", "judge", "report"):
+            return _REVIEW[args.command](args)
         return _check(args)
     except LeakcheckError as exc:
         print(f"Error: {exc}", file=sys.stderr)
@@ -205,6 +233,73 @@ def _split(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------
+# review: baseline, judge, report
+
+
+def _load_policy(args: argparse.Namespace) -> Policy:
+    from .policy import load
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    return load(args.policy or find_policy())
+
+
+def _run(args: argparse.Namespace, policy: Policy) -> Report:
+    from .core import check
+
+    return check(policy=policy, jobs=args.jobs, use_cache=not args.no_cache)
+
+
+def _baseline(args: argparse.Namespace) -> int:
+    from . import baseline
+
+    policy = _load_policy(args)
+    judged = baseline.load(policy.baseline)
+    update = baseline.record(_run(args, policy), judged, prune=args.prune)
+    baseline.save(update.baseline)
+    line = f"Wrote {policy.baseline}: {len(update.baseline.entries)} entries, {update.added} added"
+    if update.pruned:
+        line += f", {update.pruned} stale pruned"
+    if update.stale:
+        line += f", {update.stale} stale kept (--prune drops them)"
+    print(line)
+    return EXIT_CLEAN
+
+
+def _judge(args: argparse.Namespace) -> int:
+    from . import baseline
+
+    policy = _load_policy(args)
+    judged = baseline.load(policy.baseline)
+    entry = judged.resolve(args.finding_id)
+    if entry is None:
+        # Not recorded yet: find it in a fresh check.
+        hits = [f for f in _run(args, policy).findings if f.id.startswith(args.finding_id)]
+        if len(hits) != 1:
+            problem = "is ambiguous" if hits else "is in neither the baseline nor the current findings"
+            raise UsageError(f"finding id {args.finding_id!r} {problem}",
+                             fix="copy an id from `leakcheck check` or the HTML report")
+        entry = baseline.Entry.of(hits[0])
+    baseline.save(baseline.judge(judged, entry, args.verdict, args.reason))
+    print(f"{entry.id}: {args.verdict} ({args.reason}), recorded in {policy.baseline}")
+    return EXIT_CLEAN
+
+
+def _report(args: argparse.Namespace) -> int:
+    from . import html  # noqa: F401  (registers the "html" renderer)
+    from .report import render, write_atomic
+
+    policy = _load_policy(args)
+    report = _run(args, policy)
+    write_atomic(args.html, render(report, "html", root=policy.root, max_pixels=policy.files.max_pixels))
+    print(f"leakcheck: {len(report.findings)} findings; review them in {args.html}", file=sys.stderr)
+    return report.exit_code
+
+
+_REVIEW = {"baseline": _baseline, "judge": _judge, "report": _report}
+
+
+# --------------------------------------------------------------------------
 # init
 
 _SPLIT_NAMES = {
@@ -251,6 +346,7 @@ files:
 
 ignore: []                  # globs to skip, e.g. [docs/**]
 cache: .leakcheck/cache.sqlite
+baseline: .leakcheck-baseline.yaml   # judged findings: `leakcheck baseline`, `leakcheck judge`
 """
 
 

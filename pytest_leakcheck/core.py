@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import findings, groups, inventory, search, signatures
+from . import baseline, findings, groups, inventory, search, signatures
 from .findings import Report
 from .policy import Policy, load
 from .store import Store, open_store
@@ -44,6 +44,8 @@ def check(
         if policy_path is None:
             raise TypeError("check() needs policy_path or policy")
         policy = load(policy_path)
+    # Read before the slow part, so that a broken baseline fails at once.
+    judged = baseline.load(policy.baseline)
     own = store is None
     if store is None:
         store = open_store(policy.cache if use_cache else None)
@@ -67,8 +69,9 @@ def check(
         stats["seconds_search"] = round(t_search - t_sign, 3)
         stats["seconds"] = round(time.perf_counter() - t0, 3)
         stats["splits"] = {s: sum(r.split == s for r in inv.records) for s in inv.splits}
-        return findings.build(matches, inv, sigs, policy, stats=stats, warnings=store.warnings,
-                              focus=None if focus is None else wanted, extra=groups.findings(inv))
+        report = findings.build(matches, inv, sigs, policy, stats=stats, warnings=store.warnings,
+                                focus=None if focus is None else wanted, extra=groups.findings(inv))
+        return baseline.apply(report, judged, complete=focus is None)
     finally:
         if own:
             store.close()

@@ -69,6 +69,8 @@ class Finding:
     pairs: tuple[Pair, ...] = ()
     message: str = ""
     strength: float = 1.0
+    #: ``new``; ``known`` when the baseline accepts it (baseline.py); ``existing``
+    #: when it was already there at the base of a pull request (changes.py).
     status: str = "new"
 
     @property
@@ -87,6 +89,8 @@ class Report:
     findings: tuple[Finding, ...]
     stats: dict[str, float] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    #: Baseline entries that match no finding any more.
+    stale: tuple[str, ...] = ()
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -94,7 +98,8 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_LEAKS if self.errors else EXIT_CLEAN
+        """Only error-level findings the baseline does not know fail the check."""
+        return EXIT_LEAKS if any(f.status == "new" for f in self.errors) else EXIT_CLEAN
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Findings per kind and per split pair, errors and warnings apart."""

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 DEFAULT_POLICY_NAME = "leakcheck.yaml"
+DEFAULT_BASELINE_NAME = ".leakcheck-baseline.yaml"
 SEVERITIES = ("error", "warning", "off")
 #: The eight orientations of a square; ``identity`` is always searched.
 ORIENTATIONS = ("identity", "hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
@@ -91,6 +92,8 @@ class Policy:
     ungrouped: str = "warning"
     group_split: str = "error"
     split_share: ShareRules | None = None
+    #: Judged findings; None (a policy built in code) means no baseline.
+    baseline: Path | None = None
     #: Key path -> line number, for messages that point at the policy.
     lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
 
@@ -108,7 +111,7 @@ class Policy:
 # YAML with line numbers
 
 
-def _read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
+def read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -344,7 +347,8 @@ def _files(ctx: _Ctx, raw: Any) -> FileRules:
     return FileRules(extensions=exts, max_pixels=max_pixels, **sev)
 
 
-_TOP_KEYS = ("version", "root", "splits", "pairs", "detectors", "augmentations", "files", "ignore", "cache")
+_TOP_KEYS = ("version", "root", "splits", "pairs", "detectors", "augmentations", "files", "ignore", "cache",
+             "baseline")
 # Group rules, validated by groups.py; see docs/policy-groups.md.
 _GROUP_KEYS = ("groups", "ungrouped", "group_split", "split_share")
 
@@ -356,7 +360,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
     ``leakcheck split``, which writes it.
     """
     path = Path(path).absolute()
-    data, lines = _read_yaml(path)
+    data, lines = read_yaml(path)
     ctx = _Ctx(path, lines)
     if data is None:
         raise ctx.fail((), "the policy is empty", "run `leakcheck init` for a commented example")
@@ -381,6 +385,9 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
     cache = raw.get("cache", ".leakcheck/cache.sqlite")
     if not isinstance(cache, str) or not cache:
         raise ctx.fail(("cache",), "expected a file path")
+    baseline = raw.get("baseline", DEFAULT_BASELINE_NAME)
+    if not isinstance(baseline, str) or not baseline:
+        raise ctx.fail(("baseline",), "expected a file path", f"e.g. `baseline: {DEFAULT_BASELINE_NAME}`")
     return Policy(
         path=path,
         root=root,
@@ -394,6 +401,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         files=_files(ctx, raw.get("files")),
         ignore=ctx.strings(raw["ignore"], ("ignore",)) if raw.get("ignore") else (),
         cache=(path.parent / cache).resolve(),
+        baseline=(path.parent / baseline).resolve(),
         lines=lines,
         **_group_keys(ctx, raw, root, manifest, names),
     )

@@ -104,7 +104,9 @@ def render_text(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS) -> 
         head = f"{f.severity.upper()} {f.kind}"
         if f.kind in ("identical-file", "identical-pixels", "near-duplicate"):
             head += f"  {f.split_pair}"
-        if f.status != "new":
+        if f.status == "known":
+            head += "  (known: in the baseline)"
+        elif f.status != "new":
             head += f"  ({f.status})"
         out.append(f"{head}  [{f.id}]")
         out.extend(_describe(f))
@@ -126,8 +128,11 @@ def render_text(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS) -> 
     if stats:
         line += (f" in {int(stats.get('files', 0))} images; decoded {int(stats.get('decoded', 0))}, "
                  f"reused {int(stats.get('reused', 0))}, {stats.get('seconds', 0):.1f}s")
+    judged = [f"{int(stats[k])} {k}" for k in ("known", "distinct") if stats.get(k)]
+    if judged:
+        line += "; baseline: " + ", ".join(judged)
     out.append(line)
-    if errors:
+    if report.exit_code:
         out.append("Fix: keep each cluster and each group in one split (move or delete the copies, "
                    "or write a repaired manifest with `leakcheck split`), then run `leakcheck check` again.")
     return "\n".join(out) + "\n"
@@ -143,6 +148,7 @@ def finding_dict(f: Finding) -> dict:
         "strength": f.strength,
         "orientation": f.orientation,
         "message": f.message,
+        "status": f.status,
         "members": [{"path": m.path, "split": m.split, "digest": m.digest} for m in f.members],
         "evidence": f.evidence,
         "pairs": [
@@ -169,6 +175,7 @@ def report_dict(report: Report) -> dict:
         },
         "stats": report.stats,
         "warnings": list(report.warnings),
+        "stale": list(report.stale),
         "findings": [finding_dict(f) for f in report.findings],
     }
 

@@ -37,7 +37,7 @@ DRAFT = 32
 DECODE_PATH = f"draft{DRAFT}-rgb-exif-lanczos{BASE}-v1"
 PIXELS_PARAMS = "rgba-exif-v1"
 
-_TRANSPOSE = {
+TRANSPOSE = {
     "identity": None,
     "hflip": Image.Transpose.FLIP_LEFT_RIGHT,
     "vflip": Image.Transpose.FLIP_TOP_BOTTOM,
@@ -95,7 +95,7 @@ def _hash(img: Image.Image, spec: Spec, orientation: str) -> bytes:
         "ahash": imagehash.average_hash,
         "whash": imagehash.whash,
     }[spec.kind]
-    op = _TRANSPOSE[orientation]
+    op = TRANSPOSE[orientation]
     oriented = img if op is None else img.transpose(op)
     bits = np.asarray(fn(oriented, hash_size=spec.hash_size).hash, dtype=bool).ravel()
     return np.packbits(bits).tobytes()
@@ -172,7 +172,8 @@ class Signatures:
 # Decoding (runs in worker processes)
 
 
-def _open(data: bytes, max_pixels: int) -> Image.Image:
+def open_image(data: bytes, max_pixels: int) -> Image.Image:
+    """Open lazily, refusing decompression bombs; raises :class:`Unreadable`."""
     with warnings.catch_warnings():
         # Pillow warns above 89 Mpx and raises above 179 Mpx; our own limit
         # below is the one the policy controls.
@@ -200,7 +201,7 @@ def _decode(data: bytes, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]
 
     Returns the base square and the image's true size after EXIF orientation.
     """
-    img = _open(data, max_pixels)
+    img = open_image(data, max_pixels)
     w, h = img.size
     if img.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # orientations that swap the axes
         w, h = h, w
@@ -251,7 +252,7 @@ def _pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
         data = Path(path).read_bytes()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            img = ImageOps.exif_transpose(_open(data, max_pixels)).convert("RGBA")
+            img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")
         return True, hashlib.sha256(struct.pack("<qq", *img.size) + img.tobytes()).digest()
     except Exception as exc:  # any decode failure: the pair is simply not identical
         return False, str(exc).encode()

@@ -15,7 +15,7 @@ from PIL import Image
 from pytest_leakcheck import EXIT_LEAKS, check
 from pytest_leakcheck.policy import ORIENTATIONS
 from pytest_leakcheck.search import orient_thumbs
-from pytest_leakcheck.signatures import _TRANSPOSE
+from pytest_leakcheck.signatures import TRANSPOSE
 from pytest_leakcheck.testing import photo, save
 
 from .conftest import write_policy
@@ -179,7 +179,7 @@ def test_orient_thumbs_matches_pil_transpose(name: str) -> None:
     side = 7
     squares = rng.integers(0, 256, (3, side, side), dtype=np.uint8)
     got = orient_thumbs(squares.reshape(3, -1), name)
-    op = _TRANSPOSE[name]
+    op = TRANSPOSE[name]
     want = [
         np.asarray(img if op is None else img.transpose(op)).ravel()
         for img in (Image.fromarray(sq) for sq in squares)
