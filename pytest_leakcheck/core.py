@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import findings, inventory, search, signatures
+from . import baseline, findings, groups, inventory, search, signatures
 from .findings import Report
 from .policy import Policy, load
 from .store import Store, open_store
@@ -45,11 +45,13 @@ def check(
         if policy_path is None:
             raise TypeError("check() needs policy_path or policy")
         policy = load(policy_path)
+    # Read before the slow part, so that a broken baseline fails at once.
+    judged = baseline.load(policy.baseline)
     own = store is None
     if store is None:
         store = open_store(policy.cache if use_cache else None)
     try:
-        inv = inventory.scan(policy)
+        inv = groups.resolve(inventory.scan(policy))
         policy = inv.policy  # a manifest may have filled in the split names
         sigs = signatures.compute(inv.records, policy, store, jobs=jobs, executor=executor)
         t_sign = time.perf_counter()
@@ -69,8 +71,9 @@ def check(
         stats["seconds"] = round(time.perf_counter() - t0, 3)
         per_split = Counter(r.split for r in inv.records)  # one pass: this ran once per split
         stats["splits"] = {s: per_split[s] for s in inv.splits}
-        return findings.build(matches, inv, sigs, policy, stats=stats, warnings=store.warnings,
-                              focus=None if focus is None else wanted)
+        report = findings.build(matches, inv, sigs, policy, stats=stats, warnings=store.warnings,
+                                focus=None if focus is None else wanted, extra=groups.findings(inv))
+        return baseline.apply(report, judged, complete=focus is None)
     finally:
         if own:
             store.close()

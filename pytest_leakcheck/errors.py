@@ -50,5 +50,9 @@ class StoreError(LeakcheckError):
     """The signature store cannot be opened or written."""
 
 
+class BaselineError(LeakcheckError):
+    """The baseline file is invalid or written by a newer leakcheck."""
+
+
 class UsageError(LeakcheckError):
     """A command-line option or argument is wrong."""

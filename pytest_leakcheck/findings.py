@@ -23,10 +23,13 @@ KINDS = (
     "identical-file",
     "identical-pixels",
     "near-duplicate",
+    "group-split",
+    "split-share",
     "unreadable-image",
     "ambiguous-file",
     "missing-file",
     "unassigned-file",
+    "ungrouped-file",
 )
 _RANK = {"error": 0, "warning": 1, "off": 2}
 _KIND_OF = {"identical-file": "identical-file", "identical-pixels": "identical-pixels",
@@ -66,6 +69,9 @@ class Finding:
     pairs: tuple[Pair, ...] = ()
     message: str = ""
     strength: float = 1.0
+    #: ``new``; ``known`` when the baseline accepts it (baseline.py); ``existing``
+    #: when it was already there at the base of a pull request (changes.py).
+    status: str = "new"
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -83,6 +89,8 @@ class Report:
     findings: tuple[Finding, ...]
     stats: dict[str, float] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    #: Baseline entries that match no finding any more.
+    stale: tuple[str, ...] = ()
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -90,7 +98,8 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_LEAKS if self.errors else EXIT_CLEAN
+        """Only error-level findings the baseline does not know fail the check."""
+        return EXIT_LEAKS if any(f.status == "new" for f in self.errors) else EXIT_CLEAN
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Findings per kind and per split pair, errors and warnings apart."""
@@ -247,12 +256,15 @@ def build(
     stats: dict | None = None,
     warnings: Sequence[str] = (),
     focus: set[str] | None = None,
+    extra: Sequence[Finding] = (),
 ) -> Report:
     """All findings, in a deterministic order: errors first, then the strongest.
 
-    With ``focus`` only findings that involve one of those paths are kept.
+    ``extra`` are findings other steps built (group rules).  With ``focus``
+    only findings that involve one of those paths are kept.
     """
     findings = _clusters(matches, inv, sigs, policy) + _file_findings(inv, sigs, policy)
+    findings += extra
     if focus is not None:
         findings = [f for f in findings if any(m.path in focus for m in f.members)]
     findings.sort(key=lambda f: (_RANK[f.severity], KINDS.index(f.kind), -f.strength,

@@ -121,30 +121,32 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
     root_real = os.path.realpath(root)
     cache_dir = os.path.dirname(str(policy.cache))
     found: list[tuple[str, os.stat_result]] = []
-    seen_dirs: set[str] = set()
     ignore = _any_regex(policy.ignore)
 
     def inside(p: str) -> bool:
         real = os.path.realpath(p)
         return real == root_real or real.startswith(root_real + os.sep)
 
-    # Relative paths are built by joining names as we descend: os.path.relpath
-    # per entry cost more than the stat itself on large trees.
-    stack = [(str(root), "")]
+    prefix_len = len(str(root).rstrip(os.sep)) + 1
+    # Each folder carries the real paths of its ancestors: a link back up the
+    # tree is a loop and is skipped, but two links to one folder are both
+    # walked, so `test/x -> ../train/x` shows up as the leak it is.
+    stack: list[tuple[str, frozenset[str]]] = [(str(root), frozenset())]
     while stack:
-        folder, prefix = stack.pop()
+        folder, ancestors = stack.pop()
         real = os.path.realpath(folder)
-        if real in seen_dirs:  # a symlink loop, or two links to one folder
+        if real in ancestors:
             continue
-        seen_dirs.add(real)
+        ancestors = ancestors | {real}
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
         for entry in entries:
-            name = entry.name
-            rel = prefix + name
-            if name.startswith(".") or (ignore is not None and ignore.match(rel)):
+            # Slicing, not os.path.relpath: this runs once per file and
+            # relpath costs more than the stat.
+            rel = entry.path[prefix_len:].replace(os.sep, "/")
+            if entry.name.startswith(".") or (ignore is not None and ignore.match(rel)):
                 continue
             try:
                 is_link = entry.is_symlink()
@@ -152,8 +154,8 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
                     continue
                 if entry.is_dir():
                     if entry.path != cache_dir:
-                        stack.append((entry.path, rel + "/"))
-                elif name.lower().endswith(exts) and entry.is_file():
+                        stack.append((entry.path, ancestors))
+                elif entry.name.lower().endswith(exts) and entry.is_file():
                     found.append((rel, entry.stat()))
             except OSError:
                 continue
@@ -179,7 +181,7 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
                         fix="the first row must be a header like `path,split,group`",
                     )
             for row in reader:
-                rel = _clean(row.get("path") or "")
+                rel = clean_path(row.get("path") or "")
                 split = (row.get("split") or "").strip()
                 if not rel or not split:
                     raise PolicyError(
@@ -201,7 +203,8 @@ def manifest_splits(policy: Policy) -> tuple[str, ...]:
     return _read_manifest(policy)[1]
 
 
-def _clean(rel: str) -> str:
+def clean_path(rel: str) -> str:
+    """A path as a CSV may write it, in the inventory's form: POSIX, no leading ``./``."""
     rel = rel.strip().replace("\\", "/")
     while rel.startswith("./"):
         rel = rel[2:]

@@ -281,14 +281,14 @@ class LeakcheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from .report import render
-        from .sections import select
+        from .sections import failing
 
         state = self.config.stash[_KEY]
         try:
             report = state.report()
         except LeakcheckError as exc:
             raise LeakcheckFailure(f"leakcheck could not run: {exc}") from None
-        errors = select(report, self.section.name, state.sections, severity="error")
+        errors = failing(report, self.section.name, state.sections)
         if errors.findings:
             text = render(errors, "text", max_findings=ITEM_MAX_FINDINGS)
             raise LeakcheckFailure(f"{text}full report: {state.report_path}")

@@ -10,14 +10,18 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from .errors import PolicyError
 
+if TYPE_CHECKING:
+    from .groups import GroupRule, ShareRules
+
 SCHEMA_VERSION = 1
 DEFAULT_POLICY_NAME = "leakcheck.yaml"
+DEFAULT_BASELINE_NAME = ".leakcheck-baseline.yaml"
 SEVERITIES = ("error", "warning", "off")
 #: The eight orientations of a square; ``identity`` is always searched.
 ORIENTATIONS = ("identity", "hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
@@ -83,6 +87,13 @@ class Policy:
     files: FileRules = field(default_factory=FileRules)
     ignore: tuple[str, ...] = ()
     cache: Path = Path(".leakcheck/cache.sqlite")
+    #: Group rules, first match wins; see docs/policy-groups.md.
+    groups: tuple[GroupRule, ...] = ()
+    ungrouped: str = "warning"
+    group_split: str = "error"
+    split_share: ShareRules | None = None
+    #: Judged findings; None (a policy built in code) means no baseline.
+    baseline: Path | None = None
     #: Key path -> line number, for messages that point at the policy.
     lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
 
@@ -100,7 +111,7 @@ class Policy:
 # YAML with line numbers
 
 
-def _read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
+def read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -185,6 +196,9 @@ class _Ctx:
         return value
 
     def choice(self, value: Any, at: tuple[str, ...], choices: tuple[str, ...]) -> str:
+        # YAML 1.1 reads a bare `off` as false; people mean the word.
+        if value is False and "off" in choices:
+            return "off"
         if value not in choices:
             close = difflib.get_close_matches(str(value), choices, n=1)
             fix = f"did you mean `{close[0]}`?" if close else "use one of: " + ", ".join(choices)
@@ -194,7 +208,8 @@ class _Ctx:
     def number(self, value: Any, at: tuple[str, ...], kind: type, lo: float, hi: float) -> Any:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if kind is int:
-            ok = ok and float(value).is_integer()
+            # float() of a huge YAML integer overflows; only floats need the check.
+            ok = ok and (isinstance(value, int) or float(value).is_integer())
         if not ok:
             raise self.fail(at, f"expected {'an integer' if kind is int else 'a number'}, got {_type(value)}")
         if not lo <= value <= hi:
@@ -209,6 +224,10 @@ class _Ctx:
         return tuple(value)
 
 
+#: Public name for modules that validate their own policy sections (groups.py).
+Ctx = _Ctx
+
+
 def _type(value: Any) -> str:
     return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "nothing"}.get(
         type(value), type(value).__name__
@@ -219,7 +238,9 @@ def _type(value: Any) -> str:
 # Sections
 
 
-def _splits(ctx: _Ctx, raw: Any, root: Path) -> tuple[tuple, Path | None, tuple[str, ...]]:
+def _splits(
+    ctx: _Ctx, raw: Any, root: Path, need_manifest: bool = True
+) -> tuple[tuple, Path | None, tuple[str, ...]]:
     at = ("splits",)
     if raw is None:
         raise ctx.fail(at, "no splits defined", "add e.g. `splits: {train: [train/**], test: [test/**]}`")
@@ -233,7 +254,7 @@ def _splits(ctx: _Ctx, raw: Any, root: Path) -> tuple[tuple, Path | None, tuple[
         if not isinstance(raw["manifest"], str):
             raise ctx.fail((*at, "manifest"), "expected a path to a CSV file")
         manifest = (root / raw["manifest"]).resolve()
-        if not manifest.is_file():
+        if need_manifest and not manifest.is_file():
             raise ctx.fail((*at, "manifest"), f"manifest {raw['manifest']!r} not found",
                            "write a CSV with columns path,split[,group]")
         return (), manifest, ()
@@ -258,7 +279,7 @@ def _pairs(ctx: _Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str
     pairs = []
     for i, item in enumerate(compare):
         where = (*at, "compare", str(i))
-        parts = item.split("~") if isinstance(item, str) else item
+        parts = [p.strip() for p in item.split("~")] if isinstance(item, str) else item
         if not isinstance(parts, list) or len(parts) != 2 or parts[0] == parts[1]:
             raise ctx.fail(where, f"invalid pair {item!r}", "write two different splits as `train~test`")
         for part in parts:
@@ -326,17 +347,24 @@ def _files(ctx: _Ctx, raw: Any) -> FileRules:
     return FileRules(extensions=exts, max_pixels=max_pixels, **sev)
 
 
-_TOP_KEYS = ("version", "root", "splits", "pairs", "detectors", "augmentations", "files", "ignore", "cache")
+_TOP_KEYS = ("version", "root", "splits", "pairs", "detectors", "augmentations", "files", "ignore", "cache",
+             "baseline")
+# Group rules, validated by groups.py; see docs/policy-groups.md.
+_GROUP_KEYS = ("groups", "ungrouped", "group_split", "split_share")
 
 
-def load(path: str | Path) -> Policy:
-    """Read and validate a policy file; raise :class:`PolicyError` on any problem."""
+def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
+    """Read and validate a policy file; raise :class:`PolicyError` on any problem.
+
+    ``need_manifest=False`` accepts a manifest that does not exist yet, for
+    ``leakcheck split``, which writes it.
+    """
     path = Path(path).absolute()
-    data, lines = _read_yaml(path)
+    data, lines = read_yaml(path)
     ctx = _Ctx(path, lines)
     if data is None:
         raise ctx.fail((), "the policy is empty", "run `leakcheck init` for a commented example")
-    raw = ctx.mapping(data, (), _TOP_KEYS)
+    raw = ctx.mapping(data, (), _TOP_KEYS + _GROUP_KEYS)
     if "version" not in raw:
         raise ctx.fail(("version",), "missing `version`", f"add `version: {SCHEMA_VERSION}` at the top")
     version = raw["version"]
@@ -349,7 +377,7 @@ def load(path: str | Path) -> Policy:
     root = (path.parent / root_raw).resolve()
     if not root.is_dir():
         raise ctx.fail(("root",), f"folder {root_raw!r} does not exist", "point `root` at the dataset folder")
-    splits, manifest, names = _splits(ctx, raw.get("splits"), root)
+    splits, manifest, names = _splits(ctx, raw.get("splits"), root, need_manifest)
     pairs, within = _pairs(ctx, raw.get("pairs"), names)
     augs = ctx.strings(raw.get("augmentations", []), ("augmentations",)) if raw.get("augmentations") else ()
     for i, aug in enumerate(augs):
@@ -357,6 +385,9 @@ def load(path: str | Path) -> Policy:
     cache = raw.get("cache", ".leakcheck/cache.sqlite")
     if not isinstance(cache, str) or not cache:
         raise ctx.fail(("cache",), "expected a file path")
+    baseline = raw.get("baseline", DEFAULT_BASELINE_NAME)
+    if not isinstance(baseline, str) or not baseline:
+        raise ctx.fail(("baseline",), "expected a file path", f"e.g. `baseline: {DEFAULT_BASELINE_NAME}`")
     return Policy(
         path=path,
         root=root,
@@ -370,8 +401,26 @@ def load(path: str | Path) -> Policy:
         files=_files(ctx, raw.get("files")),
         ignore=ctx.strings(raw["ignore"], ("ignore",)) if raw.get("ignore") else (),
         cache=(path.parent / cache).resolve(),
+        baseline=(path.parent / baseline).resolve(),
         lines=lines,
+        **_group_keys(ctx, raw, root, manifest, names),
     )
+
+
+def _group_keys(
+    ctx: _Ctx, raw: dict, root: Path, manifest: Path | None, names: tuple[str, ...]
+) -> dict:
+    if not any(k in raw for k in _GROUP_KEYS):
+        return {}
+    # Imported here: groups.py builds on inventory and findings, which import this module.
+    from . import groups
+
+    return {
+        "groups": groups.parse_rules(ctx, raw.get("groups"), root, manifest),
+        "ungrouped": ctx.choice(raw.get("ungrouped", "warning"), ("ungrouped",), groups.UNGROUPED),
+        "group_split": ctx.choice(raw.get("group_split", "error"), ("group_split",), SEVERITIES),
+        "split_share": groups.parse_share(ctx, raw.get("split_share"), names, SEVERITIES),
+    }
 
 
 def with_splits(policy: Policy, names: tuple[str, ...]) -> Policy:

@@ -7,6 +7,7 @@ returns a string and the caller decides where it goes.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import tempfile
@@ -31,8 +32,40 @@ def renderer(name: str) -> Callable[[Renderer], Renderer]:
     return register
 
 
+#: Formats whose renderers live in their own modules, imported on first use
+#: so that a plain text check does not load them.
+PLUGGED = {"sarif": "sarif", "markdown": "markdown", "annotations": "annotations"}
+
+
+def formats() -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*RENDERERS, *PLUGGED]))
+
+
 def render(report: Report, fmt: str = "text", **options: object) -> str:
+    if fmt not in RENDERERS and fmt in PLUGGED:
+        importlib.import_module(f".{PLUGGED[fmt]}", __package__)
     return RENDERERS[fmt](report, **options)
+
+
+def headline(f: Finding, max_members: int = 4) -> str:
+    """One line for a finding, for annotations, SARIF messages and summaries."""
+    if f.kind not in ("identical-file", "identical-pixels", "near-duplicate"):
+        return f"{f.members[0].path}: {f.message or f.kind}" if f.members else f.message
+    names = ", ".join(f"{m.path} ({m.split})" for m in f.members[:max_members])
+    if len(f.members) > max_members:
+        names += f" and {len(f.members) - max_members} more"
+    what = {"identical-file": "same bytes", "identical-pixels": "same decoded pixels"}.get(f.kind)
+    if what is None:
+        sig = f.pairs[0].signals if f.pairs else f.evidence
+        parts = []
+        if "phash_distance" in sig:
+            parts.append(f"phash distance {int(sig['phash_distance'])}")
+        if "thumbnail_cosine" in sig:
+            parts.append(f"thumbnail cosine {float(sig['thumbnail_cosine']):.3f}")
+        if f.orientation != "identity":
+            parts.append(f"after {f.orientation}")
+        what = ", ".join(parts) or "near-duplicate"
+    return f"{f.kind} across {f.split_pair}: {names}; {what}"
 
 
 def _describe(f: Finding) -> list[str]:
@@ -68,6 +101,10 @@ def finding_lines(f: Finding) -> list[str]:
     head = f"{f.severity.upper()} {f.kind}"
     if f.kind in ("identical-file", "identical-pixels", "near-duplicate"):
         head += f"  {f.split_pair}"
+    if f.status == "known":
+        head += "  (known: in the baseline)"
+    elif f.status != "new":
+        head += f"  ({f.status})"
     return [f"{head}  [{f.id}]", *_describe(f)]
 
 
@@ -95,10 +132,13 @@ def render_text(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS) -> 
     if stats:
         line += (f" in {int(stats.get('files', 0))} images; decoded {int(stats.get('decoded', 0))}, "
                  f"reused {int(stats.get('reused', 0))}, {stats.get('seconds', 0):.1f}s")
+    judged = [f"{int(stats[k])} {k}" for k in ("known", "distinct") if stats.get(k)]
+    if judged:
+        line += "; baseline: " + ", ".join(judged)
     out.append(line)
-    if errors:
-        out.append("Fix: keep each cluster in one split (move or delete the copies), "
-                   "then run `leakcheck check` again.")
+    if report.exit_code:
+        out.append("Fix: keep each cluster and each group in one split (move or delete the copies, "
+                   "or write a repaired manifest with `leakcheck split`), then run `leakcheck check` again.")
     return "\n".join(out) + "\n"
 
 
@@ -107,10 +147,12 @@ def finding_dict(f: Finding) -> dict:
         "id": f.id,
         "kind": f.kind,
         "severity": f.severity,
+        "status": f.status,
         "split_pair": f.split_pair,
         "strength": f.strength,
         "orientation": f.orientation,
         "message": f.message,
+        "status": f.status,
         "members": [{"path": m.path, "split": m.split, "digest": m.digest} for m in f.members],
         "evidence": f.evidence,
         "pairs": [
@@ -137,6 +179,7 @@ def report_dict(report: Report) -> dict:
         },
         "stats": report.stats,
         "warnings": list(report.warnings),
+        "stale": list(report.stale),
         "findings": [finding_dict(f) for f in report.findings],
     }
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .inventory import Inventory
 from .policy import ORIENTATIONS, Policy
-from .signatures import Signatures
+from .signatures import Signatures, search_orientations
 
 #: Detector names, strongest first; findings take their kind from the strongest.
 DETECTORS = ("identical-file", "identical-pixels", "phash", "thumbnail")
@@ -27,7 +27,6 @@ MIN_TEXTURE = 2.0
 PIXEL_CANDIDATE_DISTANCE = 4
 # Elements per block; bounds the temporaries of one step to ~32 MB.
 _BLOCK = 1 << 22
-_INVERSE = {"rot90": "rot270", "rot270": "rot90"}
 
 
 @dataclass(frozen=True)
@@ -58,10 +57,7 @@ def comparisons(inv: Inventory, policy: Policy) -> list[tuple[str, str]]:
 
 
 def _orientations(policy: Policy) -> list[int]:
-    names = set(policy.orientations)
-    # Only one side is queried in each orientation, so an orientation must
-    # come with its inverse for "test = rot90(train)" and the reverse to match.
-    names |= {_INVERSE[n] for n in names if n in _INVERSE}
+    names = search_orientations(policy)
     return [k for k, name in enumerate(ORIENTATIONS) if name in names]
 
 
@@ -78,6 +74,16 @@ def _blocks(na: int, nb: int, per_pair: int) -> Iterator[tuple[int, int, int, in
             yield a0, min(na, a0 + ca), b0, min(nb, b0 + cb)
 
 
+def _popcount_block(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
+    """Hamming distances between (Na, W) and (Nb, W) uint64 words, as (Na, Nb)."""
+    d = np.bitwise_count(qa[:, None, 0] ^ qb[None, :, 0])
+    if qa.shape[1] > 1:
+        d = d.astype(np.uint16)
+        for w in range(1, qa.shape[1]):
+            d += np.bitwise_count(qa[:, None, w] ^ qb[None, :, w])
+    return d
+
+
 def hamming_pairs(
     qa: np.ndarray, qb: np.ndarray, max_distance: int, *, same: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -92,20 +98,19 @@ def hamming_pairs(
     for a0, a1, b0, b1 in _blocks(len(qa), len(qb), words):
         if same and b1 <= a0 + 1:
             continue
-        best = np.full((a1 - a0, b1 - b0), 255, dtype=np.uint16)
-        best_k = np.zeros(best.shape, dtype=np.uint8)
+        best = None
         for k in range(k_count):
-            d = np.zeros(best.shape, dtype=np.uint16)
-            for w in range(words):
-                d += np.bitwise_count(qa[a0:a1, k, w, None] ^ qb[None, b0:b1, w])
-            better = d < best
-            best = np.where(better, d, best)
-            best_k[better] = k
+            d = _popcount_block(qa[a0:a1, k], qb[b0:b1])
+            best = d if best is None else np.minimum(best, d, out=best)
         hit = best <= max_distance
         if same:
             hit &= np.arange(a0, a1)[:, None] < np.arange(b0, b1)[None, :]
         ia, ib = np.nonzero(hit)
-        out.append((ia + a0, ib + b0, best[ia, ib], best_k[ia, ib]))
+        # Which orientation won is only needed for the few hits.
+        per_k = np.stack([
+            np.bitwise_count(qa[ia + a0, k] ^ qb[ib + b0]).sum(axis=-1) for k in range(k_count)
+        ]) if len(ia) else np.zeros((1, 0), dtype=np.int64)
+        out.append((ia + a0, ib + b0, best[ia, ib], per_k.argmin(axis=0)))
     if not out:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty, empty
@@ -133,7 +138,7 @@ def orient_thumbs(t: np.ndarray, name: str) -> np.ndarray:
         "transpose": sq.transpose(0, 2, 1),
         "transverse": sq[:, ::-1, ::-1].transpose(0, 2, 1),
     }[name]
-    return np.ascontiguousarray(out).reshape(len(t), -1)
+    return np.ascontiguousarray(out).reshape(len(t), t.shape[1])
 
 
 def cosine_pairs(
@@ -144,12 +149,11 @@ def cosine_pairs(
     Thumbnails are normalised block by block, never all at once: a million
     float32 thumbnails would be a gigabyte.
     """
-    k_count, dim = len(orientations), ta.shape[1]
     out: list[tuple[np.ndarray, ...]] = []
     if not len(ta):  # a focus search often has no query row on one side
         tb = tb[:0]
     cb = max(1, min(len(tb), 8192))
-    ca = max(1, min(len(ta), _BLOCK // (cb * k_count)))
+    ca = max(1, min(len(ta), _BLOCK // cb))
     for b0 in range(0, len(tb), cb):
         b1 = min(len(tb), b0 + cb)
         nb = normalised_thumbs(tb[b0:b1])
@@ -158,15 +162,19 @@ def cosine_pairs(
             if same and b1 <= a0 + 1:
                 continue
             na = normalised_thumbs(ta[a0:a1])
-            qa = np.stack([orient_thumbs(na, o) for o in orientations], axis=1).reshape(-1, dim)
-            block = (qa @ nb.T).reshape(a1 - a0, k_count, b1 - b0)
-            best_k = block.argmax(axis=1)
-            best = np.take_along_axis(block, best_k[:, None, :], axis=1)[:, 0, :]
+            # One matmul per orientation and a running maximum: cheaper than
+            # stacking orientations and taking argmax over the whole block.
+            best = None
+            for o in orientations:
+                sim = orient_thumbs(na, o) @ nb.T
+                best = sim if best is None else np.maximum(best, sim, out=best)
             hit = best >= min_cosine
             if same:
                 hit &= np.arange(a0, a1)[:, None] < np.arange(b0, b1)[None, :]
             ia, ib = np.nonzero(hit)
-            out.append((ia + a0, ib + b0, best[ia, ib], best_k[ia, ib]))
+            # Which orientation won is only needed for the few hits.
+            per_k = np.stack([np.einsum("ij,ij->i", orient_thumbs(na[ia], o), nb[ib]) for o in orientations])
+            out.append((ia + a0, ib + b0, best[ia, ib], per_k.argmax(axis=0) if len(ia) else ia))
     if not out:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty.astype(np.float32), empty

@@ -22,7 +22,7 @@ FILES = "files"
 #: Finding kinds about single files rather than about copies across splits.
 FILE_KINDS = frozenset({"unreadable-image", "ambiguous-file", "missing-file", "unassigned-file"})
 #: Kinds that group rules (whole groups kept in one split) produce start with these.
-GROUP_PREFIXES = ("group", "split-share")
+GROUP_PREFIXES = ("group", "split-share", "ungrouped")
 
 
 @dataclass(frozen=True)
@@ -83,3 +83,9 @@ def select(report: Report, name: str, among: tuple[Section, ...], *, severity: s
 
 def with_severity(report: Report, severity: str) -> Report:
     return replace(report, findings=tuple(f for f in report.findings if f.severity == severity))
+
+
+def failing(report: Report, name: str, among: tuple[Section, ...]) -> Report:
+    """What fails section ``name``: error-level findings the baseline does not already know."""
+    errors = select(report, name, among, severity="error")
+    return replace(errors, findings=tuple(f for f in errors.findings if f.status == "new"))

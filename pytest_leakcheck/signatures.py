@@ -29,11 +29,15 @@ from .store import Store
 
 #: Side of the grey square every signal is computed from.
 BASE = 64
+# JPEG draft target: libjpeg decodes at 1/8 scale while both sides stay >= 32,
+# which is four times cheaper than a full decode and plenty for 64-bit hashes
+# and 16 px thumbnails.
+DRAFT = 32
 #: Changes whenever the decode path changes, invalidating cached signals.
-DECODE_PATH = f"draft-rgb{BASE}-exif-lanczos-v1"
+DECODE_PATH = f"draft{DRAFT}-rgb-exif-lanczos{BASE}-v1"
 PIXELS_PARAMS = "rgba-exif-v1"
 
-_TRANSPOSE = {
+TRANSPOSE = {
     "identity": None,
     "hflip": Image.Transpose.FLIP_LEFT_RIGHT,
     "vflip": Image.Transpose.FLIP_TOP_BOTTOM,
@@ -50,48 +54,105 @@ class Unreadable(Exception):
 
 
 @dataclass(frozen=True)
+class Spec:
+    """What a worker needs to sign one file: small and cheap to pickle."""
+
+    kind: str
+    bits: int
+    thumb_size: int
+    max_pixels: int
+    #: (family, params) pairs to compute, e.g. ("hash:hflip", "phash;64;...").
+    wanted: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def hash_size(self) -> int:
+        return int(round(self.bits**0.5))
+
+
+@dataclass(frozen=True)
 class Family:
-    """One cached signal: how to compute it from the decoded base image."""
+    """One cached signal.  ``name`` is ``compute[:argument]``, e.g. ``hash:rot90``."""
 
     name: str
     params: str
-    compute: Callable[[Image.Image, Policy], bytes]
 
 
-def _hash_bits(img: Image.Image, policy: Policy) -> bytes:
+def _hash_input(img: Image.Image, spec: Spec) -> Image.Image:
+    # imagehash.phash resizes to 4 x hash_size itself; doing it once here makes
+    # its own resize a no-op copy for every orientation after the first.
+    if spec.kind == "phash":
+        side = spec.hash_size * 4
+        return img.resize((side, side), Image.Resampling.LANCZOS)
+    return img
+
+
+def _hash(img: Image.Image, spec: Spec, orientation: str) -> bytes:
     import imagehash  # imported here: it pulls in scipy, and only workers need it
 
-    det = policy.detectors.phash
     fn = {
         "phash": imagehash.phash,
         "dhash": imagehash.dhash,
         "ahash": imagehash.average_hash,
         "whash": imagehash.whash,
-    }[det.kind]
-    out = []
-    # All eight orientations are stored so that changing `augmentations`
-    # never forces a decode; each costs well under 0.1 ms on a 64 px square.
-    for name in ORIENTATIONS:
-        op = _TRANSPOSE[name]
-        oriented = img if op is None else img.transpose(op)
-        bits = np.asarray(fn(oriented, hash_size=det.hash_size).hash, dtype=bool).ravel()
-        out.append(np.packbits(bits).tobytes())
-    return b"".join(out)
+    }[spec.kind]
+    op = TRANSPOSE[orientation]
+    oriented = img if op is None else img.transpose(op)
+    bits = np.asarray(fn(oriented, hash_size=spec.hash_size).hash, dtype=bool).ravel()
+    return np.packbits(bits).tobytes()
 
 
-def _thumb(img: Image.Image, policy: Policy) -> bytes:
-    size = policy.detectors.thumbnail.size
-    return np.asarray(img.resize((size, size), Image.Resampling.BOX), dtype=np.uint8).tobytes()
+def _thumb(img: Image.Image, spec: Spec, _: str) -> bytes:
+    side = spec.thumb_size
+    return np.asarray(img.resize((side, side), Image.Resampling.BOX), dtype=np.uint8).tobytes()
+
+
+#: How each family is computed from the decoded base square; new detectors
+#: register their descriptors here.
+COMPUTE: dict[str, Callable[[Image.Image, Spec, str], bytes]] = {"hash": _hash, "thumb": _thumb}
 
 
 def families(policy: Policy) -> tuple[Family, ...]:
-    """The signal families this policy needs, each with its parameter fingerprint."""
+    """The signal families this policy needs, each with its parameter fingerprint.
+
+    Hashes are stored per orientation, so adding an augmentation computes only
+    the new orientation and keeps everything else.
+    """
     ph = policy.detectors.phash
-    th = policy.detectors.thumbnail
-    return (
-        Family("phash", f"{ph.kind};{ph.bits};{DECODE_PATH}", _hash_bits),
-        Family("thumb", f"{th.size};{DECODE_PATH}", _thumb),
+    hashes = tuple(
+        Family(f"hash:{o}", f"{ph.kind};{ph.bits};{DECODE_PATH}") for o in search_orientations(policy)
     )
+    return (*hashes, Family("thumb", f"{policy.detectors.thumbnail.size};{DECODE_PATH}"))
+
+
+_INVERSE = {"rot90": "rot270", "rot270": "rot90"}
+
+
+def search_orientations(policy: Policy) -> tuple[str, ...]:
+    """Orientations to hash: the policy's, closed under inverse.
+
+    Only one side of each pair is queried in each orientation, so an
+    orientation must come with its inverse for "test = rot90(train)" and the
+    reverse to match alike.
+    """
+    names = set(policy.orientations)
+    names |= {_INVERSE[n] for n in names if n in _INVERSE}
+    return tuple(o for o in ORIENTATIONS if o in names)
+
+
+def spec(policy: Policy, wanted: tuple[tuple[str, str], ...] = ()) -> Spec:
+    ph = policy.detectors.phash
+    return Spec(ph.kind, ph.bits, policy.detectors.thumbnail.size, policy.files.max_pixels, wanted)
+
+
+def fingerprint(policy: Policy) -> str:
+    """A short hash of every signature parameter: a cache key for the store.
+
+    Two policies with the same fingerprint compute the same signatures, so a
+    CI cache saved under one is valid for the other.
+    """
+    parts = [f"{f.name}={f.params}" for f in families(policy)]
+    parts += ["dims=v1", f"error={DECODE_PATH}", f"pixels={PIXELS_PARAMS}"]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -102,7 +163,7 @@ class Signatures:
     valid: np.ndarray  # (N,) bool: decoded fine
     errors: dict[int, str]  # row -> why it could not be decoded
     dims: np.ndarray  # (N, 2) int64 width, height after EXIF orientation
-    phash: np.ndarray  # (N, 8, W) uint64, one row per orientation in ORIENTATIONS order
+    phash: np.ndarray  # (N, 8, W) uint64 in ORIENTATIONS order; unsearched orientations are 0
     thumb: np.ndarray  # (N, S*S) uint8 grey thumbnail
     stats: dict[str, float] = field(default_factory=dict)
 
@@ -111,7 +172,8 @@ class Signatures:
 # Decoding (runs in worker processes)
 
 
-def _open(data: bytes, max_pixels: int) -> Image.Image:
+def open_image(data: bytes, max_pixels: int) -> Image.Image:
+    """Open lazily, refusing decompression bombs; raises :class:`Unreadable`."""
     with warnings.catch_warnings():
         # Pillow warns above 89 Mpx and raises above 179 Mpx; our own limit
         # below is the one the policy controls.
@@ -121,13 +183,17 @@ def _open(data: bytes, max_pixels: int) -> Image.Image:
         except Image.DecompressionBombError as exc:
             raise Unreadable(f"decompression bomb: {exc}") from None
     w, h = img.size
+    _check_pixels(w, h, max_pixels)
+    if w == 0 or h == 0:
+        raise Unreadable("image has no pixels")
+    return img
+
+
+def _check_pixels(w: int, h: int, max_pixels: int) -> None:
     if w * h > max_pixels:
         raise Unreadable(
             f"decompression bomb: {w}x{h} = {w * h:,} pixels exceeds files.max_pixels ({max_pixels:,})"
         )
-    if w == 0 or h == 0:
-        raise Unreadable("image has no pixels")
-    return img
 
 
 def _decode(data: bytes, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]:
@@ -135,18 +201,18 @@ def _decode(data: bytes, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]
 
     Returns the base square and the image's true size after EXIF orientation.
     """
-    img = _open(data, max_pixels)
+    img = open_image(data, max_pixels)
     w, h = img.size
     if img.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # orientations that swap the axes
         w, h = h, w
-    img.draft("RGB", (BASE, BASE))
+    img.draft("RGB", (DRAFT, DRAFT))
     img = ImageOps.exif_transpose(img).convert("RGB").convert("L")
     return img.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0), (w, h)
 
 
-def _sign(task: tuple[str, Policy, tuple[str, ...]]) -> tuple[bytes, bool, dict[str, bytes] | str]:
+def _sign(task: tuple[str, Spec]) -> tuple[bytes, bool, dict[str, bytes] | str]:
     """Read, digest and decode one file.  Never raises: errors become text."""
-    path, policy, wanted = task
+    path, sp = task
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -155,9 +221,22 @@ def _sign(task: tuple[str, Policy, tuple[str, ...]]) -> tuple[bytes, bool, dict[
     if not data:
         return digest, False, "zero-byte file"
     try:
-        base, size = _decode(data, policy.files.max_pixels)
-        out = {f.name: f.compute(base, policy) for f in families(policy) if f.name in wanted}
-        out["dims"] = struct.pack("<qq", *size)
+        # Pillow warns about damaged metadata (bad TIFF tags, corrupt EXIF);
+        # those are noise on the user's terminal, never a finding.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            base, size = _decode(data, sp.max_pixels)
+        out = {"dims": struct.pack("<qq", *size)}
+        hash_input = None
+        for name, _ in sp.wanted:
+            compute, _, arg = name.partition(":")
+            if compute == "dims":
+                continue
+            img = base
+            if compute == "hash":
+                hash_input = hash_input or _hash_input(base, sp)
+                img = hash_input
+            out[name] = COMPUTE[compute](img, sp, arg)
         return digest, True, out
     except Unreadable as exc:
         return digest, False, str(exc)
@@ -171,7 +250,9 @@ def _pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
     path, max_pixels = task
     try:
         data = Path(path).read_bytes()
-        img = ImageOps.exif_transpose(_open(data, max_pixels)).convert("RGBA")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")
         return True, hashlib.sha256(struct.pack("<qq", *img.size) + img.tobytes()).digest()
     except Exception as exc:  # any decode failure: the pair is simply not identical
         return False, str(exc).encode()
@@ -240,50 +321,63 @@ def compute(
                 digests[i] = digest
     t_hash = time.perf_counter()
 
-    wanted = [f.name for f in fams] + ["dims"]
+    fams = (*fams, Family("dims", "v1"))
     present = [d for d in digests if d]
-    specs = [(f.name, f.params) for f in fams] + [("dims", "v1"), ("error", DECODE_PATH)]
-    cached = store.get_families(present, specs)
+    # Whether a file is a "bomb" depends on files.max_pixels, so cached
+    # errors are only valid for the limit they were found under.
+    error_params = f"{DECODE_PATH};max_pixels={policy.files.max_pixels}"
+    cached = store.get_families(present, [(f.name, f.params) for f in fams] + [("error", error_params)])
+    # Contents with every family cached, found with set operations rather
+    # than a per-family test per file: most of a warm check is this case.
+    complete = set(cached[fams[0].name]).intersection(*(cached[f.name] for f in fams[1:]))
 
-    # Digests with every signal cached; the rest decode (unless known unreadable).
-    complete = set(cached[wanted[0]]).intersection(*(cached[name] for name in wanted[1:]))
-    to_decode: dict[bytes, int] = {}  # digest -> first row with it; copies decode once
+    # One task per distinct content, computing only the families it lacks.
+    tasks: list[tuple[str, Spec]] = []
+    rows: list[int] = []
+    seen: set[bytes] = set()
     for i, d in enumerate(digests):
-        if d is None or d in complete or d in to_decode or d in cached["error"]:
+        if d is None or d in complete or d in seen or d in cached["error"]:
             continue
-        to_decode[d] = i
-    rows = list(to_decode.values())
-    tasks = [(str(root / paths[i]), policy, tuple(wanted)) for i in rows]
-    new_files: list[tuple[str, int, int, bytes]] = []
+        seen.add(d)
+        # Only the families missing for this content are computed: a new
+        # thumbnail size must not recompute (and rewrite) the perceptual hashes.
+        missing = tuple((f.name, f.params) for f in fams if d not in cached[f.name])
+        if missing:
+            rows.append(i)
+            tasks.append((str(root / paths[i]), spec(policy, missing)))
     new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
-    params = {f.name: f.params for f in fams} | {"dims": "v1"}
+    params = {f.name: f.params for f in fams}
     decoded = 0
+    fresh: set[bytes] = set()
     for i, (digest, ok, result) in zip(rows, _map(_sign, tasks, executor, jobs)):
         decoded += 1
-        if digest != digests[i]:
+        fresh.add(digest)
+        if digest and digest != digests[i]:
             # The file changed between hashing and decoding; trust the bytes decoded.
-            digests[i] = digest or digests[i]
+            digests[i] = digest
         if ok:
             assert isinstance(result, dict)
             for name, data in result.items():
                 cached[name][digest] = (True, data)
                 new_sigs.append((digest, name, params[name], True, data))
-        else:
+        elif digest:
             cached["error"][digest] = (False, str(result).encode())
-            new_sigs.append((digest, "error", DECODE_PATH, False, str(result).encode()))
-    for i in to_hash:  # (was `i in to_hash` per record: quadratic on a cold store)
-        d = digests[i]
-        if d is not None:
-            new_files.append((records[i].path, records[i].size, records[i].mtime_ns, d))
+            new_sigs.append((digest, "error", error_params, False, str(result).encode()))
+    hashed = set(to_hash)
+    new_files = [
+        (rec.path, rec.size, rec.mtime_ns, digests[i])
+        for i, rec in enumerate(records)
+        if i in hashed and digests[i] is not None
+    ]
     if new_sigs:
         store.put_signatures(new_sigs)
     if new_files:
         store.put_files(new_files)
     t_decode = time.perf_counter()
 
-    ph = policy.detectors.phash
-    words = ph.bits // 64
+    words = policy.detectors.phash.bits // 64
     side = policy.detectors.thumbnail.size
+    orients = [(k, f"hash:{o}") for k, o in enumerate(ORIENTATIONS) if f"hash:{o}" in cached]
     valid = np.zeros(n, dtype=bool)
     dims = np.zeros((n, 2), dtype=np.int64)
     phash = np.zeros((n, len(ORIENTATIONS), words), dtype=np.uint64)
@@ -300,20 +394,31 @@ def compute(
     if ok_rows:
         # One join and one frombuffer per signal, not one per row: at 50,000
         # cached files the per-row version dominated a warm check.
-        def column(name: str) -> bytes:
+        def column(name: str) -> np.ndarray:
             sig = cached[name]
-            return b"".join([sig[digests[i]][1] for i in ok_rows])  # type: ignore[index]
+            return np.frombuffer(b"".join([sig[digests[i]][1] for i in ok_rows]), dtype=np.uint8)  # type: ignore[index]
 
-        rows_ix = np.array(ok_rows)
-        valid[rows_ix] = True
-        dims[rows_ix] = np.frombuffer(column("dims"), dtype="<i8").reshape(-1, 2)
-        phash[rows_ix] = np.frombuffer(column("phash"), dtype=np.uint64).reshape(-1, len(ORIENTATIONS), words)
-        thumb[rows_ix] = np.frombuffer(column("thumb"), dtype=np.uint8).reshape(-1, side * side)
+        ix = np.array(ok_rows)
+        dims[ix] = column("dims").view("<i8").reshape(-1, 2)
+        thumb[ix] = column("thumb").reshape(-1, side * side)
+        for k, name in orients:
+            phash[ix, k] = column(name).view(np.uint64).reshape(-1, words)
+        valid[ix] = True
+        # Signatures cached under a higher limit must not let a bomb through.
+        for i in ix[dims[ix, 0] * dims[ix, 1] > policy.files.max_pixels]:
+            try:
+                _check_pixels(int(dims[i, 0]), int(dims[i, 1]), policy.files.max_pixels)
+            except Unreadable as exc:
+                errors[int(i)] = str(exc)
+                valid[i] = False
+                phash[i] = 0
+                thumb[i] = 0
     stats = {
         "files": n,
         "hashed": len(to_hash),
         "decoded": decoded,
-        "reused": n - len(to_hash),
+        # Files whose signatures all came from the store, renamed copies included.
+        "reused": sum(1 for d in digests if d is not None and d not in fresh),
         "seconds_hash": round(t_hash - t0, 3),
         "seconds_decode": round(t_decode - t_hash, 3),
     }

@@ -81,3 +81,20 @@ def expected_leaks() -> dict[str, str]:
     out = {f"test/{name}": f"train/img_{n:03d}.jpg" for n, name in enumerate(PLANTED)}
     out["test/png_to_jpeg.jpg"] = "train/img_png.png"
     return out
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """Run ``leakcheck`` in-process; returns (exit code, stdout, stderr)."""
+    from pytest_leakcheck.cli import main
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse exits on usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run

@@ -288,3 +288,16 @@ def test_policy_above_the_rootdir_gets_a_relative_node_id(pytester: pytest.Pytes
     result = pytester.runpytest(sub, "--rootdir", str(sub), "-c", str(sub / "pytest.ini"),
                                 "--leakcheck", "--co", "-q")
     result.stdout.fnmatch_lines(["../leakcheck.yaml::train~test", "../leakcheck.yaml::files"])
+
+
+def test_findings_in_the_baseline_do_not_fail(pytester: pytest.Pytester, leaky: Path) -> None:
+    """After `leakcheck baseline`, the known leak no longer fails its item; a new one does."""
+    from pytest_leakcheck.cli import main
+
+    assert main(["baseline", "--policy", str(leaky / "leakcheck.yaml")]) == 0
+    pytester.runpytest("--leakcheck").assert_outcomes(passed=3)
+    shutil.copyfile(leaky / "train/img_1.jpg", leaky / "test/copy_new.jpg")
+    result = pytester.runpytest("--leakcheck")
+    result.assert_outcomes(failed=1, passed=2)
+    result.stdout.fnmatch_lines(["    test/copy_new.jpg  (test)"])
+    assert "copy_0.jpg" not in result.stdout.str().split("= FAILURES =")[1].split("= leakcheck =")[0]

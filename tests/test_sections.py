@@ -34,6 +34,7 @@ def test_kinds_route_to_groups_and_files() -> None:
     among = sections(POLICY)
     assert route(finding("group-split", "train", "test"), among) == (GROUPS,)
     assert route(finding("split-share", "train"), among) == (GROUPS,)
+    assert route(finding("ungrouped-file", "train"), among) == (GROUPS,)
     assert route(finding("unreadable-image", "train"), among) == (FILES,)
     assert route(finding("near-duplicate", "train"), among) == (FILES,)
 

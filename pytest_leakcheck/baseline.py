@@ -1,0 +1,310 @@
+"""The baseline: findings a person has seen, so they stop failing the build.
+
+Like detect-secrets' ``.secrets.baseline``: ``leakcheck baseline`` records the
+current findings, and each entry may carry a verdict:
+
+- ``duplicate``: a real leak the team accepts for now; reported as ``known``;
+- ``distinct``: a false alarm; never reported again.
+
+An entry without a verdict is accepted like ``duplicate`` until someone judges
+it.  Entries are keyed by finding id, which is built from content digests, so
+renaming or moving a file keeps its entry.  The file is sorted and carries no
+timestamps: two runs on the same tree write the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import BaselineError, PolicyError, UsageError
+from .findings import Finding, Report
+from .policy import read_yaml
+from .report import write_atomic
+
+SCHEMA_VERSION = 1
+VERDICTS = ("duplicate", "distinct")
+_ID = re.compile(r"^[0-9a-f]{12}$")
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+_ENTRY_KEYS = ("kind", "verdict", "reason", "paths", "digests")
+_HEADER = """\
+# leakcheck baseline: findings recorded by `leakcheck baseline` no longer fail the check.
+# Entries are keyed by finding id, built from file contents, so renames keep them.
+# Judge an entry here or with: leakcheck judge <id> duplicate|distinct --reason "..."
+#   duplicate: a real leak accepted for now (reported as known)
+#   distinct:  a false alarm (never reported again)
+# `leakcheck baseline --prune` drops entries that match no finding any more.
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    kind: str = ""
+    #: Sorted content digests of the members when recorded (one per file).
+    digests: tuple[str, ...] = ()
+    #: Sorted paths when recorded; a hint for people, never used to match.
+    paths: tuple[str, ...] = ()
+    verdict: str | None = None
+    reason: str = ""
+
+    @property
+    def status(self) -> str:
+        return "distinct" if self.verdict == "distinct" else "known"
+
+    @classmethod
+    def of(cls, f: Finding, verdict: str | None = None, reason: str = "") -> Entry:
+        return cls(
+            id=f.id,
+            kind=f.kind,
+            digests=tuple(sorted(m.digest for m in f.members if m.digest)),
+            paths=tuple(sorted(m.path for m in f.members)),
+            verdict=verdict,
+            reason=reason,
+        )
+
+
+@dataclass(frozen=True)
+class Baseline:
+    path: Path | None = None
+    entries: tuple[Entry, ...] = ()
+    _by_id: dict[str, Entry] = field(init=False, compare=False, repr=False)
+    _by_digest: dict[str, list[Entry]] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_id", {e.id: e for e in self.entries})
+        by_digest: dict[str, list[Entry]] = {}
+        for e in self.entries:
+            for d in set(e.digests):
+                by_digest.setdefault(d, []).append(e)
+        object.__setattr__(self, "_by_digest", by_digest)
+
+    def match(self, f: Finding) -> Entry | None:
+        """The entry that covers ``f``: same id, or a recorded cluster that contains it.
+
+        A cluster that lost a member (a copy deleted or edited) adds no leaked
+        content, so it keeps its verdict.  One that gained a copy is new: the
+        multiset comparison counts byte-identical copies one by one.
+        """
+        entry = self._by_id.get(f.id)
+        if entry is not None:
+            return entry
+        digests = Counter(m.digest for m in f.members)
+        if not digests or "" in digests:
+            return None
+        # A covering entry holds every digest of f, so any one of them finds it.
+        some = next(iter(digests))
+        covering = [e for e in self._by_digest.get(some, ())
+                    if e.kind == f.kind and not digests - Counter(e.digests)]
+        return min(covering, key=lambda e: e.id) if covering else None
+
+    def with_entries(self, entries: Iterable[Entry]) -> Baseline:
+        return Baseline(self.path, tuple(sorted(entries, key=lambda e: e.id)))
+
+    def resolve(self, prefix: str) -> Entry | None:
+        """The entry whose id is ``prefix`` or starts with it; None when there is none."""
+        hits = [e for e in self.entries if e.id.startswith(prefix)]
+        if len(hits) > 1:
+            raise UsageError(f"finding id {prefix!r} is ambiguous: " + ", ".join(e.id for e in hits),
+                             fix="give more of the id")
+        return hits[0] if hits else None
+
+
+# --------------------------------------------------------------------------
+# Reading and writing
+
+
+def load(path: Path | None) -> Baseline:
+    """Read and validate a baseline; a missing file is an empty baseline."""
+    if path is None or not path.exists():
+        return Baseline(path)
+    _refuse_conflict_markers(path)
+    try:
+        data, lines = read_yaml(path)
+    except PolicyError as exc:
+        raise BaselineError(
+            exc.problem, path=str(path), line=exc.line, key=exc.key,
+            fix="fix it by hand; leakcheck never rewrites an invalid baseline",
+        ) from None
+
+    def fail(at: tuple[str, ...], problem: str, fix: str | None = None) -> BaselineError:
+        line = next((lines[at[:n]] for n in range(len(at), 0, -1) if at[:n] in lines), None)
+        return BaselineError(problem, path=str(path), line=line, key=".".join(at) or None, fix=fix)
+
+    if data is None:
+        return Baseline(path)
+    if not isinstance(data, dict):
+        raise fail((), "expected a mapping with `version` and `findings`",
+                    "run `leakcheck baseline` after moving this file away")
+    unknown = [k for k in data if k not in ("version", "findings")]
+    if unknown:
+        raise fail((str(unknown[0]),), "unknown key", "allowed keys: version, findings")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise fail(("version",), f"invalid or missing version {version!r}",
+                   f"use `version: {SCHEMA_VERSION}`")
+    if version > SCHEMA_VERSION:
+        raise fail(("version",),
+                   f"baseline version {version} is newer than this leakcheck reads ({SCHEMA_VERSION})",
+                   "upgrade pytest-leakcheck; the file was left unchanged")
+    raw = data.get("findings") or {}
+    if not isinstance(raw, dict):
+        raise fail(("findings",), "expected a mapping of finding id to entry")
+    entries = [_entry(key, value, fail) for key, value in raw.items()]
+    return Baseline(path, tuple(sorted(entries, key=lambda e: e.id)))
+
+
+def _refuse_conflict_markers(path: Path) -> None:
+    # The file is committed and edited on branches; a merge conflict is its
+    # most likely breakage, and YAML would point past it with a vaguer message.
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"cannot read baseline: {exc}", path=str(path)) from None
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "=======":
+            raise BaselineError(
+                "unresolved merge conflict", path=str(path), line=n,
+                fix="keep the entries of both sides and delete the marker lines; entries are sorted "
+                    "by id, so the union is the resolution",
+            )
+
+
+def _entry(key: Any, value: Any, fail: Any) -> Entry:
+    at = ("findings", str(key))
+    if not isinstance(key, str) or not _ID.match(key):
+        raise fail(at, f"finding id {key!r} is not 12 hex digits",
+                   "copy the id from the report, quoted: '0123abcd4567'")
+    value = value or {}
+    if not isinstance(value, dict):
+        raise fail(at, "expected a mapping with kind, verdict, reason, paths, digests")
+    for k in value:
+        if k not in _ENTRY_KEYS:
+            raise fail((*at, str(k)), "unknown key", "allowed keys: " + ", ".join(_ENTRY_KEYS))
+    verdict = value.get("verdict")
+    if verdict is not None and verdict not in VERDICTS:
+        raise fail((*at, "verdict"), f"invalid verdict {verdict!r}", "use duplicate or distinct")
+    reason = value.get("reason") or ""
+    kind = value.get("kind") or ""
+    if not isinstance(reason, str) or not isinstance(kind, str):
+        raise fail((*at, "reason" if not isinstance(reason, str) else "kind"), "expected text")
+    lists = {}
+    for name in ("paths", "digests"):
+        items = value.get(name) or []
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise fail((*at, name), "expected a list of strings")
+        lists[name] = tuple(sorted(items))
+    bad = [d for d in lists["digests"] if not _DIGEST.match(d)]
+    if bad:
+        raise fail((*at, "digests"), f"{bad[0]!r} is not a sha256 hex digest",
+                   "leave digests as `leakcheck baseline` wrote them")
+    return Entry(key, kind, lists["digests"], lists["paths"], verdict, reason)
+
+
+def dumps(baseline: Baseline) -> str:
+    """The file's text: sorted, no timestamps, so equal baselines give equal bytes."""
+    findings: dict[str, dict[str, Any]] = {}
+    for e in sorted(baseline.entries, key=lambda e: e.id):
+        item: dict[str, Any] = {"kind": e.kind}
+        if e.verdict:
+            item["verdict"] = e.verdict
+        if e.reason:
+            item["reason"] = e.reason
+        item["paths"] = sorted(e.paths)
+        item["digests"] = sorted(e.digests)
+        findings[e.id] = item
+    body = yaml.safe_dump({"version": SCHEMA_VERSION, "findings": findings}, sort_keys=False,
+                          default_flow_style=False, allow_unicode=True, width=1 << 16)
+    return _HEADER + body
+
+
+def save(baseline: Baseline) -> None:
+    if baseline.path is None:
+        raise UsageError("the policy sets no baseline file", fix="add `baseline: .leakcheck-baseline.yaml`")
+    write_atomic(baseline.path, dumps(baseline))
+
+
+# --------------------------------------------------------------------------
+# Applying to a report
+
+
+def apply(report: Report, baseline: Baseline, *, complete: bool = True) -> Report:
+    """Mark findings ``known``, drop the ``distinct`` ones, and list stale entries.
+
+    ``complete`` is False for a focused check: it sees only some findings, so
+    an entry it does not meet is not stale.
+    """
+    if not baseline.entries:
+        return report
+    kept: list[Finding] = []
+    used: set[str] = set()
+    distinct = 0
+    for f in report.findings:
+        entry = baseline.match(f)
+        if entry is None:
+            kept.append(f)
+            continue
+        used.add(entry.id)
+        if entry.status == "distinct":
+            distinct += 1
+        else:
+            kept.append(replace(f, status="known"))
+    stale = tuple(e.id for e in baseline.entries if e.id not in used) if complete else ()
+    warnings = list(report.warnings)
+    if stale:
+        shown = ", ".join(stale[:5]) + (", ..." if len(stale) > 5 else "")
+        entries = "entry matches" if len(stale) == 1 else "entries match"
+        warnings.append(f"baseline {baseline.path}: {len(stale)} stale {entries} no finding ({shown}); "
+                        "`leakcheck baseline --prune` drops them")
+    stats = dict(report.stats)
+    stats["known"] = sum(f.status == "known" for f in kept)
+    stats["distinct"] = distinct
+    return replace(report, findings=tuple(kept), stats=stats, warnings=tuple(warnings), stale=stale)
+
+
+@dataclass(frozen=True)
+class Update:
+    """What :func:`record` changed, for the CLI to tell the user."""
+
+    baseline: Baseline
+    added: int
+    pruned: int
+    stale: int
+
+
+def record(report: Report, baseline: Baseline, *, prune: bool = False) -> Update:
+    """The baseline after adding every new finding; verdicts are kept.
+
+    ``report`` must be a complete check with ``baseline`` already applied.
+    Paths of known findings are refreshed, so the hints follow renames.
+    """
+    by_id = {e.id: e for e in baseline.entries}
+    stale = set(report.stale)
+    if prune:
+        for key in stale:
+            del by_id[key]
+    added = 0
+    for f in report.findings:
+        if f.status == "new":
+            by_id[f.id] = Entry.of(f)
+            added += 1
+        elif f.id in by_id:
+            old = by_id[f.id]
+            by_id[f.id] = Entry.of(f, old.verdict, old.reason)
+    return Update(baseline.with_entries(by_id.values()), added, len(stale) if prune else 0,
+                  0 if prune else len(stale))
+
+
+def judge(baseline: Baseline, entry: Entry, verdict: str, reason: str) -> Baseline:
+    """The baseline with ``entry`` (new or recorded) carrying ``verdict``."""
+    if verdict not in VERDICTS:
+        raise UsageError(f"invalid verdict {verdict!r}", fix="use duplicate or distinct")
+    by_id = {e.id: e for e in baseline.entries}
+    by_id[entry.id] = replace(entry, verdict=verdict, reason=reason)
+    return baseline.with_entries(by_id.values())

@@ -1,0 +1,100 @@
+"""SARIF 2.1.0 for GitHub code scanning: one rule per finding kind.
+
+Each finding is one result located on the member that annotations use,
+with the other members as related locations.  ``partialFingerprints``
+carries the finding id, which is stable under renames, so code scanning
+tracks one alert across commits.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+from . import __version__
+from .annotations import anchor
+from .findings import KINDS, Finding, Report
+from .report import headline, renderer
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {"error": "error", "warning": "warning"}
+# SARIF's baselineState says whether a result is new relative to a baseline.
+_BASELINE = {"new": "new", "existing": "unchanged", "known": "unchanged"}
+_RULES = {
+    "identical-file": "The same file is in two splits (or twice in one).",
+    "identical-pixels": "The same decoded pixels are in two splits, saved as different files.",
+    "near-duplicate": "A near-duplicate image (re-encoded, resized, cropped, flipped...) crosses splits.",
+    "unreadable-image": "An image cannot be decoded: corrupt, truncated, empty or a decompression bomb.",
+    "ambiguous-file": "A file matches the globs of several splits.",
+    "missing-file": "A file the manifest lists is not on disk.",
+    "unassigned-file": "An image belongs to no split.",
+}
+_HELP = {
+    "identical-file": "Keep each cluster in one split: move or delete the copies.",
+    "identical-pixels": "Keep each cluster in one split: move or delete the copies.",
+    "near-duplicate": "Keep each cluster in one split: move or delete the copies.",
+    "unreadable-image": "Replace or delete the file.",
+    "ambiguous-file": "Narrow the split globs in the policy so the file matches one split.",
+    "missing-file": "Add the file, or remove its row from the manifest.",
+    "unassigned-file": "Add the file to a split in the policy, or to `ignore`.",
+}
+
+
+def _location(path: str, prefix: str) -> dict:
+    return {"physicalLocation": {"artifactLocation": {"uri": quote(prefix + path, safe="/")}}}
+
+
+def _rule(kind: str) -> dict:
+    camel = "".join(part.capitalize() for part in kind.split("-"))
+    return {
+        "id": kind,
+        "name": camel,
+        "shortDescription": {"text": _RULES.get(kind, kind)},
+        "help": {"text": _HELP.get(kind, "See the leakcheck report.")},
+        "defaultConfiguration": {"level": "error"},
+    }
+
+
+def _result(f: Finding, index: int, prefix: str) -> dict:
+    main = anchor(f)
+    related = [m for m in f.members if m.path != main]
+    return {
+        "ruleId": f.kind,
+        "ruleIndex": index,
+        "level": _LEVEL.get(f.severity, "note"),
+        "message": {"text": headline(f)},
+        "locations": [_location(main, prefix)],
+        "relatedLocations": [
+            {"id": n, **_location(m.path, prefix), "message": {"text": f"{m.split or 'no split'} copy"}}
+            for n, m in enumerate(related[:50], start=1)
+        ],
+        "partialFingerprints": {"leakcheckFindingId/v1": f.id},
+        "baselineState": _BASELINE.get(f.status, "new"),
+        "properties": {"findingId": f.id, "status": f.status, "splitPair": f.split_pair,
+                       "evidence": f.evidence},
+    }
+
+
+def sarif_dict(report: Report, *, prefix: str = "") -> dict:
+    seen = {f.kind for f in report.findings}
+    kinds = [k for k in KINDS if k in seen] + sorted(seen - set(KINDS))
+    index = {k: n for n, k in enumerate(kinds)}
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "leakcheck",
+                "version": __version__,
+                "informationUri": "https://pypi.org/project/pytest-leakcheck/",
+                "rules": [_rule(k) for k in kinds],
+            }},
+            "results": [_result(f, index[f.kind], prefix) for f in report.findings
+                        if f.severity in _LEVEL],
+        }],
+    }
+
+
+@renderer("sarif")
+def render_sarif(report: Report, *, prefix: str = "", **_: object) -> str:
+    return json.dumps(sarif_dict(report, prefix=prefix), indent=2) + "\n"

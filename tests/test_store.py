@@ -1,0 +1,268 @@
+"""The signature store: unchanged files are never decoded again, and a broken store is rebuilt."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections import Counter
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from pytest_leakcheck import EXIT_USAGE, check, signatures
+from pytest_leakcheck.store import SCHEMA_VERSION, open_store
+from pytest_leakcheck.testing import photo, save
+
+from .conftest import write_policy
+
+SMALL = (64, 48)
+POLICY = "version: 1\nsplits: {train: [train/**], test: [test/**]}\n"
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    """Five train images, two test images, one of them a copy of a train image."""
+    for i in range(5):
+        save(photo(i, SMALL), tmp_path / f"train/{i}.jpg", quality=90)
+    save(photo(10, SMALL), tmp_path / "test/10.jpg", quality=90)
+    shutil.copyfile(tmp_path / "train/0.jpg", tmp_path / "test/copy.jpg")
+    write_policy(tmp_path, POLICY)
+    return tmp_path
+
+
+@pytest.fixture
+def spy(monkeypatch: pytest.MonkeyPatch) -> Counter:
+    """Count what the pipeline really does: files hashed, files decoded, families computed."""
+    calls: Counter = Counter()
+
+    def wrap(name: str, key) -> None:
+        real = getattr(signatures, name)
+
+        def counted(*args, **kwargs):
+            calls[key(*args)] += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(signatures, name, counted)
+
+    wrap("_file_digest", lambda path: ("hashed", Path(path).name))
+    wrap("_sign", lambda task: ("signed", Path(task[0]).name))
+    wrap("_decode", lambda data, max_pixels: "decode")
+    def wrap_compute(family: str, key: str) -> None:
+        real = signatures.COMPUTE[family]
+
+        def counted(img, spec, arg):
+            # Hashes are computed once per searched orientation; count images.
+            if arg in ("", "identity"):
+                calls[key] += 1
+            return real(img, spec, arg)
+
+        monkeypatch.setitem(signatures.COMPUTE, family, counted)
+
+    wrap_compute("hash", "phash")
+    wrap_compute("thumb", "thumb")
+    return calls
+
+
+def _run(root: Path):
+    return check(root / "leakcheck.yaml", jobs=1)
+
+
+def _names(calls: Counter, what: str) -> list[str]:
+    return sorted(k[1] for k in calls.elements() if isinstance(k, tuple) and k[0] == what)
+
+
+def test_second_run_decodes_nothing(dataset: Path, spy: Counter) -> None:
+    """An unchanged tree is neither hashed nor decoded again, and the findings are the same."""
+    first = _run(dataset)
+    assert spy["decode"] == 6  # the byte copy shares its content digest with train/0.jpg
+    assert first.stats["decoded"] == 6
+    spy.clear()
+    second = _run(dataset)
+    assert spy["decode"] == 0
+    assert _names(spy, "hashed") == []
+    assert second.stats["decoded"] == 0
+    assert second.stats["hashed"] == 0
+    assert second.stats["reused"] == 7
+    assert [f.id for f in second.findings] == [f.id for f in first.findings] != []
+
+
+def test_touched_file_is_rehashed_only(dataset: Path, spy: Counter) -> None:
+    """A new mtime re-hashes that file alone, no decode; new content decodes that file alone."""
+    _run(dataset)
+    spy.clear()
+    st = os.stat(dataset / "train/2.jpg")
+    os.utime(dataset / "train/2.jpg", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    report = _run(dataset)
+    assert _names(spy, "hashed") == ["2.jpg"]
+    assert spy["decode"] == 0
+    assert (report.stats["hashed"], report.stats["decoded"]) == (1, 0)
+    spy.clear()
+    save(photo(99, SMALL), dataset / "train/3.jpg", quality=90)
+    report = _run(dataset)
+    assert _names(spy, "hashed") == ["3.jpg"]
+    assert _names(spy, "signed") == ["3.jpg"]
+    assert spy["decode"] == 1
+    spy.clear()
+    assert _run(dataset).stats["decoded"] == 0
+    assert _names(spy, "hashed") == []
+
+
+def test_renamed_and_copied_files_reuse_signatures(dataset: Path, spy: Counter) -> None:
+    """Same content under a new path costs a hash and no decode."""
+    _run(dataset)
+    spy.clear()
+    os.rename(dataset / "train/1.jpg", dataset / "train/renamed.jpg")
+    shutil.copy(dataset / "train/4.jpg", dataset / "train/copied.jpg")
+    report = _run(dataset)
+    assert _names(spy, "hashed") == ["copied.jpg", "renamed.jpg"]
+    assert spy["decode"] == 0
+    assert report.stats["decoded"] == 0
+    # The copy is a new within-split duplicate, found from cached signatures alone.
+    assert any(
+        {m.path for m in f.members} == {"train/4.jpg", "train/copied.jpg"} for f in report.findings
+    )
+
+
+def test_new_thumbnail_size_recomputes_thumbnails_only(dataset: Path, spy: Counter) -> None:
+    """Changing `thumbnail.size` decodes again for thumbnails but reuses the perceptual hashes."""
+    _run(dataset)
+    assert (spy["phash"], spy["thumb"]) == (6, 6)
+    spy.clear()
+    write_policy(dataset, POLICY + "detectors: {thumbnail: {size: 8}}\n")
+    _run(dataset)
+    assert (spy["phash"], spy["thumb"]) == (0, 6)
+    with closing(sqlite3.connect(dataset / ".leakcheck/cache.sqlite")) as conn:
+        rows = dict(
+            conn.execute("SELECT family || ' ' || params, count(*) FROM signatures GROUP BY 1")
+        )
+    thumbs = sorted(n for key, n in rows.items() if key.startswith("thumb "))
+    phashes = [n for key, n in rows.items() if key.startswith("hash:identity ")]
+    assert thumbs == [6, 6]
+    assert phashes == [6]
+    spy.clear()
+    write_policy(dataset, POLICY + "detectors: {phash: {kind: dhash}}\n")
+    _run(dataset)
+    assert (spy["phash"], spy["thumb"]) == (6, 0)
+
+
+def test_no_pixels_are_stored(dataset: Path) -> None:
+    """Store rows hold hashes and tiny thumbnails only: no blob near the size of an image."""
+    for i in range(20):
+        save(photo(200 + i), dataset / f"train/big_{i}.png")
+    report = _run(dataset)
+    n = report.stats["files"]
+    cache = dataset / ".leakcheck/cache.sqlite"
+    with closing(sqlite3.connect(cache)) as conn:
+        biggest = conn.execute("SELECT max(length(data)) FROM signatures").fetchone()[0]
+        rows = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    assert rows == n
+    assert biggest <= 300
+    # A 160x120 RGB image is 57,600 bytes of pixels; the store keeps well under 3 kB per image.
+    assert cache.stat().st_size < 3000 * n
+
+
+def test_garbage_store_is_moved_aside_and_rebuilt(dataset: Path) -> None:
+    """A garbage store file becomes `*.corrupt-<time>` with a warning, and a new one is built."""
+    cache = dataset / ".leakcheck/cache.sqlite"
+    cache.parent.mkdir()
+    cache.write_bytes(b"definitely not sqlite " * 500)
+    report = _run(dataset)
+    assert len(report.warnings) == 1
+    assert "unreadable signature store" in report.warnings[0]
+    aside = list(cache.parent.glob("cache.sqlite.corrupt-*"))
+    assert len(aside) == 1
+    assert aside[0].read_bytes() == b"definitely not sqlite " * 500
+    assert aside[0].name in report.warnings[0]
+    assert report.stats["decoded"] == 6
+    again = _run(dataset)
+    assert again.warnings == ()
+    assert again.stats["decoded"] == 0
+
+
+def test_store_of_another_schema_is_rebuilt(dataset: Path) -> None:
+    """A store written by another schema version is set aside, not misread."""
+    _run(dataset)
+    cache = dataset / ".leakcheck/cache.sqlite"
+    with closing(sqlite3.connect(cache)) as conn, conn:
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
+        )
+    report = _run(dataset)
+    assert len(report.warnings) == 1
+    assert f"schema version {SCHEMA_VERSION + 1}" in report.warnings[0]
+    assert len(list(cache.parent.glob("cache.sqlite.corrupt-*"))) == 1
+    assert report.stats["decoded"] == 6
+
+
+def test_warning_is_shown_in_text_report(dataset: Path, run_cli) -> None:
+    """The CLI prints the store warning in its report and still checks."""
+    cache = dataset / ".leakcheck/cache.sqlite"
+    cache.parent.mkdir()
+    cache.write_bytes(b"\0" * 4096)
+    code, out, err = run_cli("check", "--policy", str(dataset / "leakcheck.yaml"), "-j", "1")
+    assert code == 1
+    assert "warning: " in out and "unreadable signature store" in out
+    assert "Traceback" not in err
+
+
+def test_unwritable_cache_location_exits_2(dataset: Path, run_cli) -> None:
+    """A cache path under a regular file is a store error: exit 2 naming the folder and the key."""
+    (dataset / "blocker").write_text("a file, not a folder")
+    write_policy(dataset, POLICY + "cache: blocker/cache.sqlite\n")
+    code, _, err = run_cli("check", "--policy", str(dataset / "leakcheck.yaml"), "-j", "1")
+    assert code == EXIT_USAGE
+    assert err.startswith(f"Error: {dataset / 'blocker'}: `cache`: cannot create the cache folder")
+    assert "Traceback" not in err
+
+
+def test_store_round_trip_in_memory() -> None:
+    """Rows written to a store come back unchanged, keyed by digest, family and params."""
+    with open_store(None) as store:
+        store.put_signatures(
+            [
+                (b"d" * 32, "thumb", "p1", True, b"\x01\x02"),
+                (b"e" * 32, "error", "p1", False, b"why"),
+            ]
+        )
+        store.put_files([("a/b.jpg", 10, 123, b"d" * 32)])
+        assert store.get_signatures([b"d" * 32, b"e" * 32], "thumb", "p1") == {
+            b"d" * 32: (True, b"\x01\x02")
+        }
+        assert store.get_signatures([b"e" * 32], "error", "p1") == {b"e" * 32: (False, b"why")}
+        assert store.get_signatures([b"d" * 32], "thumb", "p2") == {}
+        assert store.lookup_files(["a/b.jpg", "x.jpg"]) == {"a/b.jpg": (10, 123, b"d" * 32)}
+
+
+def test_two_concurrent_runs_share_one_store(dataset: Path) -> None:
+    """Two `leakcheck check` processes on one store at once both succeed; the store stays intact."""
+    for i in range(12):
+        save(photo(300 + i, SMALL), dataset / f"test/more_{i}.jpg", quality=90)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest_leakcheck",
+        "check",
+        "--policy",
+        str(dataset / "leakcheck.yaml"),
+        "--format",
+        "json",
+        "-j",
+        "1",
+    ]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [(p.returncode, err) for p, (_, err) in zip(procs, outputs)] == [(1, ""), (1, "")]
+    assert outputs[0][0].count('"kind"') == outputs[1][0].count('"kind"') > 0
+    cache = dataset / ".leakcheck/cache.sqlite"
+    with closing(sqlite3.connect(cache)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 19
+    assert list(cache.parent.glob("*.corrupt-*")) == []
+    assert _run(dataset).stats["decoded"] == 0
