@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -66,11 +67,13 @@ def _rows_by_split(inv: Inventory, mask: np.ndarray) -> dict[str, np.ndarray]:
     return {s: np.flatnonzero((splits == s) & mask) for s in inv.splits}
 
 
-def _blocks(na: int, nb: int, per_pair: int) -> Iterator[tuple[int, int, int, int]]:
+def _blocks(na: int, nb: int, per_pair: int, same: bool = False) -> Iterator[tuple[int, int, int, int]]:
+    """Query and reference blocks; with ``same`` only blocks on or above the
+    diagonal, so a split compared with itself costs half a square."""
     cb = max(1, min(nb, _BLOCK // max(1, per_pair) // 64))
     ca = max(1, min(na, _BLOCK // max(1, per_pair) // cb))
     for a0 in range(0, na, ca):
-        for b0 in range(0, nb, cb):
+        for b0 in range(a0 if same else 0, nb, cb):
             yield a0, min(na, a0 + ca), b0, min(nb, b0 + cb)
 
 
@@ -95,17 +98,20 @@ def hamming_pairs(
     """
     na, k_count, words = qa.shape
     out: list[tuple[np.ndarray, ...]] = []
-    for a0, a1, b0, b1 in _blocks(len(qa), len(qb), words):
-        if same and b1 <= a0 + 1:
-            continue
+    for a0, a1, b0, b1 in _blocks(len(qa), len(qb), words, same):
         best = None
         for k in range(k_count):
             d = _popcount_block(qa[a0:a1, k], qb[b0:b1])
             best = d if best is None else np.minimum(best, d, out=best)
         hit = best <= max_distance
-        if same:
-            hit &= np.arange(a0, a1)[:, None] < np.arange(b0, b1)[None, :]
+        # Hits are rare: test for any before paying for nonzero, and apply the
+        # triangle (a < b) to the few hits rather than to the whole block.
+        if not hit.any():
+            continue
         ia, ib = np.nonzero(hit)
+        if same:
+            upper = ia + a0 < ib + b0
+            ia, ib = ia[upper], ib[upper]
         # Which orientation won is only needed for the few hits.
         per_k = np.stack([
             np.bitwise_count(qa[ia + a0, k] ^ qb[ib + b0]).sum(axis=-1) for k in range(k_count)
@@ -141,40 +147,76 @@ def orient_thumbs(t: np.ndarray, name: str) -> np.ndarray:
     return np.ascontiguousarray(out).reshape(len(t), t.shape[1])
 
 
+@lru_cache(maxsize=8)
+def _dct_basis(side: int) -> tuple[np.ndarray, int]:
+    """Orthonormal 2-D DCT as a (side², side²) matrix, rows ordered low to high
+    frequency, and how many rows count as "low"."""
+    k = np.arange(side)
+    c = np.cos(np.pi * (2 * k[None, :] + 1) * k[:, None] / (2 * side)) * np.sqrt(2 / side)
+    c[0] /= np.sqrt(2)
+    basis = np.kron(c, c)
+    order = np.argsort((k[:, None] + k[None, :]).ravel(), kind="stable")
+    return basis[order].astype(np.float32), max(1, side * side // 4)
+
+
+def _spectra(unit: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    basis, low = _dct_basis(side)
+    coef = unit @ basis.T
+    high = np.sqrt(np.maximum(0.0, 1.0 - np.einsum("ij,ij->i", coef[:, :low], coef[:, :low])))
+    return coef, np.ascontiguousarray(coef[:, :low]), high
+
+
 def cosine_pairs(
     ta: np.ndarray, tb: np.ndarray, orientations: list[str], min_cosine: float, *, same: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Like :func:`hamming_pairs` for raw uint8 thumbnails and cosine >= ``min_cosine``.
 
-    Thumbnails are normalised block by block, never all at once: a million
-    float32 thumbnails would be a gigabyte.
+    Exact, but cheap: in an orthonormal DCT basis the cosine splits into a
+    low-frequency part and a high-frequency part bounded by the product of the
+    two high-frequency norms (Cauchy-Schwarz).  A quarter-size matmul over the
+    low frequencies plus that bound discards almost every pair; only the rest
+    get the full dot product.  Thumbnails are normalised block by block, never
+    all at once: a million float32 thumbnails would be a gigabyte.
     """
+    side = round(ta.shape[1] ** 0.5)
     out: list[tuple[np.ndarray, ...]] = []
-    if not len(ta):  # a focus search often has no query row on one side
-        tb = tb[:0]
+    if not len(ta) or not len(tb):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty.astype(np.float32), empty
     cb = max(1, min(len(tb), 8192))
     ca = max(1, min(len(ta), _BLOCK // cb))
     for b0 in range(0, len(tb), cb):
         b1 = min(len(tb), b0 + cb)
-        nb = normalised_thumbs(tb[b0:b1])
+        coef_b, low_b, high_b = _spectra(normalised_thumbs(tb[b0:b1]), side)
         for a0 in range(0, len(ta), ca):
             a1 = min(len(ta), a0 + ca)
             if same and b1 <= a0 + 1:
                 continue
-            na = normalised_thumbs(ta[a0:a1])
-            # One matmul per orientation and a running maximum: cheaper than
-            # stacking orientations and taking argmax over the whole block.
-            best = None
-            for o in orientations:
-                sim = orient_thumbs(na, o) @ nb.T
-                best = sim if best is None else np.maximum(best, sim, out=best)
-            hit = best >= min_cosine
-            if same:
-                hit &= np.arange(a0, a1)[:, None] < np.arange(b0, b1)[None, :]
-            ia, ib = np.nonzero(hit)
-            # Which orientation won is only needed for the few hits.
-            per_k = np.stack([np.einsum("ij,ij->i", orient_thumbs(na[ia], o), nb[ib]) for o in orientations])
-            out.append((ia + a0, ib + b0, best[ia, ib], per_k.argmax(axis=0) if len(ia) else ia))
+            unit_a = normalised_thumbs(ta[a0:a1])
+            found: list[tuple[np.ndarray, ...]] = []
+            for k, o in enumerate(orientations):
+                coef_a, low_a, high_a = _spectra(orient_thumbs(unit_a, o), side)
+                bound = low_a @ low_b.T
+                bound += high_a[:, None] * high_b[None, :]
+                hit = bound >= min_cosine
+                if not hit.any():
+                    continue
+                ia, ib = np.nonzero(hit)
+                if same:
+                    upper = ia + a0 < ib + b0
+                    ia, ib = ia[upper], ib[upper]
+                exact = np.einsum("ij,ij->i", coef_a[ia], coef_b[ib])
+                keep = exact >= min_cosine
+                found.append((ia[keep], ib[keep], exact[keep], np.full(keep.sum(), k)))
+            if not found:
+                continue
+            ia, ib, val, kk = (np.concatenate(parts) for parts in zip(*found))
+            # Best orientation per pair: sort by pair, then by cosine descending.
+            order = np.lexsort((-val, ib, ia))
+            ia, ib, val, kk = ia[order], ib[order], val[order], kk[order]
+            first = np.ones(len(ia), dtype=bool)
+            first[1:] = (ia[1:] != ia[:-1]) | (ib[1:] != ib[:-1])
+            out.append((ia[first] + a0, ib[first] + b0, val[first], kk[first]))
     if not out:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty.astype(np.float32), empty
