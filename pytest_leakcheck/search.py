@@ -166,6 +166,11 @@ def _spectra(unit: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray, np.nd
     return coef, np.ascontiguousarray(coef[:, :low]), high
 
 
+def _identity_spectra(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """No transform: the "low" part is everything and the bound is the cosine itself."""
+    return unit, unit, np.zeros(len(unit), dtype=unit.dtype)
+
+
 def cosine_pairs(
     ta: np.ndarray, tb: np.ndarray, orientations: list[str], min_cosine: float, *, same: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -183,11 +188,15 @@ def cosine_pairs(
     if not len(ta) or not len(tb):
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty.astype(np.float32), empty
+    # Transforming the reference side costs side**4 per row; for a handful of
+    # query rows (a commit hook, a small pull request) plain dot products are cheaper.
+    direct = len(ta) * len(orientations) * 3 < 4 * side * side
+    spectra = _identity_spectra if direct else lambda unit: _spectra(unit, side)
     cb = max(1, min(len(tb), 8192))
     ca = max(1, min(len(ta), _BLOCK // cb))
     for b0 in range(0, len(tb), cb):
         b1 = min(len(tb), b0 + cb)
-        coef_b, low_b, high_b = _spectra(normalised_thumbs(tb[b0:b1]), side)
+        coef_b, low_b, high_b = spectra(normalised_thumbs(tb[b0:b1]))
         for a0 in range(0, len(ta), ca):
             a1 = min(len(ta), a0 + ca)
             if same and b1 <= a0 + 1:
@@ -195,7 +204,7 @@ def cosine_pairs(
             unit_a = normalised_thumbs(ta[a0:a1])
             found: list[tuple[np.ndarray, ...]] = []
             for k, o in enumerate(orientations):
-                coef_a, low_a, high_a = _spectra(orient_thumbs(unit_a, o), side)
+                coef_a, low_a, high_a = spectra(orient_thumbs(unit_a, o))
                 bound = low_a @ low_b.T
                 bound += high_a[:, None] * high_b[None, :]
                 hit = bound >= min_cosine

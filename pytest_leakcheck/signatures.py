@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -78,27 +79,50 @@ class Family:
 
 
 def _hash_input(img: Image.Image, spec: Spec) -> Image.Image:
-    # imagehash.phash resizes to 4 x hash_size itself; doing it once here makes
-    # its own resize a no-op copy for every orientation after the first.
+    # phash works on a 4 x hash_size square; resizing once here serves every
+    # orientation.
     if spec.kind == "phash":
         side = spec.hash_size * 4
         return img.resize((side, side), Image.Resampling.LANCZOS)
     return img
 
 
-def _hash(img: Image.Image, spec: Spec, orientation: str) -> bytes:
-    import imagehash  # imported here: it pulls in scipy, and only workers need it
+@lru_cache(maxsize=4)
+def _dct_matrix(n: int) -> np.ndarray:
+    """scipy's unnormalised DCT-II as a matrix: y = C @ x."""
+    k = np.arange(n)
+    return 2.0 * np.cos(np.pi * k[:, None] * (2 * k[None, :] + 1) / (2 * n))
 
-    fn = {
-        "phash": imagehash.phash,
-        "dhash": imagehash.dhash,
-        "ahash": imagehash.average_hash,
-        "whash": imagehash.whash,
-    }[spec.kind]
+
+def phash_bits(img: Image.Image, hash_size: int) -> np.ndarray:
+    """``imagehash.phash(img, hash_size).hash``, bit for bit, without scipy.
+
+    The same arithmetic as imagehash (grey, LANCZOS to 4 x hash_size, DCT-II
+    over rows then columns, low block against its median) as two small
+    matmuls.  Importing scipy.fftpack costs about 0.3 s, more than a commit
+    hook can spend on one image; a test pins equality with imagehash.
+    """
+    side = hash_size * 4
+    grey = img.convert("L")
+    if grey.size != (side, side):
+        grey = grey.resize((side, side), Image.Resampling.LANCZOS)
+    c = _dct_matrix(side)
+    dct = c @ np.asarray(grey, dtype=np.float64) @ c.T
+    low = dct[:hash_size, :hash_size]
+    return low > np.median(low)
+
+
+def _hash(img: Image.Image, spec: Spec, orientation: str) -> bytes:
     op = TRANSPOSE[orientation]
     oriented = img if op is None else img.transpose(op)
-    bits = np.asarray(fn(oriented, hash_size=spec.hash_size).hash, dtype=bool).ravel()
-    return np.packbits(bits).tobytes()
+    if spec.kind == "phash":
+        bits = phash_bits(oriented, spec.hash_size)
+    else:
+        import imagehash  # whash pulls in PyWavelets; only workers need it
+
+        fn = {"dhash": imagehash.dhash, "ahash": imagehash.average_hash, "whash": imagehash.whash}[spec.kind]
+        bits = np.asarray(fn(oriented, hash_size=spec.hash_size).hash, dtype=bool)
+    return np.packbits(bits.ravel()).tobytes()
 
 
 def _thumb(img: Image.Image, spec: Spec, _: str) -> bytes:

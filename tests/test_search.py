@@ -174,3 +174,20 @@ def test_output_is_deterministic(leaky_dataset: Path) -> None:
     first, second = run(), run()
     assert first == second
     assert json.loads(first)["summary"]["errors"] > 0
+
+
+def test_cosine_direct_and_dct_paths_agree() -> None:
+    """A small query set (direct dot products) and a large one (DCT bound) find the same pairs."""
+    import numpy as np
+
+    from pytest_leakcheck.search import cosine_pairs
+
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 256, (400, 256)).astype(np.uint8)
+    noisy = np.clip(base[:300].astype(int) + rng.integers(-12, 13, (300, 256)), 0, 255).astype(np.uint8)
+    small = cosine_pairs(noisy[:3], base, ["identity", "hflip"], 0.9)
+    large = cosine_pairs(noisy, base, ["identity", "hflip"], 0.9)
+    small_pairs = set(zip(small[0].tolist(), small[1].tolist()))
+    large_pairs = {(a, b) for a, b in zip(large[0].tolist(), large[1].tolist()) if a < 3}
+    assert small_pairs == large_pairs == {(0, 0), (1, 1), (2, 2)}
+    assert np.allclose(np.sort(small[2]), np.sort(large[2][large[0] < 3]), atol=1e-5)

@@ -185,3 +185,25 @@ def test_orient_thumbs_matches_pil_transpose(name: str) -> None:
         for img in (Image.fromarray(sq) for sq in squares)
     ]
     np.testing.assert_array_equal(got, np.stack(want))
+
+
+def test_numpy_phash_equals_imagehash_bit_for_bit() -> None:
+    """Our scipy-free phash gives exactly imagehash.phash's bits, in every orientation and size."""
+    import imagehash
+    import numpy as np
+
+    from pytest_leakcheck.signatures import TRANSPOSE, phash_bits
+
+    rng = np.random.default_rng(0)
+    images = [photo(seed, (int(rng.integers(40, 200)), int(rng.integers(40, 200)))) for seed in range(40)]
+    images += [Image.fromarray(rng.integers(0, 256, (32, 32), dtype=np.uint8)) for _ in range(20)]
+    compared = 0
+    for img in images:
+        for op in TRANSPOSE.values():
+            oriented = img if op is None else img.transpose(op)
+            for hash_size in (8, 16):
+                ours = phash_bits(oriented, hash_size)
+                theirs = imagehash.phash(oriented, hash_size=hash_size).hash
+                assert np.array_equal(ours, theirs)
+                compared += 1
+    assert compared == 60 * 8 * 2
