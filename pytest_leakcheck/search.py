@@ -260,6 +260,22 @@ def _exact_matches(
     return out
 
 
+class _Texture:
+    """Whether rows carry enough structure for a perceptual match, computed on demand."""
+
+    def __init__(self, sigs: Signatures) -> None:
+        self.sigs = sigs
+        self.known = np.full(len(sigs.valid), -1, dtype=np.int8)
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        rows = np.asarray(rows, dtype=np.int64)
+        todo = np.unique(rows[self.known[rows] < 0])
+        if len(todo):
+            std = self.sigs.thumb[todo].astype(np.float32).std(axis=1)
+            self.known[todo] = self.sigs.valid[todo] & (std >= MIN_TEXTURE)
+        return self.known[rows] == 1
+
+
 def _sides(
     a: str, b: str, rows: dict[str, np.ndarray], focus: np.ndarray | None
 ) -> list[tuple[np.ndarray, np.ndarray, bool]]:
@@ -310,9 +326,11 @@ def find(
             keys = [d if d in hit else b"" for d in keys]
         matches += _exact_matches(keys, "identical-file", inv, allowed)
 
-    textured = sigs.valid & (sigs.thumb.astype(np.float32).std(axis=1) >= MIN_TEXTURE)
-    rows = _rows_by_split(inv, textured)
+    textured = _Texture(sigs)
     valid_rows = _rows_by_split(inv, sigs.valid)
+    # A full search drops flat images up front; a focus search (one new image
+    # against everything) tests texture only on the few hits.
+    rows = valid_rows if focus is not None else _rows_by_split(inv, textured(np.arange(len(sigs.valid))))
     ks = _orientations(policy)
     threshold = max(det.phash.max_distance if det.phash.severity != "off" else 0, PIXEL_CANDIDATE_DISTANCE)
     candidates: list[tuple[int, int]] = []
@@ -329,7 +347,7 @@ def find(
             ident &= (sigs.dims[gi] == sigs.dims[gj]).all(axis=1)
             candidates += [(min(int(x), int(y)), max(int(x), int(y))) for x, y in zip(gi[ident], gj[ident])]
             if det.phash.severity != "off":
-                tex = textured[gi] & textured[gj] & (dist <= det.phash.max_distance)
+                tex = textured(gi) & textured(gj) & (dist <= det.phash.max_distance)
                 matches += [
                     Match(int(x), int(y), "phash", float(d), ORIENTATIONS[int(o)])
                     for x, y, d, o in zip(gi[tex], gj[tex], dist[tex], orient[tex])
@@ -339,9 +357,10 @@ def find(
                 ia, ib, cos, kk = cosine_pairs(
                     sigs.thumb[ra], sigs.thumb[rb], names, det.thumbnail.min_cosine, same=same
                 )
+                tex = textured(ra[ia]) & textured(rb[ib])
                 matches += [
                     Match(int(ra[x]), int(rb[y]), "thumbnail", round(float(c), 4), ORIENTATIONS[ks[int(o)]])
-                    for x, y, c, o in zip(ia, ib, cos, kk)
+                    for x, y, c, o in zip(ia[tex], ib[tex], cos[tex], kk[tex])
                 ]
     matches.sort(key=lambda m: (min(m.i, m.j), max(m.i, m.j), DETECTORS.index(m.detector)))
     candidates = [(i, j) for i, j in candidates if i != j]

@@ -9,18 +9,26 @@ hashes, digests, image sizes and a tiny normalised thumbnail.
 
 from __future__ import annotations
 
+import io
 import os
 import sqlite3
 import time
+import zipfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import numpy as np
 
 from .errors import StoreError
 
 # Schema history:
 #   1: meta, files, signatures (digest, family, params) -> data.
-SCHEMA_VERSION = 1
+#   2: snapshots: the assembled signature arrays of the last full check, so a
+#      warm check of a large dataset reads one row instead of one per file.
+#      A version 1 store is upgraded in place (the new table is only added).
+SCHEMA_VERSION = 2
+_UPGRADABLE = {"1"}
 
 SCHEMA = """
 -- Key/value facts about this store; `schema_version` guards upgrades.
@@ -50,6 +58,15 @@ CREATE TABLE IF NOT EXISTS signatures (
     data   BLOB NOT NULL,
     PRIMARY KEY (digest, family, params)
 ) WITHOUT ROWID;
+
+-- The arrays one check assembled (paths, sizes, mtimes, digests, hashes,
+-- thumbnails), as an uncompressed .npz without pickles, keyed by the
+-- signature parameter fingerprint.  Derived entirely from the tables above:
+-- a row that fails to load is ignored and rewritten.
+CREATE TABLE IF NOT EXISTS snapshots (
+    key  TEXT PRIMARY KEY,
+    data BLOB NOT NULL
+);
 """
 
 # SQLite's default limit on host parameters is 999 on old builds.
@@ -121,6 +138,26 @@ class Store:
                 out[family][digest] = (bool(ok), data)
         return out
 
+    # -- snapshots ------------------------------------------------------------
+    def load_snapshot(self, key: str) -> dict[str, np.ndarray] | None:
+        """The arrays saved under ``key``, or None when absent or unreadable."""
+        row = self.conn.execute("SELECT data FROM snapshots WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            with np.load(io.BytesIO(row[0]), allow_pickle=False) as npz:
+                return {name: npz[name] for name in npz.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+            return None  # a derived cache: the caller rebuilds it from the tables
+
+    def save_snapshot(self, key: str, arrays: dict[str, np.ndarray]) -> None:
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        with self._transaction():
+            # One snapshot per store: another parameter set replaces it.
+            self.conn.execute("DELETE FROM snapshots")
+            self.conn.execute("INSERT INTO snapshots VALUES (?, ?)", (key, buf.getvalue()))
+
     def put_signatures(self, rows: Iterable[tuple[bytes, str, str, bool, bytes]]) -> None:
         with self._transaction():
             self.conn.executemany(
@@ -168,6 +205,9 @@ def _connect(path: Path | None) -> sqlite3.Connection:
     if row is None:
         with conn:
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    elif row[0] in _UPGRADABLE:
+        with conn:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
     elif row[0] != str(SCHEMA_VERSION):
         conn.close()
         raise _SchemaMismatch(row[0])

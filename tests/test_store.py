@@ -266,3 +266,55 @@ def test_two_concurrent_runs_share_one_store(dataset: Path) -> None:
         assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 19
     assert list(cache.parent.glob("*.corrupt-*")) == []
     assert _run(dataset).stats["decoded"] == 0
+
+
+def test_snapshot_gives_the_same_signatures_as_the_tables(dataset: Path) -> None:
+    """A warm check from the snapshot equals one rebuilt from the per-file tables."""
+    from pytest_leakcheck.inventory import scan
+    from pytest_leakcheck.policy import load
+    from pytest_leakcheck.signatures import compute, snapshot_key
+    from pytest_leakcheck.store import open_store
+
+    policy = load(dataset / "leakcheck.yaml")
+    first = _run(dataset)
+    with open_store(policy.cache) as store:
+        assert store.load_snapshot(snapshot_key(policy)) is not None
+        records = scan(policy).records
+        from_snapshot = compute(records, policy, store, jobs=1, update_snapshot=False)
+        store.conn.execute("DELETE FROM snapshots")
+        from_tables = compute(records, policy, store, jobs=1, update_snapshot=False)
+        assert store.load_snapshot(snapshot_key(policy)) is None
+    assert from_snapshot.digests == from_tables.digests
+    for name in ("valid", "dims", "phash", "thumb"):
+        assert (getattr(from_snapshot, name) == getattr(from_tables, name)).all()
+    assert from_snapshot.errors == from_tables.errors
+    assert (from_snapshot.stats["decoded"], from_tables.stats["decoded"]) == (0, 0)
+    assert [f.id for f in _run(dataset).findings] == [f.id for f in first.findings]
+
+
+def test_corrupt_snapshot_is_ignored_and_rewritten(dataset: Path) -> None:
+    """A damaged snapshot row costs a rebuild from the tables, never a failure."""
+    first = _run(dataset)
+    with closing(sqlite3.connect(dataset / ".leakcheck/cache.sqlite")) as conn, conn:
+        conn.execute("UPDATE snapshots SET data = ?", (b"not a zip file",))
+    again = _run(dataset)
+    assert again.stats["decoded"] == 0
+    assert [f.id for f in again.findings] == [f.id for f in first.findings]
+    with closing(sqlite3.connect(dataset / ".leakcheck/cache.sqlite")) as conn:
+        (data,) = conn.execute("SELECT data FROM snapshots").fetchone()
+    assert data[:2] == b"PK"
+
+
+def test_version_1_store_is_upgraded_in_place(dataset: Path) -> None:
+    """A store written by schema version 1 keeps its signatures and gains the snapshot table."""
+    _run(dataset)
+    path = dataset / ".leakcheck/cache.sqlite"
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("DROP TABLE snapshots")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    report = _run(dataset)
+    assert report.stats["decoded"] == 0
+    assert report.warnings == ()
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert conn.execute("SELECT count(*) FROM snapshots").fetchone() == (1,)
