@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import baseline, findings, groups, inventory, search, signatures
+from . import aligned, baseline, findings, groups, inventory, search, signatures
 from .findings import Report
 from .policy import Policy, load
 from .store import Store, open_store
@@ -64,6 +64,9 @@ def check(
             mask = np.array([r.path in wanted for r in inv.records], dtype=bool)
         found = search.find(inv, sigs, policy, focus=mask)
         matches = list(found.matches)
+        # Needs the store for its calibrated threshold, so it runs beside search.find.
+        near, calibration = aligned.find(inv, sigs, policy, store, focus=mask)
+        matches += near
         if policy.detectors.identical_pixels != "off" and found.pixel_candidates:
             rows = sorted({r for pair in found.pixel_candidates for r in pair})
             pixels = signatures.pixel_digests(rows, inv.records, sigs, policy, store, jobs=jobs)
@@ -71,6 +74,8 @@ def check(
         t_search = time.perf_counter()
         stats = dict(sigs.stats)
         stats["seconds_search"] = round(t_search - t_sign, 3)
+        if calibration:
+            stats["aligned"] = calibration
         stats["seconds"] = round(time.perf_counter() - t0, 3)
         per_split = Counter(r.split for r in inv.records)  # one pass: this ran once per split
         stats["splits"] = {s: per_split[s] for s in inv.splits}

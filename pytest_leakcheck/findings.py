@@ -33,7 +33,7 @@ KINDS = (
 )
 _RANK = {"error": 0, "warning": 1, "off": 2}
 _KIND_OF = {"identical-file": "identical-file", "identical-pixels": "identical-pixels",
-            "phash": "near-duplicate", "thumbnail": "near-duplicate"}
+            "phash": "near-duplicate", "thumbnail": "near-duplicate", "aligned": "near-duplicate"}
 # A cluster of a thousand blank frames is one finding; listing every edge
 # would bury the report, so evidence keeps the strongest few.
 MAX_PAIRS = 20
@@ -123,6 +123,7 @@ def _severity(match: Match, same_split: bool, policy: Policy) -> str:
         "identical-pixels": det.identical_pixels,
         "phash": det.phash.severity,
         "thumbnail": det.thumbnail.severity,
+        "aligned": det.aligned.severity,
     }[match.detector]
     if same_split:
         sev = max(sev, policy.within_split, key=_RANK.__getitem__)
@@ -132,7 +133,7 @@ def _severity(match: Match, same_split: bool, policy: Policy) -> str:
 def _strength(match: Match, policy: Policy) -> float:
     if match.detector == "phash":
         return 1.0 - match.value / policy.detectors.phash.bits
-    if match.detector == "thumbnail":
+    if match.detector in ("thumbnail", "aligned"):
         return match.value
     return 1.0
 

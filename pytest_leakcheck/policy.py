@@ -54,11 +54,21 @@ class ThumbnailDetector:
 
 
 @dataclass(frozen=True)
+class AlignedDetector:
+    """Retrieve-and-align near-duplicate search (aligned.py); slower, so off unless asked."""
+
+    severity: str = "off"
+    false_alarms_per_10k: float = 50.0
+    candidates: int = 8
+
+
+@dataclass(frozen=True)
 class Detectors:
     identical_file: str = "error"
     identical_pixels: str = "error"
     phash: HashDetector = field(default_factory=HashDetector)
     thumbnail: ThumbnailDetector = field(default_factory=ThumbnailDetector)
+    aligned: AlignedDetector = field(default_factory=AlignedDetector)
 
 
 @dataclass(frozen=True)
@@ -291,7 +301,7 @@ def _pairs(ctx: _Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str
 
 def _detectors(ctx: _Ctx, raw: Any) -> Detectors:
     at = ("detectors",)
-    raw = ctx.mapping(raw, at, ("identical_file", "identical_pixels", "phash", "thumbnail"))
+    raw = ctx.mapping(raw, at, ("identical_file", "identical_pixels", "phash", "thumbnail", "aligned"))
     d = Detectors()
 
     def simple(name: str, default: str) -> str:
@@ -321,11 +331,20 @@ def _detectors(ctx: _Ctx, raw: Any) -> Detectors:
         min_cosine=ctx.number(th.get("min_cosine", d.thumbnail.min_cosine), (*tat, "min_cosine"),
                               float, 0.5, 1.0),
     )
+    al = ctx.mapping(raw.get("aligned"), (*at, "aligned"), ("severity", "false_alarms_per_10k", "candidates"))
+    aat = (*at, "aligned")
+    aligned = AlignedDetector(
+        severity=ctx.choice(al.get("severity", d.aligned.severity), (*aat, "severity"), SEVERITIES),
+        false_alarms_per_10k=ctx.number(al.get("false_alarms_per_10k", d.aligned.false_alarms_per_10k),
+                                        (*aat, "false_alarms_per_10k"), float, 0.1, 1000),
+        candidates=ctx.number(al.get("candidates", d.aligned.candidates), (*aat, "candidates"), int, 1, 64),
+    )
     return Detectors(
         identical_file=simple("identical_file", d.identical_file),
         identical_pixels=simple("identical_pixels", d.identical_pixels),
         phash=phash,
         thumbnail=thumb,
+        aligned=aligned,
     )
 
 

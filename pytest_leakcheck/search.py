@@ -18,7 +18,7 @@ from .policy import ORIENTATIONS, Policy
 from .signatures import Signatures, search_orientations
 
 #: Detector names, strongest first; findings take their kind from the strongest.
-DETECTORS = ("identical-file", "identical-pixels", "phash", "thumbnail")
+DETECTORS = ("identical-file", "identical-pixels", "phash", "thumbnail", "aligned")
 # Images whose 16 px thumbnail varies by less than this (grey levels) carry
 # too little structure for a perceptual signal to mean anything: plain sky,
 # black frames.  Only the exact detectors judge them.
@@ -293,7 +293,7 @@ def _sides(
     return [(fa, rb, False), (fb, ra[~focus[ra]], False)]
 
 
-def _dedupe(matches: list[Match]) -> list[Match]:
+def dedupe(matches: list[Match]) -> list[Match]:
     """One match per unordered pair and detector; focus searches can meet a pair twice."""
     seen: set[tuple[int, int, str]] = set()
     out = []
@@ -364,7 +364,7 @@ def find(
                 ]
     matches.sort(key=lambda m: (min(m.i, m.j), max(m.i, m.j), DETECTORS.index(m.detector)))
     candidates = [(i, j) for i, j in candidates if i != j]
-    return SearchResult(tuple(_dedupe(matches)), tuple(sorted(set(candidates))))
+    return SearchResult(tuple(dedupe(matches)), tuple(sorted(set(candidates))))
 
 
 def identical_pixels(

@@ -130,9 +130,19 @@ def _thumb(img: Image.Image, spec: Spec, _: str) -> bytes:
     return np.asarray(img.resize((side, side), Image.Resampling.BOX), dtype=np.uint8).tobytes()
 
 
-#: How each family is computed from the decoded base square; new detectors
-#: register their descriptors here.
-COMPUTE: dict[str, Callable[[Image.Image, Spec, str], bytes]] = {"hash": _hash, "thumb": _thumb}
+def _desc(img: Image.Image, spec: Spec, arg: str) -> bytes:
+    from .aligned import describe  # only checks with the aligned detector on need it
+
+    return describe(np.asarray(img))[arg].tobytes()
+
+
+#: How each family is computed from the decoded base square (``desc``: from
+#: the small colour square); new detectors register their descriptors here.
+COMPUTE: dict[str, Callable[[Image.Image, Spec, str], bytes]] = {"hash": _hash, "thumb": _thumb, "desc": _desc}
+#: Side of the colour square the ``desc`` families are computed from.
+COLOUR = 32
+#: Descriptor families of the aligned detector, with their dtype and size per image.
+DESCRIPTORS = {"grey32": (np.uint8, 1024), "colour8": (np.uint8, 192), "hog": (np.float16, 128)}
 
 
 def families(policy: Policy) -> tuple[Family, ...]:
@@ -145,7 +155,10 @@ def families(policy: Policy) -> tuple[Family, ...]:
     hashes = tuple(
         Family(f"hash:{o}", f"{ph.kind};{ph.bits};{DECODE_PATH}") for o in search_orientations(policy)
     )
-    return (*hashes, Family("thumb", f"{policy.detectors.thumbnail.size};{DECODE_PATH}"))
+    out = (*hashes, Family("thumb", f"{policy.detectors.thumbnail.size};{DECODE_PATH}"))
+    if policy.detectors.aligned.severity != "off":
+        out += tuple(Family(f"desc:{d}", f"rgb{COLOUR}-box;{DECODE_PATH};v1") for d in DESCRIPTORS)
+    return out
 
 
 _INVERSE = {"rot90": "rot270", "rot270": "rot90"}
@@ -190,6 +203,8 @@ class Signatures:
     phash: np.ndarray  # (N, 8, W) uint64 in ORIENTATIONS order; unsearched orientations are 0
     thumb: np.ndarray  # (N, S*S) uint8 grey thumbnail
     stats: dict[str, float] = field(default_factory=dict)
+    #: Aligned-detector descriptors by name (see DESCRIPTORS), when it is enabled.
+    desc: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------
@@ -220,18 +235,23 @@ def _check_pixels(w: int, h: int, max_pixels: int) -> None:
         )
 
 
-def _decode(data: bytes, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]:
+def _decode(
+    data: bytes, max_pixels: int, colour: int = 0
+) -> tuple[Image.Image, tuple[int, int], Image.Image | None]:
     """The one decode path for every cached signal: small, grey, upright.
 
-    Returns the base square and the image's true size after EXIF orientation.
+    Returns the base square, the image's true size after EXIF orientation,
+    and with ``colour`` a ``colour`` x ``colour`` RGB square from the same
+    decode (descriptors that need colour; the grey path is unchanged).
     """
     img = open_image(data, max_pixels)
     w, h = img.size
     if img.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # orientations that swap the axes
         w, h = h, w
     img.draft("RGB", (DRAFT, DRAFT))
-    img = ImageOps.exif_transpose(img).convert("RGB").convert("L")
-    return img.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0), (w, h)
+    rgb = ImageOps.exif_transpose(img).convert("RGB")
+    small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
+    return rgb.convert("L").resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0), (w, h), small
 
 
 def _sign(task: tuple[str, Spec]) -> tuple[bytes, bool, dict[str, bytes] | str]:
@@ -249,7 +269,8 @@ def _sign(task: tuple[str, Spec]) -> tuple[bytes, bool, dict[str, bytes] | str]:
         # those are noise on the user's terminal, never a finding.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            base, size = _decode(data, sp.max_pixels)
+            wants_colour = any(name.startswith("desc:") for name, _ in sp.wanted)
+            base, size, small = _decode(data, sp.max_pixels, colour=COLOUR if wants_colour else 0)
         out = {"dims": struct.pack("<qq", *size)}
         hash_input = None
         for name, _ in sp.wanted:
@@ -257,7 +278,9 @@ def _sign(task: tuple[str, Spec]) -> tuple[bytes, bool, dict[str, bytes] | str]:
             if compute == "dims":
                 continue
             img = base
-            if compute == "hash":
+            if compute == "desc":
+                img = small
+            elif compute == "hash":
                 hash_input = hash_input or _hash_input(base, sp)
                 img = hash_input
             out[name] = COMPUTE[compute](img, sp, arg)
@@ -378,6 +401,7 @@ def _snapshot_arrays(records: Sequence[FileRecord], sigs: Signatures) -> dict[st
         "dims": sigs.dims[ix],
         "phash": sigs.phash[ix],
         "thumb": sigs.thumb[ix],
+        **{f"desc_{k}": v[ix] for k, v in sigs.desc.items()},
     }
 
 
@@ -410,6 +434,7 @@ def _merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits:
         phash=column("phash", sub.phash),
         thumb=column("thumb", sub.thumb),
         stats=dict(sub.stats),
+        desc={k: column(f"desc_{k}", v) for k, v in sub.desc.items()},
     )
 
 
@@ -504,6 +529,9 @@ def _compute_rows(
     dims = np.zeros((n, 2), dtype=np.int64)
     phash = np.zeros((n, len(ORIENTATIONS), words), dtype=np.uint64)
     thumb = np.zeros((n, side * side), dtype=np.uint8)
+    desc = {f.name.partition(":")[2]: np.zeros((n, DESCRIPTORS[f.name.partition(":")[2]][1]),
+                                                dtype=DESCRIPTORS[f.name.partition(":")[2]][0])
+            for f in fams if f.name.startswith("desc:")}
     errors: dict[int, str] = {}
     ok_rows: list[int] = []
     for i, d in enumerate(digests):
@@ -525,6 +553,8 @@ def _compute_rows(
         thumb[ix] = column("thumb").reshape(-1, side * side)
         for k, name in orients:
             phash[ix, k] = column(name).view(np.uint64).reshape(-1, words)
+        for name, arr in desc.items():
+            arr[ix] = column(f"desc:{name}").view(arr.dtype).reshape(len(ix), -1)
         valid[ix] = True
         # Signatures cached under a higher limit must not let a bomb through.
         for i in ix[dims[ix, 0] * dims[ix, 1] > policy.files.max_pixels]:
@@ -535,6 +565,8 @@ def _compute_rows(
                 valid[i] = False
                 phash[i] = 0
                 thumb[i] = 0
+                for arr in desc.values():
+                    arr[i] = 0
     stats = {
         "files": n,
         "hashed": len(to_hash),
@@ -553,6 +585,7 @@ def _compute_rows(
         phash=phash,
         thumb=thumb,
         stats=stats,
+        desc=desc,
     )
 
 

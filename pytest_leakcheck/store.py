@@ -158,6 +158,15 @@ class Store:
             self.conn.execute("DELETE FROM snapshots")
             self.conn.execute("INSERT INTO snapshots VALUES (?, ?)", (key, buf.getvalue()))
 
+    # -- meta: small facts such as a calibrated threshold ---------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def put_meta(self, values: dict[str, str]) -> None:
+        with self._transaction():
+            self.conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
     def put_signatures(self, rows: Iterable[tuple[bytes, str, str, bool, bytes]]) -> None:
         with self._transaction():
             self.conn.executemany(
