@@ -356,6 +356,12 @@ detectors:
     severity: error
     size: 16                # side of the grey thumbnail
     min_cosine: 0.95        # contrast-normalised; lower finds more
+  # Finds the crops, shifts, zooms and colour changes hashes miss, with a threshold
+  # calibrated on this data (docs/detectors.md). Off by default: it makes a cold
+  # check several times slower. Uncomment to turn it on.
+  # aligned:
+  #   severity: error
+  #   false_alarms_per_10k: 50   # expected false alarms per 10,000 images searched
 
 # A copy flipped or rotated is still a leak when training augments that way.
 # hflip suits most photos. Add vflip, rot90, rot180, rot270, transpose and

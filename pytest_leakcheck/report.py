@@ -132,6 +132,10 @@ def render_text(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS) -> 
     if stats:
         line += (f" in {int(stats.get('files', 0))} images; decoded {int(stats.get('decoded', 0))}, "
                  f"reused {int(stats.get('reused', 0))}, {stats.get('seconds', 0):.1f}s")
+    cal = stats.get("aligned")
+    if cal:
+        line += (f"; aligned threshold {cal['threshold']:.3f} "
+                 f"({cal['false_alarms_per_10k']:g} false alarms per 10k measured on {cal['calibrated_on']} images)")
     judged = [f"{int(stats[k])} {k}" for k in ("known", "distinct") if stats.get(k)]
     if judged:
         line += "; baseline: " + ", ".join(judged)

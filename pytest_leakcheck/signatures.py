@@ -529,9 +529,8 @@ def _compute_rows(
     dims = np.zeros((n, 2), dtype=np.int64)
     phash = np.zeros((n, len(ORIENTATIONS), words), dtype=np.uint64)
     thumb = np.zeros((n, side * side), dtype=np.uint8)
-    desc = {f.name.partition(":")[2]: np.zeros((n, DESCRIPTORS[f.name.partition(":")[2]][1]),
-                                                dtype=DESCRIPTORS[f.name.partition(":")[2]][0])
-            for f in fams if f.name.startswith("desc:")}
+    wanted_desc = [f.name.partition(":")[2] for f in fams if f.name.startswith("desc:")]
+    desc = {d: np.zeros((n, DESCRIPTORS[d][1]), dtype=DESCRIPTORS[d][0]) for d in wanted_desc}
     errors: dict[int, str] = {}
     ok_rows: list[int] = []
     for i, d in enumerate(digests):
