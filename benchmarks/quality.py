@@ -23,6 +23,7 @@ import argparse
 import csv
 import dataclasses
 import random
+import re
 import shutil
 import tarfile
 import tempfile
@@ -35,6 +36,8 @@ SCRATCH = Path("/work/scratch/cifar10")
 
 POLICIES = {
     "aligned (default + aligned)": "detectors:\n  aligned: {severity: error, false_alarms_per_10k: %(per10k)s}\n",
+    "aligned only": "detectors:\n  phash: {severity: off}\n  thumbnail: {severity: off}\n"
+                    "  aligned: {severity: error, false_alarms_per_10k: %(per10k)s}\n",
     "pHash <= 10": "detectors:\n  phash: {max_distance: 10}\n  thumbnail: {severity: off}\n",
     "thumbnail 16px cos >= 0.90": "detectors:\n  phash: {severity: off}\n  thumbnail: {min_cosine: 0.90}\n",
 }
@@ -56,7 +59,7 @@ def run(name: str, text: str, root: Path, tmp: Path, jobs: int | None):
     from pytest_leakcheck import check
     from pytest_leakcheck.policy import load
 
-    folder = tmp / name.split()[0]
+    folder = tmp / "-".join(name.split()[:2])
     folder.mkdir()
     (folder / "leakcheck.yaml").write_text(HEAD + text + f"cache: {folder}/cache.sqlite\n")
     # The policy lives in the temp folder; the images stay where they are, untouched.
@@ -85,11 +88,12 @@ def score(report, pairs: list[tuple[str, str, str]], n_test: int) -> dict:
 def contact(report, root: Path, listed: set[tuple[str, str]], n: int, out: Path) -> int:
     from PIL import Image, ImageDraw
 
-    extra = sorted({
-        (p.a, p.b) if p.a.startswith("test/") else (p.b, p.a)
+    found = {
+        ((p.a, p.b) if p.a.startswith("test/") else (p.b, p.a)): p.detector
         for f in report.findings if f.severity == "error" and len(f.splits) > 1 for p in f.pairs
         if {p.a[:4], p.b[:4]} == {"test", "trai"}
-    } - listed)
+    }
+    extra = sorted(set(found) - listed)
     pick = random.Random(0).sample(extra, min(n, len(extra)))
     cell, cols = 96, 3
     rows = (len(pick) + cols - 1) // cols
@@ -103,7 +107,8 @@ def contact(report, root: Path, listed: set[tuple[str, str]], n: int, out: Path)
         draw.text((x + 2 * cell + 4, y + 2), f"#{k}", fill="black")
     sheet.save(out)
     with open(out.with_suffix(".csv"), "w", newline="") as fh:
-        csv.writer(fh).writerows([("n", "test", "train"), *((k, a, b) for k, (a, b) in enumerate(pick))])
+        csv.writer(fh).writerows([("n", "test", "train", "detector"),
+                                  *((k, a, b, found[a, b]) for k, (a, b) in enumerate(pick))])
     return len(extra)
 
 
@@ -137,7 +142,7 @@ def main() -> None:
                       f"queries, measured {cal['false_alarms_per_10k']}/10k (asked {args.per10k:g}); "
                       f"decode {report.stats['seconds_decode']:.0f} s, search {report.stats['seconds_search']:.0f} s")
             if cal and args.contact:
-                out = Path(tempfile.gettempdir()) / "leakcheck-quality-contact.png"
+                out = Path(tempfile.gettempdir()) / f"leakcheck-quality-contact-{re.sub(r'[^a-z]+', '-', name)}.png"
                 extra = contact(report, root, {(a, b) for a, b, _ in pairs}, args.contact, out)
                 print(f"{'':28s} contact sheet of {args.contact} of {extra} unlisted flagged pairs: {out}")
     finally:

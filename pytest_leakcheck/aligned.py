@@ -2,7 +2,7 @@
 
 Real leaks are crops, shifts, zooms, colour changes and added frames of the
 same photograph.  Per image we cache three tiny descriptors computed from one
-32 px colour square (signatures.py ``desc:*`` families):
+32 px colour square (signatures.py, one ``desc`` family):
 
 - ``grey32``: 32x32 grey, the only input of verification;
 - ``colour8``: 8x8x3 colour layout, for retrieval;

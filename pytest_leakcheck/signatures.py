@@ -130,10 +130,11 @@ def _thumb(img: Image.Image, spec: Spec, _: str) -> bytes:
     return np.asarray(img.resize((side, side), Image.Resampling.BOX), dtype=np.uint8).tobytes()
 
 
-def _desc(img: Image.Image, spec: Spec, arg: str) -> bytes:
+def _desc(img: Image.Image, spec: Spec, _: str) -> bytes:
     from .aligned import describe  # only checks with the aligned detector on need it
 
-    return describe(np.asarray(img))[arg].tobytes()
+    out = describe(np.asarray(img))
+    return b"".join(out[d].tobytes() for d in DESCRIPTORS)
 
 
 #: How each family is computed from the decoded base square (``desc``: from
@@ -141,7 +142,8 @@ def _desc(img: Image.Image, spec: Spec, arg: str) -> bytes:
 COMPUTE: dict[str, Callable[[Image.Image, Spec, str], bytes]] = {"hash": _hash, "thumb": _thumb, "desc": _desc}
 #: Side of the colour square the ``desc`` families are computed from.
 COLOUR = 32
-#: Descriptor families of the aligned detector, with their dtype and size per image.
+#: Descriptors of the aligned detector, stored together as one ``desc`` family,
+#: with their dtype and values per image.
 DESCRIPTORS = {"grey32": (np.uint8, 1024), "colour8": (np.uint8, 192), "hog": (np.float16, 128)}
 
 
@@ -157,7 +159,7 @@ def families(policy: Policy) -> tuple[Family, ...]:
     )
     out = (*hashes, Family("thumb", f"{policy.detectors.thumbnail.size};{DECODE_PATH}"))
     if policy.detectors.aligned.severity != "off":
-        out += tuple(Family(f"desc:{d}", f"rgb{COLOUR}-box;{DECODE_PATH};v1") for d in DESCRIPTORS)
+        out += (Family("desc", f"{'+'.join(DESCRIPTORS)};rgb{COLOUR}-box;{DECODE_PATH};v1"),)
     return out
 
 
@@ -269,7 +271,7 @@ def _sign(task: tuple[str, Spec]) -> tuple[bytes, bool, dict[str, bytes] | str]:
         # those are noise on the user's terminal, never a finding.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            wants_colour = any(name.startswith("desc:") for name, _ in sp.wanted)
+            wants_colour = any(name == "desc" for name, _ in sp.wanted)
             base, size, small = _decode(data, sp.max_pixels, colour=COLOUR if wants_colour else 0)
         out = {"dims": struct.pack("<qq", *size)}
         hash_input = None
@@ -529,8 +531,8 @@ def _compute_rows(
     dims = np.zeros((n, 2), dtype=np.int64)
     phash = np.zeros((n, len(ORIENTATIONS), words), dtype=np.uint64)
     thumb = np.zeros((n, side * side), dtype=np.uint8)
-    wanted_desc = [f.name.partition(":")[2] for f in fams if f.name.startswith("desc:")]
-    desc = {d: np.zeros((n, DESCRIPTORS[d][1]), dtype=DESCRIPTORS[d][0]) for d in wanted_desc}
+    wanted_desc = DESCRIPTORS if any(f.name == "desc" for f in fams) else {}
+    desc = {d: np.zeros((n, size), dtype=dtype) for d, (dtype, size) in wanted_desc.items()}
     errors: dict[int, str] = {}
     ok_rows: list[int] = []
     for i, d in enumerate(digests):
@@ -552,8 +554,13 @@ def _compute_rows(
         thumb[ix] = column("thumb").reshape(-1, side * side)
         for k, name in orients:
             phash[ix, k] = column(name).view(np.uint64).reshape(-1, words)
-        for name, arr in desc.items():
-            arr[ix] = column(f"desc:{name}").view(arr.dtype).reshape(len(ix), -1)
+        if desc:
+            packed = column("desc").reshape(len(ix), -1)
+            at = 0
+            for arr in desc.values():
+                width = arr.shape[1] * arr.itemsize
+                arr[ix] = packed[:, at:at + width].copy().view(arr.dtype)
+                at += width
         valid[ix] = True
         # Signatures cached under a higher limit must not let a bomb through.
         for i in ix[dims[ix, 0] * dims[ix, 1] > policy.files.max_pixels]:
