@@ -196,6 +196,8 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
                 evidence["phash_distance"] = min(evidence.get("phash_distance", 1e9), m.value)
             elif m.detector == "thumbnail":
                 evidence["thumbnail_cosine"] = max(evidence.get("thumbnail_cosine", -1.0), m.value)
+            elif m.detector == "aligned":
+                evidence["aligned_score"] = max(evidence.get("aligned_score", -1.0), m.value)
         pairs = []
         seen: set[tuple[int, int]] = set()
         for m in decisive:

@@ -84,6 +84,8 @@ def _describe(f: Finding) -> list[str]:
         parts = []
         if best is not None:
             sig = best.signals
+            if best.detector == "aligned":
+                parts.append(f"aligned score {best.value:.3f}")
             if "phash_distance" in sig:
                 parts.append(f"phash distance {int(sig['phash_distance'])}")
             if "thumbnail_cosine" in sig:

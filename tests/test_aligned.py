@@ -11,6 +11,7 @@ from PIL import Image
 from pytest_leakcheck import aligned, check
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy import load
+from pytest_leakcheck.report import render_text
 from pytest_leakcheck.store import open_store
 from pytest_leakcheck.testing import photo, save
 
@@ -58,6 +59,9 @@ def test_disguised_copy_found_only_by_aligned(disguised: Path) -> None:
     assert _leak_pairs(report) == {pair}
     (finding,) = report.findings
     assert finding.kind == "near-duplicate" and finding.pairs[0].detector == "aligned"
+    assert finding.evidence["aligned_score"] >= report.stats["aligned"]["threshold"]
+    text = render_text(report)
+    assert "aligned score" in text and f"aligned threshold {report.stats['aligned']['threshold']:.3f}" in text
 
 
 def test_calibration_hits_requested_rate() -> None:
