@@ -164,8 +164,8 @@ def retrieve(queries: list[Views], ref: tuple[np.ndarray, ...], k: int,
 # Verification
 
 
-def _resample(scales: tuple[float, ...] = SCALES) -> np.ndarray:
-    """Blur then bilinear zoom about the centre, as one (scales, S, S) matrix per axis."""
+def _resample(scales: tuple[float, ...] = SCALES) -> tuple[np.ndarray, np.ndarray]:
+    """Blur then bilinear zoom about the centre, as one (scales, S, S) matrix per axis; and the blur."""
     c = (S - 1) / 2
     m = np.zeros((len(scales), S, S), np.float32)
     for i, s in enumerate(scales):
@@ -251,8 +251,7 @@ def _refine(q: Views, cand: np.ndarray, ref_grey: np.ndarray, raw: np.ndarray, s
     """
     top = np.argsort(-np.nan_to_num(score, nan=-np.inf), 1)[:, :REFINE_TOP]
     gate = np.nanmax(np.where(np.isnan(score), -np.inf, score), 1) >= REFINE_GATE
-    qi, kk = np.nonzero(gate[:, None] & np.ones_like(top, bool))
-    kk = top[qi, kk]
+    qi, kk = np.repeat(np.flatnonzero(gate), top.shape[1]), top[gate].ravel()
     keep = cand[qi, kk] >= 0
     qi, kk = qi[keep], kk[keep]
     for a in range(0, len(qi), 128):
