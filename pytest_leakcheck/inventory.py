@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TextIO
 
 from .errors import PolicyError
 from .policy import Policy, with_splits
@@ -163,6 +164,21 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
     return found
 
 
+def manifest_reader(fh: TextIO, path: Path) -> csv.DictReader:
+    """A reader over a manifest CSV whose header has been checked for `path` and `split`."""
+    reader = csv.DictReader(fh)
+    fields = reader.fieldnames or []
+    for column in ("path", "split"):
+        if column not in fields:
+            raise PolicyError(
+                f"manifest has no `{column}` column (columns: {', '.join(fields) or 'none'})",
+                path=str(path),
+                line=1,
+                fix="the first row must be a header like `path,split,group`",
+            )
+    return reader
+
+
 def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None]]], tuple[str, ...]]:
     path = policy.manifest
     assert path is not None
@@ -170,16 +186,7 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
     names: dict[str, None] = {}
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            fields = reader.fieldnames or []
-            for column in ("path", "split"):
-                if column not in fields:
-                    raise PolicyError(
-                        f"manifest has no `{column}` column (columns: {', '.join(fields) or 'none'})",
-                        path=str(path),
-                        line=1,
-                        fix="the first row must be a header like `path,split,group`",
-                    )
+            reader = manifest_reader(fh, path)
             for row in reader:
                 rel = clean_path(row.get("path") or "")
                 split = (row.get("split") or "").strip()
