@@ -143,21 +143,31 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
             entries = list(os.scandir(folder))
         except OSError:
             continue
+        # Relative paths by slicing once per folder, not os.path.relpath per
+        # file: this loop runs once per image and relpath costs more than stat.
+        base = folder[prefix_len:].replace(os.sep, "/")
+        base = base + "/" if base else ""
         for entry in entries:
-            # Slicing, not os.path.relpath: this runs once per file and
-            # relpath costs more than the stat.
-            rel = entry.path[prefix_len:].replace(os.sep, "/")
-            if entry.name.startswith(".") or (ignore is not None and ignore.match(rel)):
+            name = entry.name
+            if name.startswith("."):
                 continue
+            rel = base + name
             try:
-                is_link = entry.is_symlink()
-                if is_link and not inside(entry.path):
-                    continue
-                if entry.is_dir():
-                    if entry.path != cache_dir:
+                if entry.is_symlink():
+                    if not inside(entry.path) or (ignore is not None and ignore.match(rel)):
+                        continue
+                    if entry.is_dir():
                         stack.append((entry.path, ancestors))
-                elif entry.name.lower().endswith(exts) and entry.is_file():
-                    found.append((rel, entry.stat()))
+                    elif name.lower().endswith(exts) and entry.is_file():
+                        found.append((rel, entry.stat()))
+                elif entry.is_dir(follow_symlinks=False):
+                    if entry.path != cache_dir and not (ignore is not None and ignore.match(rel)):
+                        stack.append((entry.path, ancestors))
+                elif (name.lower().endswith(exts) and entry.is_file(follow_symlinks=False)
+                      and not (ignore is not None and ignore.match(rel))):
+                    # is_file() comes from the folder listing: a FIFO named x.jpg
+                    # would otherwise hang the read.
+                    found.append((rel, entry.stat(follow_symlinks=False)))
             except OSError:
                 continue
     found.sort(key=lambda item: item[0])
