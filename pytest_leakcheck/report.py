@@ -152,7 +152,6 @@ def finding_dict(f: Finding) -> dict:
         "strength": f.strength,
         "orientation": f.orientation,
         "message": f.message,
-        "status": f.status,
         "members": [{"path": m.path, "split": m.split, "digest": m.digest} for m in f.members],
         "evidence": f.evidence,
         "pairs": [
