@@ -282,3 +282,15 @@ def test_init_missing_folder_exits_2(tmp_path: Path, run_cli) -> None:
     code, _, err = _init(run_cli, tmp_path / "nope")
     assert code == EXIT_USAGE
     assert "does not exist" in err
+
+
+def test_empty_split_is_warned_about(tmp_path: Path, run_cli) -> None:
+    """A split whose globs match nothing is named in a warning rather than passing silently."""
+    from pytest_leakcheck.testing import photo, save
+
+    save(photo(1, (64, 48)), tmp_path / "train/a.jpg")
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [tset/**]}\n")
+    code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"))
+    assert code == 0
+    assert "split `test` has no images" in out
+    assert "split `train`" not in out
