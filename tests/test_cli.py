@@ -294,3 +294,16 @@ def test_empty_split_is_warned_about(tmp_path: Path, run_cli) -> None:
     assert code == 0
     assert "split `test` has no images" in out
     assert "split `train`" not in out
+
+
+def test_written_files_are_not_private(tmp_path: Path) -> None:
+    """Reports and baselines are written 0644 (or the replaced file's mode), not mkstemp's 0600."""
+    from pytest_leakcheck.report import write_atomic
+
+    target = tmp_path / "report.json"
+    write_atomic(target, "{}")
+    assert target.stat().st_mode & 0o777 == 0o644
+    target.chmod(0o664)
+    write_atomic(target, "{}\n")
+    assert target.stat().st_mode & 0o777 == 0o664
+    assert target.read_text() == "{}\n"
