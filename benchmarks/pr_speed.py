@@ -102,23 +102,29 @@ def build(n: int, added: int, jobs: int) -> tuple[Path, str]:
 
 
 def _base_store(root: Path) -> Path:
-    """A copy of the store as signed on main: the pull request's images are not in it."""
-    saved = root / "base-store.sqlite"
-    if not saved.exists():
-        from pytest_leakcheck.store import open_store
+    """The store as signed on main (the pull request's images are not in it).
 
-        with open_store(root / ".leakcheck/cache.sqlite") as store, store.conn:
-            pr = [r[0] for r in store.conn.execute("SELECT digest FROM files WHERE path LIKE 'test/pr/%'")]
-            store.conn.executemany("DELETE FROM signatures WHERE digest = ?", [(d,) for d in pr])
-            store.conn.execute("DELETE FROM files WHERE path LIKE 'test/pr/%'")
-        shutil.copyfile(root / ".leakcheck/cache.sqlite", saved)
+    Saved per signature fingerprint: a store signed by another leakcheck
+    version would make every run decode everything and measure nothing useful.
+    """
+    from pytest_leakcheck.policy import load
+    from pytest_leakcheck.signatures import fingerprint
+
+    saved = root / f"base-store-{fingerprint(load(root / 'leakcheck.yaml'))}.sqlite"
+    if not saved.exists():
+        store = root / ".leakcheck/cache.sqlite"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{store}{suffix}").unlink(missing_ok=True)
+        _git(root, "checkout", "-q", "main")
+        _leakcheck(root, "--format", "json", "-o", str(root / "warmup.json"))
+        shutil.copyfile(store, saved)
     return saved
 
 
-def _reset_store(root: Path) -> None:
+def _reset_store(root: Path, saved: Path) -> None:
     for suffix in ("-wal", "-shm"):
         Path(f"{root}/.leakcheck/cache.sqlite{suffix}").unlink(missing_ok=True)
-    shutil.copyfile(root / "base-store.sqlite", root / ".leakcheck/cache.sqlite")
+    shutil.copyfile(saved, root / ".leakcheck/cache.sqlite")
 
 
 def _leakcheck(root: Path, *args: str) -> tuple[float, int]:
@@ -137,8 +143,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     root, base = build(args.n, args.added, args.jobs)
-    _base_store(root)
-    _reset_store(root)
+    saved = _base_store(root)
+    _reset_store(root, saved)
     jobs = ["--jobs", str(args.jobs)]
     _git(root, "checkout", "-q", "main")
     base_report = root / f"base-{base}.json"
@@ -147,7 +153,7 @@ def main() -> None:
     pr_report = root / "pr.json"
     pr_args = ("--changed-since", "main", "--base-report", str(base_report), "--format", "json",
                "-o", str(pr_report), *jobs)
-    _reset_store(root)  # the pull request's images are new to the store: decoded in this run
+    _reset_store(root, saved)  # the pull request's images are new to the store: decoded in this run
     t_pr, code = _leakcheck(root, *pr_args)
     stats = json.loads(pr_report.read_text())
     times = {p: p.stat() for p in root.rglob("*.jpg")}
@@ -156,7 +162,7 @@ def main() -> None:
     # After a real checkout git's index matches the new mtimes; without this refresh
     # `git diff HEAD` would re-read all N files and charge that to leakcheck.
     subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=False)
-    _reset_store(root)
+    _reset_store(root, saved)
     t_restored, _ = _leakcheck(root, *pr_args)
     restored = json.loads(pr_report.read_text())
     for path, st in times.items():  # so that the next run starts from the same state

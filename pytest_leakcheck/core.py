@@ -79,7 +79,13 @@ def check(
         stats["seconds"] = round(time.perf_counter() - t0, 3)
         per_split = Counter(r.split for r in inv.records)  # one pass: this ran once per split
         stats["splits"] = {s: per_split[s] for s in inv.splits}
-        report = findings.build(matches, inv, sigs, policy, stats=stats, warnings=store.warnings,
+        # A split with no image is almost always a wrong glob or folder, and a
+        # check over nothing must not look like a clean one.
+        empty = [
+            f"split `{s}` has no images; check its globs or manifest rows in {policy.path.name}"
+            for s in inv.splits if not per_split[s]
+        ]
+        report = findings.build(matches, inv, sigs, policy, stats=stats, warnings=[*store.warnings, *empty],
                                 focus=None if focus is None else wanted, extra=groups.findings(inv))
         return baseline.apply(report, judged, complete=focus is None)
     finally:

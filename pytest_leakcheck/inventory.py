@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TextIO
 
 from .errors import PolicyError
 from .policy import Policy, with_splits
@@ -142,25 +143,50 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
             entries = list(os.scandir(folder))
         except OSError:
             continue
+        # Relative paths by slicing once per folder, not os.path.relpath per
+        # file: this loop runs once per image and relpath costs more than stat.
+        base = folder[prefix_len:].replace(os.sep, "/")
+        base = base + "/" if base else ""
         for entry in entries:
-            # Slicing, not os.path.relpath: this runs once per file and
-            # relpath costs more than the stat.
-            rel = entry.path[prefix_len:].replace(os.sep, "/")
-            if entry.name.startswith(".") or (ignore is not None and ignore.match(rel)):
+            name = entry.name
+            if name.startswith("."):
                 continue
+            rel = base + name
             try:
-                is_link = entry.is_symlink()
-                if is_link and not inside(entry.path):
-                    continue
-                if entry.is_dir():
-                    if entry.path != cache_dir:
+                if entry.is_symlink():
+                    if not inside(entry.path) or (ignore is not None and ignore.match(rel)):
+                        continue
+                    if entry.is_dir():
                         stack.append((entry.path, ancestors))
-                elif entry.name.lower().endswith(exts) and entry.is_file():
-                    found.append((rel, entry.stat()))
+                    elif name.lower().endswith(exts) and entry.is_file():
+                        found.append((rel, entry.stat()))
+                elif entry.is_dir(follow_symlinks=False):
+                    if entry.path != cache_dir and not (ignore is not None and ignore.match(rel)):
+                        stack.append((entry.path, ancestors))
+                elif (name.lower().endswith(exts) and entry.is_file(follow_symlinks=False)
+                      and not (ignore is not None and ignore.match(rel))):
+                    # is_file() comes from the folder listing: a FIFO named x.jpg
+                    # would otherwise hang the read.
+                    found.append((rel, entry.stat(follow_symlinks=False)))
             except OSError:
                 continue
     found.sort(key=lambda item: item[0])
     return found
+
+
+def manifest_reader(fh: TextIO, path: Path) -> csv.DictReader:
+    """A reader over a manifest CSV whose header has been checked for `path` and `split`."""
+    reader = csv.DictReader(fh)
+    fields = reader.fieldnames or []
+    for column in ("path", "split"):
+        if column not in fields:
+            raise PolicyError(
+                f"manifest has no `{column}` column (columns: {', '.join(fields) or 'none'})",
+                path=str(path),
+                line=1,
+                fix="the first row must be a header like `path,split,group`",
+            )
+    return reader
 
 
 def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None]]], tuple[str, ...]]:
@@ -170,16 +196,7 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
     names: dict[str, None] = {}
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            fields = reader.fieldnames or []
-            for column in ("path", "split"):
-                if column not in fields:
-                    raise PolicyError(
-                        f"manifest has no `{column}` column (columns: {', '.join(fields) or 'none'})",
-                        path=str(path),
-                        line=1,
-                        fix="the first row must be a header like `path,split,group`",
-                    )
+            reader = manifest_reader(fh, path)
             for row in reader:
                 rel = clean_path(row.get("path") or "")
                 split = (row.get("split") or "").strip()

@@ -8,6 +8,7 @@ returns a string and the caller decides where it goes.
 from __future__ import annotations
 
 import importlib
+import contextlib
 import json
 import os
 import tempfile
@@ -158,7 +159,6 @@ def finding_dict(f: Finding) -> dict:
         "strength": f.strength,
         "orientation": f.orientation,
         "message": f.message,
-        "status": f.status,
         "members": [{"path": m.path, "split": m.split, "digest": m.digest} for m in f.members],
         "evidence": f.evidence,
         "pairs": [
@@ -196,17 +196,24 @@ def render_json(report: Report, **_: object) -> str:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write via a temporary file and rename, so a reader never sees half a report."""
+    """Write via a temporary file and rename, so a reader never sees half a report.
+
+    The file keeps the mode of the one it replaces (0644 when new): mkstemp's
+    0600 would make a baseline or a report unreadable to the rest of a team.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        mode = 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise

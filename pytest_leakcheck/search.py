@@ -77,6 +77,14 @@ def _blocks(na: int, nb: int, per_pair: int, same: bool = False) -> Iterator[tup
             yield a0, min(na, a0 + ca), b0, min(nb, b0 + cb)
 
 
+def _mask_diagonal(block: np.ndarray, a0: int, b0: int, value: float) -> None:
+    """Overwrite the entries pairing a row with itself (global a == b)."""
+    rows = np.arange(block.shape[0])
+    cols = rows + a0 - b0
+    keep = (cols >= 0) & (cols < block.shape[1])
+    block[rows[keep], cols[keep]] = value
+
+
 def _popcount_block(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
     """Hamming distances between (Na, W) and (Nb, W) uint64 words, as (Na, Nb)."""
     d = np.bitwise_count(qa[:, None, 0] ^ qb[None, :, 0])
@@ -103,6 +111,8 @@ def hamming_pairs(
         for k in range(k_count):
             d = _popcount_block(qa[a0:a1, k], qb[b0:b1])
             best = d if best is None else np.minimum(best, d, out=best)
+        if same:
+            _mask_diagonal(best, a0, b0, np.iinfo(best.dtype).max)
         hit = best <= max_distance
         # Hits are rare: test for any before paying for nonzero, and apply the
         # triangle (a < b) to the few hits rather than to the whole block.
@@ -199,18 +209,24 @@ def cosine_pairs(
         coef_b, low_b, high_b = spectra(normalised_thumbs(tb[b0:b1]))
         for a0 in range(0, len(ta), ca):
             a1 = min(len(ta), a0 + ca)
-            if same and b1 <= a0 + 1:
+            # Compared with itself, a split needs only the columns from the
+            # block's first row on: the upper triangle, plus a sliver.
+            lo = max(0, a0 - b0) if same else 0
+            if lo >= b1 - b0:
                 continue
             unit_a = normalised_thumbs(ta[a0:a1])
             found: list[tuple[np.ndarray, ...]] = []
             for k, o in enumerate(orientations):
                 coef_a, low_a, high_a = spectra(orient_thumbs(unit_a, o))
-                bound = low_a @ low_b.T
-                bound += high_a[:, None] * high_b[None, :]
+                bound = low_a @ low_b[lo:].T
+                bound += high_a[:, None] * high_b[None, lo:]
+                if same:
+                    _mask_diagonal(bound, a0, b0 + lo, -np.inf)
                 hit = bound >= min_cosine
                 if not hit.any():
                     continue
                 ia, ib = np.nonzero(hit)
+                ib += lo
                 if same:
                     upper = ia + a0 < ib + b0
                     ia, ib = ia[upper], ib[upper]

@@ -271,16 +271,8 @@ class Plan:
 def _read_rows(path: Path) -> tuple[list[str], dict[str, dict[str, str]]]:
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
+            reader = inventory.manifest_reader(fh, path)
             fields = list(reader.fieldnames or [])
-            for need in ("path", "split"):
-                if need not in fields:
-                    raise PolicyError(
-                        f"manifest has no `{need}` column (columns: {', '.join(fields) or 'none'})",
-                        path=str(path),
-                        line=1,
-                        fix="the header must be like `path,split,group`",
-                    )
             rows = {
                 inventory.clean_path(r.get("path") or ""): {
                     k: (v or "").strip() for k, v in r.items() if k

@@ -282,3 +282,28 @@ def test_init_missing_folder_exits_2(tmp_path: Path, run_cli) -> None:
     code, _, err = _init(run_cli, tmp_path / "nope")
     assert code == EXIT_USAGE
     assert "does not exist" in err
+
+
+def test_empty_split_is_warned_about(tmp_path: Path, run_cli) -> None:
+    """A split whose globs match nothing is named in a warning rather than passing silently."""
+    from pytest_leakcheck.testing import photo, save
+
+    save(photo(1, (64, 48)), tmp_path / "train/a.jpg")
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [tset/**]}\n")
+    code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"))
+    assert code == 0
+    assert "split `test` has no images" in out
+    assert "split `train`" not in out
+
+
+def test_written_files_are_not_private(tmp_path: Path) -> None:
+    """Reports and baselines are written 0644 (or the replaced file's mode), not mkstemp's 0600."""
+    from pytest_leakcheck.report import write_atomic
+
+    target = tmp_path / "report.json"
+    write_atomic(target, "{}")
+    assert target.stat().st_mode & 0o777 == 0o644
+    target.chmod(0o664)
+    write_atomic(target, "{}\n")
+    assert target.stat().st_mode & 0o777 == 0o664
+    assert target.read_text() == "{}\n"
