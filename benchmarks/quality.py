@@ -123,7 +123,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="leakcheck-quality-"))
     try:
         root = data_root(args.data, tmp)
-        pairs = [tuple(r) for r in csv.reader(open(LABELS))][1:]
+        with open(LABELS, newline="") as fh:
+            pairs = [tuple(r) for r in csv.reader(fh)][1:]
         n_test = sum(1 for _ in (root / "test").rglob("*.jpg"))
         print(f"data: {root} ({n_test} test images), labels: {len(pairs)} pairs", flush=True)
         for name, text in POLICIES.items():

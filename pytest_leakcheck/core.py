@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from concurrent.futures import Executor
 from collections.abc import Iterable
+from concurrent.futures import Executor
 from pathlib import Path
 
 import numpy as np

@@ -83,8 +83,8 @@ def render_markdown(
         verdict += f"; {old_errors} already on the base branch"
     head = ["## leakcheck", "", verdict, ""]
     if report.findings:
-        head += _table("kind", _counts(report, "kind")) + [""]
-        head += _table("splits", _counts(report, "split_pair")) + [""]
+        head += [*_table("kind", _counts(report, "kind")), ""]
+        head += [*_table("splits", _counts(report, "split_pair")), ""]
     st = report.stats
     if st:
         head.append(f"{int(st.get('files', 0))} images; decoded {int(st.get('decoded', 0))}, "

@@ -43,7 +43,7 @@ class HashDetector:
 
     @property
     def hash_size(self) -> int:
-        return int(round(self.bits**0.5))
+        return round(self.bits**0.5)
 
 
 @dataclass(frozen=True)

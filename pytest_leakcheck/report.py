@@ -7,8 +7,8 @@ returns a string and the caller decides where it goes.
 
 from __future__ import annotations
 
-import importlib
 import contextlib
+import importlib
 import json
 import os
 import tempfile

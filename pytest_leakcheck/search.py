@@ -104,7 +104,7 @@ def hamming_pairs(
     two are the same rows and only a < b is reported.  Returns a, b, distance
     and the index k of the best orientation.
     """
-    na, k_count, words = qa.shape
+    _na, k_count, words = qa.shape
     out: list[tuple[np.ndarray, ...]] = []
     for a0, a1, b0, b1 in _blocks(len(qa), len(qb), words, same):
         best = None
@@ -142,7 +142,7 @@ def normalised_thumbs(thumb: np.ndarray) -> np.ndarray:
 
 
 def orient_thumbs(t: np.ndarray, name: str) -> np.ndarray:
-    side = int(round(t.shape[1] ** 0.5))
+    side = round(t.shape[1] ** 0.5)
     sq = t.reshape(-1, side, side)
     out = {
         "identity": sq,

@@ -67,7 +67,7 @@ class Spec:
 
     @property
     def hash_size(self) -> int:
-        return int(round(self.bits**0.5))
+        return round(self.bits**0.5)
 
 
 @dataclass(frozen=True)

@@ -290,7 +290,7 @@ def test_empty_split_is_warned_about(tmp_path: Path, run_cli) -> None:
 
     save(photo(1, (64, 48)), tmp_path / "train/a.jpg")
     (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [tset/**]}\n")
-    code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"))
+    code, out, _err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"))
     assert code == 0
     assert "split `test` has no images" in out
     assert "split `train`" not in out
