@@ -285,7 +285,7 @@ class _Texture:
 
     def __call__(self, rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.int64)
-        todo = np.unique(rows[self.known[rows] < 0])
+        todo = rows[self.known[rows] < 0]  # a repeat only costs a second std
         if len(todo):
             std = self.sigs.thumb[todo].astype(np.float32).std(axis=1)
             self.known[todo] = self.sigs.valid[todo] & (std >= MIN_TEXTURE)
