@@ -62,7 +62,10 @@ def check(
         if focus is not None:
             wanted = {str(p).replace("\\", "/") for p in focus}
             mask = np.array([r.path in wanted for r in inv.records], dtype=bool)
-        found = search.find(inv, sigs, policy, focus=mask)
+        if mask is None:
+            found = search.find_incremental(inv, sigs, policy, store)
+        else:
+            found = search.find(inv, sigs, policy, focus=mask)
         matches = list(found.matches)
         # Needs the store for its calibrated threshold, so it runs beside search.find.
         near, calibration = aligned.find(inv, sigs, policy, store, focus=mask)

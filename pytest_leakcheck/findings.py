@@ -201,9 +201,10 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
         pairs = []
         seen: set[tuple[int, int]] = set()
         for m in decisive:
-            if (m.i, m.j) in seen or len(pairs) >= MAX_PAIRS:
+            # One line per pair of files, whichever side the search queried from.
+            if (min(m.i, m.j), max(m.i, m.j)) in seen or len(pairs) >= MAX_PAIRS:
                 continue
-            seen.add((m.i, m.j))
+            seen.add((min(m.i, m.j), max(m.i, m.j)))
             signals = _signals(m.i, m.j, m.orientation, sigs) if sigs.valid[m.i] and sigs.valid[m.j] else {}
             pairs.append(Pair(inv.records[m.i].path, inv.records[m.j].path, m.detector, m.value,
                               m.orientation, signals))

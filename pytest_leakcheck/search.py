@@ -7,6 +7,7 @@ large the dataset.  Output is sorted, so two runs give the same matches.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,6 +17,7 @@ import numpy as np
 from .inventory import Inventory
 from .policy import ORIENTATIONS, Policy
 from .signatures import Signatures, search_orientations
+from .store import Store
 
 #: Detector names, strongest first; findings take their kind from the strongest.
 DETECTORS = ("identical-file", "identical-pixels", "phash", "thumbnail", "aligned")
@@ -392,3 +394,87 @@ def identical_pixels(
         for i, j in candidates
         if i in pixels and pixels.get(i) == pixels.get(j) and sigs.digests[i] != sigs.digests[j]
     ]
+
+
+# --------------------------------------------------------------------------
+# Incremental full search
+
+
+def _matches_key(policy: Policy) -> str:
+    """Everything a match between two unchanged files depends on."""
+    from .signatures import snapshot_key
+
+    parts = (policy.detectors, policy.pairs, policy.within_split, search_orientations(policy),
+             snapshot_key(policy), MIN_TEXTURE, PIXEL_CANDIDATE_DISTANCE, "matches-v1")
+    return "matches:" + hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
+
+
+def _joined(items: list[str]) -> np.ndarray:
+    return np.frombuffer("\0".join(items).encode(), dtype=np.uint8)
+
+
+def _split_joined(array: np.ndarray) -> list[str]:
+    return array.tobytes().decode().split("\0")
+
+
+def find_incremental(inv: Inventory, sigs: Signatures, policy: Policy, store: Store) -> SearchResult:
+    """:func:`find` over the whole dataset, reusing the last full search where nothing changed.
+
+    Two files whose paths, splits and contents are as they were match (or
+    not) exactly as before under the same parameters, so their pairs come from
+    the store; only pairs touching a new or changed file are searched, through
+    the focus mode.  A warm re-check of an unchanged tree searches nothing.
+    """
+    key = _matches_key(policy)
+    prev = store.load_snapshot(key)
+    records = inv.records
+    changed = np.ones(len(records), dtype=bool)
+    new_of_old = np.zeros(0, dtype=np.int64)
+    if prev is not None:
+        old_paths, old_splits = _split_joined(prev["paths"]), _split_joined(prev["splits"])
+        index = {p: k for k, p in enumerate(old_paths)}
+        new_of_old = np.full(len(old_paths), -1, dtype=np.int64)
+        old_digests = prev["digest"]
+        for i, rec in enumerate(records):
+            k = index.get(rec.path, -1)
+            if k >= 0 and old_splits[k] == rec.split and sigs.digests[i] == old_digests[k].tobytes():
+                changed[i] = False
+                new_of_old[k] = i
+    if prev is None or changed.all():
+        result = find(inv, sigs, policy)
+    else:
+        found = find(inv, sigs, policy, focus=changed) if changed.any() else SearchResult((), ())
+        mi, mj = new_of_old[prev["i"]], new_of_old[prev["j"]]
+        keep = (mi >= 0) & (mj >= 0)
+        cached = [
+            Match(int(a), int(b), DETECTORS[int(d)], float(v), ORIENTATIONS[int(o)])
+            for a, b, d, v, o in zip(mi[keep], mj[keep], prev["detector"][keep], prev["value"][keep],
+                                     prev["orientation"][keep])
+        ]
+        ci, cj = new_of_old[prev["ci"]], new_of_old[prev["cj"]]
+        ckeep = (ci >= 0) & (cj >= 0)
+        candidates = {(min(int(a), int(b)), max(int(a), int(b))) for a, b in zip(ci[ckeep], cj[ckeep])}
+        matches = [*cached, *found.matches]
+        matches.sort(key=lambda m: (min(m.i, m.j), max(m.i, m.j), DETECTORS.index(m.detector)))
+        result = SearchResult(tuple(dedupe(matches)), tuple(sorted(candidates | set(found.pixel_candidates))))
+    if prev is None or changed.any() or (new_of_old < 0).any():
+        store.save_snapshot(key, _match_arrays(inv, sigs, result), kind="matches")
+    return result
+
+
+def _match_arrays(inv: Inventory, sigs: Signatures, result: SearchResult) -> dict[str, np.ndarray]:
+    m = result.matches
+    c = result.pixel_candidates
+    return {
+        "paths": _joined([r.path for r in inv.records]),
+        "splits": _joined([r.split for r in inv.records]),
+        "digest": np.array([np.frombuffer(d.ljust(32, b"\0"), dtype=np.uint8) for d in sigs.digests],
+                           dtype=np.uint8).reshape(-1, 32),
+        "i": np.array([x.i for x in m], dtype=np.int64),
+        "j": np.array([x.j for x in m], dtype=np.int64),
+        "detector": np.array([DETECTORS.index(x.detector) for x in m], dtype=np.int8),
+        "value": np.array([x.value for x in m], dtype=np.float64),
+        "orientation": np.array([ORIENTATIONS.index(x.orientation) for x in m], dtype=np.int8),
+        "ci": np.array([a for a, _ in c], dtype=np.int64),
+        "cj": np.array([b for _, b in c], dtype=np.int64),
+    }

@@ -384,7 +384,7 @@ def compute(
 def snapshot_key(policy: Policy) -> str:
     """Everything the assembled arrays depend on."""
     parts = [f"{f.name}={f.params}" for f in families(policy)]
-    return ";".join([*parts, f"max_pixels={policy.files.max_pixels}", "snapshot-v1"])
+    return "signatures:" + ";".join([*parts, f"max_pixels={policy.files.max_pixels}", "snapshot-v1"])
 
 
 def _snapshot_arrays(records: Sequence[FileRecord], sigs: Signatures) -> dict[str, np.ndarray]:

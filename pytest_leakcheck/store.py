@@ -59,10 +59,11 @@ CREATE TABLE IF NOT EXISTS signatures (
     PRIMARY KEY (digest, family, params)
 ) WITHOUT ROWID;
 
--- The arrays one check assembled (paths, sizes, mtimes, digests, hashes,
--- thumbnails), as an uncompressed .npz without pickles, keyed by the
--- signature parameter fingerprint.  Derived entirely from the tables above:
--- a row that fails to load is ignored and rewritten.
+-- What the last full check assembled, as an uncompressed .npz without
+-- pickles: `signatures:<fingerprint>` holds the arrays (paths, sizes, mtimes,
+-- digests, hashes, thumbnails), `matches:<fingerprint>` the search results
+-- between files that have not changed since.  Derived entirely from the
+-- tables above and the files: a row that fails to load is ignored and rewritten.
 CREATE TABLE IF NOT EXISTS snapshots (
     key  TEXT PRIMARY KEY,
     data BLOB NOT NULL
@@ -150,13 +151,17 @@ class Store:
         except (OSError, ValueError, EOFError, zipfile.BadZipFile):
             return None  # a derived cache: the caller rebuilds it from the tables
 
-    def save_snapshot(self, key: str, arrays: dict[str, np.ndarray]) -> None:
+    def save_snapshot(self, key: str, arrays: dict[str, np.ndarray], *, kind: str = "signatures") -> None:
+        """Save ``arrays`` under ``key``, replacing every older snapshot of the same ``kind``.
+
+        Keys are ``kind:...`` strings, so the signature arrays and the search
+        results each keep one current snapshot.
+        """
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         with self._transaction():
-            # One snapshot per store: another parameter set replaces it.
-            self.conn.execute("DELETE FROM snapshots")
-            self.conn.execute("INSERT INTO snapshots VALUES (?, ?)", (key, buf.getvalue()))
+            self.conn.execute("DELETE FROM snapshots WHERE substr(key, 1, ?) = ?", (len(kind) + 1, kind + ":"))
+            self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (key, buf.getvalue()))
 
     # -- meta: small facts such as a calibrated threshold ---------------------
     def get_meta(self, key: str) -> str | None:

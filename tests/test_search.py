@@ -191,3 +191,35 @@ def test_cosine_direct_and_dct_paths_agree() -> None:
     large_pairs = {(a, b) for a, b in zip(large[0].tolist(), large[1].tolist()) if a < 3}
     assert small_pairs == large_pairs == {(0, 0), (1, 1), (2, 2)}
     assert np.allclose(np.sort(small[2]), np.sort(large[2][large[0] < 3]), atol=1e-5)
+
+
+def test_incremental_search_equals_a_full_search(leaky_dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After edits (a new copy, a changed file, a deleted file, a file moved across splits),
+    a warm check that reuses stored matches reports exactly what a fresh full search does."""
+    import shutil
+
+    policy = leaky_dataset / "leakcheck.yaml"
+    check(policy, jobs=1)
+    shutil.copyfile(leaky_dataset / "train/img_020.jpg", leaky_dataset / "test/new_copy.jpg")
+    save(photo(777), leaky_dataset / "train/img_010.jpg", quality=90)  # content changed
+    (leaky_dataset / "test/crop5.jpg").unlink()
+    shutil.move(leaky_dataset / "train/img_030.jpg", leaky_dataset / "test/img_030.jpg")
+    searched = []
+    real = search.find
+    monkeypatch.setattr(search, "find", lambda *a, **k: searched.append(k.get("focus")) or real(*a, **k))
+    warm = check(policy, jobs=1)
+    assert len(searched) == 1 and searched[0] is not None and 0 < searched[0].sum() <= 3
+    fresh = check(policy, jobs=1, use_cache=False)
+    def strip(report) -> dict:
+        data = report_dict(report)
+        del data["stats"]
+        return data
+
+    assert strip(warm) == strip(fresh)
+    paths = {m.path for f in warm.findings for m in f.members}
+    assert "test/new_copy.jpg" in paths
+    assert "test/crop5.jpg" not in paths
+    searched.clear()
+    again = check(policy, jobs=1)
+    assert searched == []  # nothing changed: nothing searched
+    assert strip(again) == strip(fresh)
