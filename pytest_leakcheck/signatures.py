@@ -463,11 +463,18 @@ def _compute_rows(
             digests[i] = hit[2]
         else:
             to_hash.append(i)
-    # hashlib releases the GIL on large buffers, so threads suffice here.
+    # hashlib releases the GIL on large buffers, so threads suffice here; one
+    # task per batch of files, since after a fresh checkout every file of a
+    # large dataset comes here and a future per file costs more than its hash.
     if to_hash:
-        with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 1) * 2)) as pool:
-            for i, digest in zip(to_hash, pool.map(lambda i: _file_digest(str(root / paths[i])), to_hash)):
-                digests[i] = digest
+        workers = min(8, (os.cpu_count() or 1) * 2)
+        prefix = str(root) + os.sep
+        batches = [to_hash[k::workers] for k in range(workers)]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = pool.map(lambda rows: [_file_digest(prefix + paths[i]) for i in rows], batches)
+            for rows, found in zip(batches, done):
+                for i, digest in zip(rows, found):
+                    digests[i] = digest
     t_hash = time.perf_counter()
 
     fams = (*fams, Family("dims", "v1"))
