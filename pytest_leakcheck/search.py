@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import snapshot
 from .inventory import Inventory
 from .policy import ORIENTATIONS, Policy
 from .signatures import Signatures, search_orientations
@@ -402,10 +403,8 @@ def identical_pixels(
 
 def _matches_key(policy: Policy) -> str:
     """Everything a match between two unchanged files depends on."""
-    from .signatures import snapshot_key
-
     parts = (policy.detectors, policy.pairs, policy.within_split, search_orientations(policy),
-             snapshot_key(policy), MIN_TEXTURE, PIXEL_CANDIDATE_DISTANCE, "matches-v1")
+             snapshot.key(policy), MIN_TEXTURE, PIXEL_CANDIDATE_DISTANCE, "matches-v1")
     return "matches:" + hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
 
 

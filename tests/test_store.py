@@ -272,7 +272,8 @@ def test_snapshot_gives_the_same_signatures_as_the_tables(dataset: Path) -> None
     """A warm check from the snapshot equals one rebuilt from the per-file tables."""
     from pytest_leakcheck.inventory import scan
     from pytest_leakcheck.policy import load
-    from pytest_leakcheck.signatures import compute, snapshot_key
+    from pytest_leakcheck.signatures import compute
+    from pytest_leakcheck.snapshot import key as snapshot_key
     from pytest_leakcheck.store import open_store
 
     policy = load(dataset / "leakcheck.yaml")

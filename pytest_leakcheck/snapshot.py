@@ -1,0 +1,75 @@
+"""The store's snapshot of the signature arrays of the last full check.
+
+A warm check of a large dataset would otherwise read one store row per file
+and signal; the snapshot is one row, filled in with a few array gathers for
+every file whose size and mtime are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .inventory import FileRecord
+from .policy import Policy
+from .signatures import Signatures, families
+
+
+def key(policy: Policy) -> str:
+    """Everything the assembled arrays depend on."""
+    parts = [f"{f.name}={f.params}" for f in families(policy)]
+    return "signatures:" + ";".join([*parts, f"max_pixels={policy.files.max_pixels}", "snapshot-v1"])
+
+
+def arrays(records: Sequence[FileRecord], sigs: Signatures) -> dict[str, np.ndarray]:
+    # Unreadable-for-now files (no digest) are left out, so they are tried again.
+    keep = [i for i, d in enumerate(sigs.digests) if d]
+    ix = np.array(keep, dtype=np.int64)
+    text = "\0".join(records[i].path for i in keep).encode()
+    errors = "\0".join(sigs.errors.get(i, "") for i in keep).encode()
+    return {
+        "paths": np.frombuffer(text, dtype=np.uint8),
+        "size": np.array([records[i].size for i in keep], dtype=np.int64),
+        "mtime_ns": np.array([records[i].mtime_ns for i in keep], dtype=np.int64),
+        "digest": np.frombuffer(b"".join(sigs.digests[i] for i in keep), dtype=np.uint8).reshape(-1, 32),
+        "errors": np.frombuffer(errors, dtype=np.uint8),
+        "valid": sigs.valid[ix],
+        "dims": sigs.dims[ix],
+        "phash": sigs.phash[ix],
+        "thumb": sigs.thumb[ix],
+        **{f"desc_{k}": v[ix] for k, v in sigs.desc.items()},
+    }
+
+
+def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: np.ndarray) -> Signatures:
+    """Rows from the snapshot where ``hits >= 0``, from ``sub`` (in order) elsewhere."""
+    n = len(hits)
+    from_snap = np.flatnonzero(hits >= 0)
+    k = hits[from_snap]
+    digests: list[bytes] = [b""] * n
+    snap_digests = snap["digest"]
+    for i, kk in zip(from_snap.tolist(), k.tolist()):
+        digests[i] = snap_digests[kk].tobytes()
+    for j, i in enumerate(rest.tolist()):
+        digests[i] = sub.digests[j]
+    snap_errors = snap["errors"].tobytes().decode().split("\0")
+    errors = {int(rest[j]): msg for j, msg in sub.errors.items()}
+    errors.update({i: snap_errors[kk] for i, kk in zip(from_snap.tolist(), k.tolist()) if snap_errors[kk]})
+
+    def column(name: str, part: np.ndarray) -> np.ndarray:
+        out = np.zeros((n, *part.shape[1:]), dtype=part.dtype)
+        out[from_snap] = snap[name][k]
+        out[rest] = part
+        return out
+
+    return Signatures(
+        digests=tuple(digests),
+        valid=column("valid", sub.valid),
+        errors=errors,
+        dims=column("dims", sub.dims),
+        phash=column("phash", sub.phash),
+        thumb=column("thumb", sub.thumb),
+        stats=dict(sub.stats),
+        desc={k: column(f"desc_{k}", v) for k, v in sub.desc.items()},
+    )
