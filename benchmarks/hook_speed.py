@@ -23,45 +23,12 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from benchdata import generated
+
 SIZE = (64, 64)
-
-
-def _make(args: tuple[int, str]) -> None:
-    from pytest_leakcheck.testing import photo
-
-    seed, path = args
-    photo(seed, SIZE).save(path, quality=90)
-
-
-def build(n: int) -> Path:
-    root = Path(tempfile.gettempdir()) / f"leakcheck-bench-hook-{n}"
-    done = root / ".complete"
-    if done.exists():
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    tasks = []
-    for i in range(n):
-        split = "test" if i % 5 == 0 else "train"
-        # 1,000 files per folder, as large datasets are usually laid out.
-        folder = root / split / f"{i // 1000:03d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        tasks.append((i, str(folder / f"img_{i:06d}.jpg")))
-    print(f"generating {n} JPEGs at {SIZE[0]}x{SIZE[1]} in {root} ...", flush=True)
-    t = time.perf_counter()
-    with ProcessPoolExecutor() as pool:
-        list(pool.map(_make, tasks, chunksize=256))
-    print(f"  {time.perf_counter() - t:.0f} s", flush=True)
-    (root / "leakcheck.yaml").write_text(
-        "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\naugmentations: [hflip]\n"
-        "cache: .leakcheck/cache.sqlite\n"
-    )
-    done.touch()
-    return root
 
 
 def _children_cpu() -> float:
@@ -83,7 +50,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="hook rounds (best is reported)")
     parser.add_argument("--baseline-repeat", type=int, default=1, help="full checks (each searches all pairs)")
     args = parser.parse_args()
-    root = build(args.n)
+    root = generated("hook", args.n, SIZE, per_folder=1000)
     policy = root / "leakcheck.yaml"
     leakcheck = [sys.executable, "-m", "pytest_leakcheck"]
     staged = root / "test" / "staged"

@@ -22,39 +22,10 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-
-def _make(args: tuple[int, str]) -> None:
-    from pytest_leakcheck.testing import photo
-
-    seed, path = args
-    photo(seed, (640, 480)).save(path, quality=90)
-
-
-def build(n: int) -> Path:
-    root = Path(tempfile.gettempdir()) / f"leakcheck-bench-speed-{n}"
-    done = root / ".complete"
-    if done.exists():
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    tasks = []
-    for i in range(n):
-        split = "test" if i % 5 == 0 else "train"
-        (root / split).mkdir(parents=True, exist_ok=True)
-        tasks.append((i, str(root / split / f"img_{i:05d}.jpg")))
-    print(f"generating {n} JPEGs at 640x480 in {root} ...", flush=True)
-    with ProcessPoolExecutor() as pool:
-        list(pool.map(_make, tasks, chunksize=64))
-    (root / "leakcheck.yaml").write_text(
-        "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\naugmentations: [hflip]\n"
-        "cache: .leakcheck/cache.sqlite\n"
-    )
-    done.touch()
-    return root
+from benchdata import generated
 
 
 def baseline(files: list[Path]) -> float:
@@ -93,7 +64,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    root = build(args.n)
+    root = generated("speed", args.n, (640, 480))
     files = sorted(root.glob("*/*.jpg"))
     shutil.rmtree(root / ".leakcheck", ignore_errors=True)
     print(f"{len(files)} images, {os.cpu_count()} cores, jobs={args.jobs}", flush=True)
