@@ -389,3 +389,54 @@ def find(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
             for i, k in zip(qi, kk)
         ]
     return dedupe(matches), cal
+
+
+# Hash and thumbnail matches must score at least this far below the
+# calibrated threshold to be dropped when the aligned detector is on.
+VERIFY_MARGIN = 0.03
+
+
+def pair_scores(inv: Inventory, sigs: Signatures, policy: Policy, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """Aligned score of each (query row, reference row) pair, NaN where it cannot be scored.
+
+    Each pair is verified like a retrieved candidate, and judged against the
+    query's own crowd of retrieved candidates, so a low-texture query that
+    correlates with everything scores low here too.
+    """
+    mirror = "hflip" in policy.orientations
+    out = np.full(len(pairs), np.nan)
+    splits = np.array([r.split for r in inv.records], dtype=object)
+    by_split: dict[str, list[int]] = {}
+    for n, (_, j) in enumerate(pairs):
+        by_split.setdefault(splits[j], []).append(n)
+    for split, idx in by_split.items():
+        refs = np.flatnonzero((splits == split) & sigs.valid)
+        pos = {int(r): k for k, r in enumerate(refs)}
+        rows = np.array([pairs[n][0] for n in idx], np.int64)
+        ok = sigs.valid[rows]
+        if not ok.any() or len(refs) < 2:
+            continue
+        idx = [n for n, good in zip(idx, ok) if good]
+        rows = rows[ok]
+        partner = np.array([pos.get(pairs[n][1], -1) for n in idx], np.int64)
+        exclude = np.array([pos.get(int(r), -1) for r in rows], np.int64)
+        ref, q = views(sigs, refs), views(sigs, rows)
+        qs = [q, oriented(q, "hflip")] if mirror else [q]
+        cand = retrieve(qs, _vectors(ref), policy.detectors.aligned.candidates, exclude)
+        cand = np.concatenate([cand, partner[:, None]], 1)
+        score, _ = verify(q, cand, ref.grey, templates(ref.grey, coarse=True), mirror)
+        out[idx] = score[:, -1]
+    return out
+
+
+def verify_matches(inv: Inventory, sigs: Signatures, policy: Policy, matches: list[Match],
+                   threshold: float) -> list[Match]:
+    """Hash and thumbnail matches in the orientations alignment covers, kept only if
+    the aligned score agrees (within VERIFY_MARGIN of the calibrated threshold)."""
+    covered = ("identity", "hflip")
+    check = [n for n, m in enumerate(matches) if m.detector in ("phash", "thumbnail") and m.orientation in covered]
+    if not check:
+        return matches
+    scores = pair_scores(inv, sigs, policy, [(matches[n].i, matches[n].j) for n in check])
+    drop = {n for n, s in zip(check, scores) if np.isfinite(s) and s < threshold - VERIFY_MARGIN}
+    return [m for n, m in enumerate(matches) if n not in drop]

@@ -69,6 +69,9 @@ def check(
         matches = list(found.matches)
         # Needs the store for its calibrated threshold, so it runs beside search.find.
         near, calibration = aligned.find(inv, sigs, policy, store, focus=mask)
+        if calibration:
+            # With alignment on, a hash or thumbnail hit must also line up.
+            matches = aligned.verify_matches(inv, sigs, policy, matches, calibration["threshold"])
         matches += near
         if policy.detectors.identical_pixels != "off" and found.pixel_candidates:
             rows = sorted({r for pair in found.pixel_candidates for r in pair})

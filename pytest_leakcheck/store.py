@@ -208,6 +208,14 @@ def _chunks(items: list, size: int) -> Iterator[list]:
 
 def _connect(path: Path | None) -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:" if path is None else str(path), timeout=30.0)
+    try:
+        return _prepare(conn, path)
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _prepare(conn: sqlite3.Connection, path: Path | None) -> sqlite3.Connection:
     # WAL lets a second run read while the first writes; the busy timeout
     # makes concurrent writers wait instead of failing.
     conn.execute("PRAGMA busy_timeout = 30000")
@@ -223,12 +231,19 @@ def _connect(path: Path | None) -> sqlite3.Connection:
         with conn:
             conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
     elif row[0] != str(SCHEMA_VERSION):
-        conn.close()
         raise _SchemaMismatch(row[0])
     # A quick read of every table proves the file is a usable store.
     conn.execute("SELECT count(*) FROM files").fetchone()
     conn.execute("SELECT count(*) FROM signatures").fetchone()
     return conn
+
+
+_OPEN_ATTEMPTS = 50
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
 
 
 class _SchemaMismatch(Exception):
@@ -254,10 +269,26 @@ def open_store(path: str | Path | None) -> Store:
             key="cache",
             fix="point `cache` in the policy at a writable location",
         ) from None
-    try:
-        return Store(_connect(path), path)
-    except (sqlite3.DatabaseError, _SchemaMismatch) as exc:
-        reason = f"schema version {exc}" if isinstance(exc, _SchemaMismatch) else str(exc)
+    reason = ""
+    for _ in range(_OPEN_ATTEMPTS):
+        try:
+            return Store(_connect(path), path)
+        except sqlite3.OperationalError as exc:
+            # Two runs creating one store race for the switch to WAL, which
+            # may fail at once as "locked": that store is busy, not broken.
+            if not _is_busy(exc):
+                reason = str(exc)
+                break
+            time.sleep(0.2)
+        except (sqlite3.DatabaseError, _SchemaMismatch) as exc:
+            reason = f"schema version {exc}" if isinstance(exc, _SchemaMismatch) else str(exc)
+            break
+    else:
+        raise StoreError(
+            "the signature store stayed locked by another run",
+            path=str(path),
+            fix="wait for the other leakcheck run to finish, or pass --no-cache",
+        )
     aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
         os.replace(path, aside)

@@ -127,3 +127,23 @@ def test_off_by_default_computes_no_descriptors(tmp_path: Path) -> None:
     policy = load(write_policy(tmp_path, POLICY))
     assert policy.detectors.aligned.severity == "off"
     assert "desc" not in [f.name for f in families(policy)]
+
+
+def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
+    """With aligned on, a hash match between two distinct images is dropped, a real copy kept."""
+    from pytest_leakcheck.inventory import scan
+    from pytest_leakcheck.search import Match
+    from pytest_leakcheck.signatures import compute
+
+    write_policy(leaky_dataset, ALIGNED)
+    policy = load(leaky_dataset / "leakcheck.yaml")
+    inv = scan(policy)
+    with open_store(None) as store:
+        sigs = compute(inv.records, policy, store, jobs=1)
+    row = {r.path: i for i, r in enumerate(inv.records)}
+    real = Match(row["test/jpeg_q40.jpg"], row["train/img_001.jpg"], "phash", 2.0)
+    false = Match(row["test/distinct_03.jpg"], row["train/img_040.jpg"], "phash", 8.0)
+    rotated = Match(row["test/distinct_04.jpg"], row["train/img_041.jpg"], "phash", 8.0, "rot90")
+    kept = aligned.verify_matches(inv, sigs, policy, [real, false, rotated], threshold=0.5)
+    # Alignment covers identity and mirror only, so a rotated hit is left to the hash.
+    assert kept == [real, rotated]
