@@ -57,16 +57,21 @@ def headline(f: Finding, max_members: int = 4) -> str:
         names += f" and {len(f.members) - max_members} more"
     what = {"identical-file": "same bytes", "identical-pixels": "same decoded pixels"}.get(f.kind)
     if what is None:
-        sig = f.pairs[0].signals if f.pairs else f.evidence
-        parts = []
-        if "phash_distance" in sig:
-            parts.append(f"phash distance {int(sig['phash_distance'])}")
-        if "thumbnail_cosine" in sig:
-            parts.append(f"thumbnail cosine {float(sig['thumbnail_cosine']):.3f}")
+        parts = _signal_parts(f.pairs[0].signals if f.pairs else f.evidence)
         if f.orientation != "identity":
             parts.append(f"after {f.orientation}")
         what = ", ".join(parts) or "near-duplicate"
     return f"{f.kind} across {f.split_pair}: {names}; {what}"
+
+
+def _signal_parts(sig: dict) -> list[str]:
+    """The cheap signals of a pair, as a reader wants them."""
+    parts = []
+    if "phash_distance" in sig:
+        parts.append(f"phash distance {int(sig['phash_distance'])}")
+    if "thumbnail_cosine" in sig:
+        parts.append(f"thumbnail cosine {float(sig['thumbnail_cosine']):.3f}")
+    return parts
 
 
 def _describe(f: Finding) -> list[str]:
@@ -87,10 +92,7 @@ def _describe(f: Finding) -> list[str]:
             sig = best.signals
             if best.detector == "aligned":
                 parts.append(f"aligned score {best.value:.3f}")
-            if "phash_distance" in sig:
-                parts.append(f"phash distance {int(sig['phash_distance'])}")
-            if "thumbnail_cosine" in sig:
-                parts.append(f"thumbnail cosine {sig['thumbnail_cosine']:.3f}")
+            parts += _signal_parts(sig)
             if best.orientation != "identity":
                 parts.append(f"{best.b} = {best.a} after {best.orientation}")
         lines.append("    evidence: " + ", ".join(parts))
