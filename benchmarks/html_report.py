@@ -24,8 +24,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from pytest_leakcheck.findings import Finding, Member, Pair, Report
-from pytest_leakcheck.html import render_html
+from pytest_leakcheck.model import Finding, Member, Pair, Report
+from pytest_leakcheck.render.html import render as render_html
 from pytest_leakcheck.testing import photo, save
 
 DISTINCT = 100  # distinct pictures; files beyond that are byte copies (decode cost is the same)

@@ -24,9 +24,9 @@ from typing import Any
 import yaml
 
 from .errors import BaselineError, PolicyError, UsageError
-from .findings import Finding, Report
+from .model import Finding, Report
 from .policy import read_yaml
-from .report import write_atomic
+from .atomic import write_atomic
 
 SCHEMA_VERSION = 1
 VERDICTS = ("duplicate", "distinct")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import EXIT_CLEAN, EXIT_LEAKS, UsageError
-from .findings import Finding, Report
+from .model import Finding, Report
 from .policy import Policy
 
 FAIL_ON = ("new", "all")

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 from .errors import EXIT_CLEAN, EXIT_USAGE, LeakcheckError, UsageError
 from .policy import DEFAULT_POLICY_NAME
+from .render import formats
 
-FORMATS = ("text", "json", "sarif", "markdown", "annotations")
 
 if TYPE_CHECKING:
-    from .findings import Report
+    from .model import Report
     from .policy import Policy
 
 
@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
 
     chk = sub.add_parser("check", help="check the dataset; exit 1 on error-level findings")
     chk.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
-    chk.add_argument("--format", choices=FORMATS, default="text")
+    chk.add_argument("--format", choices=formats(), default="text", help="report format (default: text)")
     chk.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
     chk.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
     chk.add_argument("--max-findings", type=int, default=50, help="findings shown in full in text (0: all)")
@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
 
     ren = sub.add_parser("render", help="render a saved JSON report in another format")
     ren.add_argument("report", type=Path, help="a report written by `check --format json`")
-    ren.add_argument("--format", choices=FORMATS, default="text")
+    ren.add_argument("--format", choices=formats(), default="text", help="report format (default: text)")
     ren.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
     ren.add_argument("--max-findings", type=int, default=50, help="findings shown in full (0: all)")
     _add_render_options(ren)
@@ -170,7 +170,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.changed_since:
         base = None
         if args.base_report:
-            from .saved import load_report
+            from .model import load_report
 
             base = load_report(args.base_report)
         report = changes.check_since(policy, args.changed_since, base_report=base, **options)
@@ -182,9 +182,9 @@ def _check(args: argparse.Namespace) -> int:
 
 def _emit(report: object, args: argparse.Namespace, root: Path | None) -> None:
     from .changes import repo_prefix
-    from .report import render
+    from .render import render
 
-    options: dict[str, object] = {"max_findings": args.max_findings}
+    options: dict[str, object] = {"max_findings": args.max_findings, "root": root}
     if args.format in ("sarif", "markdown", "annotations"):
         prefix = args.path_prefix
         if prefix is None:
@@ -201,7 +201,7 @@ def _emit(report: object, args: argparse.Namespace, root: Path | None) -> None:
 def _render(args: argparse.Namespace) -> int:
     from .errors import PolicyError
     from .policy import load
-    from .saved import load_report
+    from .model import load_report
 
     report = load_report(args.report)
     root = None
@@ -293,8 +293,8 @@ def _judge(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from . import html  # noqa: F401  (registers the "html" renderer)
-    from .report import render, write_atomic
+    from .atomic import write_atomic
+    from .render import render
 
     policy = _load_policy(args)
     report = _run(args, policy)
@@ -315,7 +315,7 @@ def _hook(args: argparse.Namespace) -> int:
     if not focus:  # no staged image in this dataset: nothing to hash, nothing to import
         return EXIT_CLEAN
     from .core import check
-    from .report import render
+    from .render import render
 
     report = check(policy=policy, focus=focus)
     if report.findings:
@@ -410,7 +410,7 @@ def _guess_splits(root: Path) -> str:
 
 def _write(path: Path, text: str) -> None:
     """Write our own file; an unwritable path is the user's to fix, not a traceback."""
-    from .report import write_atomic
+    from .atomic import write_atomic
 
     try:
         write_atomic(path, text)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import aligned, baseline, findings, groups, inventory, search, signatures
-from .findings import Report
+from .model import Report
 from .policy import Policy, load
 from .store import Store, open_store
 

@@ -6,114 +6,22 @@ leak means moving or deleting the whole cluster, not one pair of it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import EXIT_CLEAN, EXIT_LEAKS
 from .inventory import Inventory
+from .model import KINDS, Finding, Member, Pair, Report, finding_id
 from .policy import ORIENTATIONS, Policy
 from .search import DETECTORS, Match, normalised_thumbs, orient_thumbs
 from .signatures import Signatures
 
-#: Finding kinds in report order.
-KINDS = (
-    "identical-file",
-    "identical-pixels",
-    "near-duplicate",
-    "group-split",
-    "split-share",
-    "unreadable-image",
-    "ambiguous-file",
-    "missing-file",
-    "unassigned-file",
-    "ungrouped-file",
-)
 _RANK = {"error": 0, "warning": 1, "off": 2}
 _KIND_OF = {"identical-file": "identical-file", "identical-pixels": "identical-pixels",
             "phash": "near-duplicate", "thumbnail": "near-duplicate", "aligned": "near-duplicate"}
 # A cluster of a thousand blank frames is one finding; listing every edge
 # would bury the report, so evidence keeps the strongest few.
 MAX_PAIRS = 20
-
-
-@dataclass(frozen=True)
-class Member:
-    path: str
-    split: str
-    digest: str = ""
-
-
-@dataclass(frozen=True)
-class Pair:
-    """One edge of a cluster: ``a`` transformed by ``orientation`` matches ``b``."""
-
-    a: str
-    b: str
-    detector: str
-    value: float
-    orientation: str = "identity"
-    signals: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    kind: str
-    severity: str
-    members: tuple[Member, ...]
-    evidence: dict[str, float] = field(default_factory=dict)
-    orientation: str = "identity"
-    pairs: tuple[Pair, ...] = ()
-    message: str = ""
-    strength: float = 1.0
-    #: ``new``; ``known`` when the baseline accepts it (baseline.py); ``existing``
-    #: when it was already there at the base of a pull request (changes.py).
-    status: str = "new"
-
-    @property
-    def splits(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(m.split for m in self.members if m.split))
-
-    @property
-    def split_pair(self) -> str:
-        """``train~test`` style label in policy order; one split for a within-split cluster."""
-        return "~".join(self.splits) or "-"
-
-
-@dataclass(frozen=True)
-class Report:
-    policy_path: str
-    findings: tuple[Finding, ...]
-    stats: dict[str, float] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
-    #: Baseline entries that match no finding any more.
-    stale: tuple[str, ...] = ()
-
-    @property
-    def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.severity == "error")
-
-    @property
-    def exit_code(self) -> int:
-        """Only error-level findings the baseline does not know fail the check."""
-        return EXIT_LEAKS if any(f.status == "new" for f in self.errors) else EXIT_CLEAN
-
-    def counts(self) -> dict[str, dict[str, int]]:
-        """Findings per kind and per split pair, errors and warnings apart."""
-        out: dict[str, dict[str, int]] = {"kind": {}, "split_pair": {}, "severity": {}}
-        for f in self.findings:
-            for key, value in (("kind", f.kind), ("split_pair", f.split_pair), ("severity", f.severity)):
-                out[key][value] = out[key].get(value, 0) + 1
-        return out
-
-
-def finding_id(kind: str, keys: Sequence[str]) -> str:
-    """Short and stable under renames: built from content digests, not paths."""
-    text = kind + "\n" + "\n".join(sorted(keys))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def _severity(match: Match, same_split: bool, policy: Policy) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import PolicyError
-from .findings import Finding, Member, finding_id
+from .model import Finding, Member, finding_id
 from .inventory import Inventory, clean_path
 
 if TYPE_CHECKING:

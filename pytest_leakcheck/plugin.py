@@ -21,7 +21,7 @@ import pytest
 from .errors import LeakcheckError
 
 if TYPE_CHECKING:
-    from .findings import Report
+    from .model import Report
     from .policy import Policy
     from .sections import Section
 
@@ -32,7 +32,6 @@ ITEM_MAX_FINDINGS = 10
 #: Warning-level findings the terminal summary shows in full.
 SUMMARY_MAX_FINDINGS = 20
 DEFAULT_FORMAT = "json"
-_EXTENSION = {"text": "txt"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -107,11 +106,12 @@ class LeakcheckSession:
         return self._report
 
     def _run(self) -> Report:
+        from .atomic import write_atomic
         from .core import check
-        from .report import render, write_atomic
+        from .render import render
 
         report = check(policy=self.policy)
-        write_atomic(self.report_path, render(report, self.fmt))
+        write_atomic(self.report_path, render(report, self.fmt, root=self.policy.root))
         return report
 
 
@@ -145,14 +145,14 @@ def _find_policy(config: pytest.Config) -> Path:
 def _start(config: pytest.Config) -> LeakcheckSession:
     """Load and check the policy up front, so a mistake in it stops pytest with its message."""
     from .policy import load
-    from .report import RENDERERS
+    from .render import extension, formats
     from .sections import resolved, sections
 
     fmt = _setting(config, "leakcheck_format") or DEFAULT_FORMAT
-    if fmt not in RENDERERS:
+    if fmt not in formats():
         raise pytest.UsageError(
             f"leakcheck: unknown report format {fmt!r} (--leakcheck-format / leakcheck_format: "
-            f"use one of {', '.join(sorted(RENDERERS))})"
+            f"use one of {', '.join(formats())})"
         )
     try:
         policy = resolved(load(_find_policy(config)))
@@ -160,7 +160,7 @@ def _start(config: pytest.Config) -> LeakcheckSession:
     except LeakcheckError as exc:
         raise _usage_error(exc) from None
     report_path = _path_setting(config, "leakcheck_report") or (
-        config.rootpath / ".leakcheck" / f"report.{_EXTENSION.get(fmt, fmt)}"
+        config.rootpath / ".leakcheck" / f"report.{extension(fmt)}"
     )
     only = bool(_setting(config, "leakcheck_only"))
     return LeakcheckSession(config, policy, names, report_path, fmt, only)
@@ -225,7 +225,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     state = config.stash.get(_KEY, None)
     if state is None or not state.ran:
         return
-    from .report import finding_lines
+    from .render._common import finding_lines
     from .sections import with_severity
 
     report = state.report()
@@ -280,7 +280,7 @@ class LeakcheckItem(pytest.Item):
         self.add_marker("leakcheck")
 
     def runtest(self) -> None:
-        from .report import render
+        from .render import render
         from .sections import failing
 
         state = self.config.stash[_KEY]

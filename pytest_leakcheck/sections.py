@@ -9,20 +9,13 @@ worker) is cheap and always gives the same list.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from .inventory import manifest_splits
+from .model import FILE_KINDS, GROUP_PREFIXES, Finding, Report
 from .policy import Policy, with_splits
-
-if TYPE_CHECKING:  # findings imports numpy; collecting items must not need it
-    from .findings import Finding, Report
 
 GROUPS = "groups"
 FILES = "files"
-#: Finding kinds about single files rather than about copies across splits.
-FILE_KINDS = frozenset({"unreadable-image", "ambiguous-file", "missing-file", "unassigned-file"})
-#: Kinds that group rules (whole groups kept in one split) produce start with these.
-GROUP_PREFIXES = ("group", "split-share", "ungrouped")
 
 
 @dataclass(frozen=True)
@@ -88,4 +81,4 @@ def with_severity(report: Report, severity: str) -> Report:
 def failing(report: Report, name: str, among: tuple[Section, ...]) -> Report:
     """What fails section ``name``: error-level findings the baseline does not already know."""
     errors = select(report, name, among, severity="error")
-    return replace(errors, findings=tuple(f for f in errors.findings if f.status == "new"))
+    return replace(errors, findings=errors.failing)

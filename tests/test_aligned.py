@@ -11,7 +11,7 @@ from PIL import Image
 from pytest_leakcheck import aligned, check
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy import load
-from pytest_leakcheck.report import render_text
+from pytest_leakcheck.render.text import render as render_text
 from pytest_leakcheck.store import open_store
 from pytest_leakcheck.testing import photo, save
 

@@ -11,7 +11,7 @@ import yaml
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE, check
 from pytest_leakcheck.cli import main
-from pytest_leakcheck.report import render
+from pytest_leakcheck.render import render
 from pytest_leakcheck.testing import jpeg_quality, photo, save
 
 from .conftest import write_policy

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE, report
+from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE, atomic
 from pytest_leakcheck.policy import load
 from pytest_leakcheck.testing import jpeg_quality, photo, save
 
@@ -188,9 +188,9 @@ def test_output_file_is_written_atomically(
     def broken_replace(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(report.os, "replace", broken_replace)
+    monkeypatch.setattr(atomic.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
-        report.write_atomic(target, "half a report")
+        atomic.write_atomic(target, "half a report")
     assert target.read_text() == written
     assert sorted(os.listdir(target.parent)) == ["report.json"]
 
@@ -298,7 +298,7 @@ def test_empty_split_is_warned_about(tmp_path: Path, run_cli) -> None:
 
 def test_written_files_are_not_private(tmp_path: Path) -> None:
     """Reports and baselines are written 0644 (or the replaced file's mode), not mkstemp's 0600."""
-    from pytest_leakcheck.report import write_atomic
+    from pytest_leakcheck.atomic import write_atomic
 
     target = tmp_path / "report.json"
     write_atomic(target, "{}")

@@ -16,8 +16,9 @@ from PIL import Image
 
 from pytest_leakcheck import EXIT_LEAKS, check
 from pytest_leakcheck.cli import main
-from pytest_leakcheck.findings import Finding, Member, Pair, Report
-from pytest_leakcheck.html import groups, heatmap, render_html
+from pytest_leakcheck.model import Finding, Member, Pair, Report
+from pytest_leakcheck.render.html import groups, heatmap
+from pytest_leakcheck.render.html import render as render_html
 from pytest_leakcheck.testing import brighter, photo, save
 
 from .conftest import write_policy

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_leakcheck.report import render
+from pytest_leakcheck.render import render
 from pytest_leakcheck.testing import photo, save
 
 POLICY = "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pytest_leakcheck import check, search
-from pytest_leakcheck.report import report_dict
+from pytest_leakcheck.model import report_dict
 from pytest_leakcheck.search import cosine_pairs, hamming_pairs, normalised_thumbs, orient_thumbs
 from pytest_leakcheck.testing import brighter, jpeg_quality, photo, save
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_leakcheck.findings import Finding, Member, Report
+from pytest_leakcheck.model import Finding, Member, Report
 from pytest_leakcheck.policy import Policy
 from pytest_leakcheck.sections import FILES, GROUPS, route, sections, select
 

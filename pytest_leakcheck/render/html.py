@@ -25,10 +25,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps
 
-from .findings import KINDS, Finding, Pair, Report
-from .policy import DEFAULT_MAX_PIXELS
-from .report import renderer
-from .signatures import TRANSPOSE, open_image
+from ..model import COPY_KINDS, KINDS, Finding, Pair, Report
+from ..policy import DEFAULT_MAX_PIXELS
+from ..signatures import TRANSPOSE, open_image
 
 #: Longest side of an embedded thumbnail, in pixels.
 THUMB = 128
@@ -39,7 +38,6 @@ HEAT_SCALE = 2.0
 JPEG_QUALITY = 70
 #: A cluster of a thousand blank frames lists this many paths, then counts the rest.
 MAX_MEMBERS = 50
-_CLUSTER_KINDS = ("identical-file", "identical-pixels", "near-duplicate")
 
 Loader = Callable[[str], "Image.Image | None"]
 
@@ -143,7 +141,7 @@ def _finding(f: Finding, load: Loader | None) -> str:
     if pair is not None:
         out.append(f'<div class="images">{_images(pair, load)}</div>')
     out.append('<div class="details"><table>')
-    if f.kind in _CLUSTER_KINDS:
+    if f.kind in COPY_KINDS:
         out.append(_signals(f, pair))
     out.append("</table>")
     if f.message:
@@ -227,8 +225,7 @@ def _summary(report: Report) -> str:
     return "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
 
 
-@renderer("html")
-def render_html(
+def render(
     report: Report,
     *,
     root: Path | None = None,

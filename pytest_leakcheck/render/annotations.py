@@ -7,8 +7,8 @@ the report (errors, strongest first).
 
 from __future__ import annotations
 
-from .findings import Finding, Report
-from .report import headline, renderer
+from ..model import Finding, Report
+from ._common import headline
 
 #: GitHub's limit of annotations per type (error, warning) per step.
 MAX_PER_TYPE = 10
@@ -34,8 +34,8 @@ def anchor(f: Finding) -> str:
     return f.members[-1].path if f.members else ""
 
 
-@renderer("annotations")
-def render_annotations(report: Report, *, prefix: str = "", **_: object) -> str:
+
+def render(report: Report, *, prefix: str = "", **_: object) -> str:
     """One workflow command per line; ``prefix`` turns root-relative paths repo-relative."""
     lines = []
     used: dict[str, int] = {}

@@ -12,15 +12,14 @@ from __future__ import annotations
 import html
 from urllib.parse import quote
 
-from .findings import Finding, Report
-from .report import headline, renderer
+from ..model import COPY_KINDS, Finding, Report
+from ._common import headline
 
 #: GitHub's limit is 1 MiB per step summary; leave room for other steps' text.
 MAX_BYTES = 1_000_000
 DEFAULT_TOP = 30
 THUMB_WIDTH = 160
 MAX_THUMBS = 4
-_PICTURE_KINDS = ("identical-file", "identical-pixels", "near-duplicate")
 
 
 def _cell(text: str) -> str:
@@ -57,13 +56,12 @@ def _finding(n: int, f: Finding, blob_url: str | None, prefix: str) -> str:
     lines = [f"#### {n}. {f.severity.upper()} {f.kind} `{f.split_pair}`{tag} `{f.id}`", ""]
     lines.append(_cell(headline(f, max_members=MAX_THUMBS)))
     lines.append("")
-    if blob_url and f.kind in _PICTURE_KINDS:
+    if blob_url and f.kind in COPY_KINDS:
         lines += _thumbs(f, blob_url, prefix)
     return "\n".join(lines) + "\n"
 
 
-@renderer("markdown")
-def render_markdown(
+def render(
     report: Report,
     *,
     blob_url: str | None = None,

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
-from . import __version__
+from .. import __version__
+from ..model import KINDS, Finding, Report
+from ._common import headline
 from .annotations import anchor
-from .findings import KINDS, Finding, Report
-from .report import headline, renderer
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning"}
@@ -95,6 +95,5 @@ def sarif_dict(report: Report, *, prefix: str = "") -> dict:
     }
 
 
-@renderer("sarif")
-def render_sarif(report: Report, *, prefix: str = "", **_: object) -> str:
+def render(report: Report, *, prefix: str = "", **_: object) -> str:
     return json.dumps(sarif_dict(report, prefix=prefix), indent=2) + "\n"

@@ -1,0 +1,69 @@
+"""Wording shared by the text-like formats: a finding's headline, its lines, its signals."""
+
+from __future__ import annotations
+
+from ..model import COPY_KINDS, Finding
+
+def headline(f: Finding, max_members: int = 4) -> str:
+    """One line for a finding, for annotations, SARIF messages and summaries."""
+    if f.kind not in COPY_KINDS:
+        return f"{f.members[0].path}: {f.message or f.kind}" if f.members else f.message
+    names = ", ".join(f"{m.path} ({m.split})" for m in f.members[:max_members])
+    if len(f.members) > max_members:
+        names += f" and {len(f.members) - max_members} more"
+    what = {"identical-file": "same bytes", "identical-pixels": "same decoded pixels"}.get(f.kind)
+    if what is None:
+        parts = signal_parts(f.pairs[0].signals if f.pairs else f.evidence)
+        if f.orientation != "identity":
+            parts.append(f"after {f.orientation}")
+        what = ", ".join(parts) or "near-duplicate"
+    return f"{f.kind} across {f.split_pair}: {names}; {what}"
+
+
+def signal_parts(sig: dict) -> list[str]:
+    """The cheap signals of a pair, as a reader wants them."""
+    parts = []
+    if "phash_distance" in sig:
+        parts.append(f"phash distance {int(sig['phash_distance'])}")
+    if "thumbnail_cosine" in sig:
+        parts.append(f"thumbnail cosine {float(sig['thumbnail_cosine']):.3f}")
+    return parts
+
+
+def _describe(f: Finding) -> list[str]:
+    lines = []
+    width = max((len(m.path) for m in f.members[:10]), default=0)
+    for m in f.members[:10]:
+        split = f"({m.split})" if m.split else ""
+        lines.append(f"    {m.path.ljust(width)}  {split}")
+    if len(f.members) > 10:
+        lines.append(f"    ... and {len(f.members) - 10} more files in this cluster")
+    if f.kind in ("identical-file", "identical-pixels"):
+        what = "same bytes" if f.kind == "identical-file" else "same decoded pixels, different files"
+        lines.append(f"    evidence: {what}")
+    elif f.kind == "near-duplicate":
+        best = f.pairs[0] if f.pairs else None
+        parts = []
+        if best is not None:
+            sig = best.signals
+            if best.detector == "aligned":
+                parts.append(f"aligned score {best.value:.3f}")
+            parts += signal_parts(sig)
+            if best.orientation != "identity":
+                parts.append(f"{best.b} = {best.a} after {best.orientation}")
+        lines.append("    evidence: " + ", ".join(parts))
+    elif f.message:
+        lines.append(f"    {f.message}")
+    return lines
+
+
+def finding_lines(f: Finding) -> list[str]:
+    """One finding as the text report shows it: a head line, then files and evidence."""
+    head = f"{f.severity.upper()} {f.kind}"
+    if f.kind in COPY_KINDS:
+        head += f"  {f.split_pair}"
+    if f.status == "known":
+        head += "  (known: in the baseline)"
+    elif f.status != "new":
+        head += f"  ({f.status})"
+    return [f"{head}  [{f.id}]", *_describe(f)]
