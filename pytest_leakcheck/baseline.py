@@ -23,10 +23,10 @@ from typing import Any
 
 import yaml
 
+from .atomic import write_atomic
 from .errors import BaselineError, PolicyError, UsageError
 from .model import Finding, Report
 from .policy import read_yaml
-from .atomic import write_atomic
 
 SCHEMA_VERSION = 1
 VERDICTS = ("duplicate", "distinct")

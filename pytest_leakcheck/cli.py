@@ -17,7 +17,6 @@ from .errors import EXIT_CLEAN, EXIT_USAGE, LeakcheckError, UsageError
 from .policy import DEFAULT_POLICY_NAME
 from .render import formats
 
-
 if TYPE_CHECKING:
     from .model import Report
     from .policy import Policy
@@ -200,8 +199,8 @@ def _emit(report: object, args: argparse.Namespace, root: Path | None) -> None:
 
 def _render(args: argparse.Namespace) -> int:
     from .errors import PolicyError
-    from .policy import load
     from .model import load_report
+    from .policy import load
 
     report = load_report(args.report)
     root = None

@@ -7,25 +7,18 @@ file, the line, the key and a fix.
 
 from __future__ import annotations
 
-import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import yaml
-
+from . import grouprules
+from .config import AUGMENTATIONS, SEVERITIES, Ctx, read_yaml
 from .errors import PolicyError
-
-if TYPE_CHECKING:
-    from .groups import GroupRule, ShareRules
+from .grouprules import GroupRule, ShareRules
 
 SCHEMA_VERSION = 1
 DEFAULT_POLICY_NAME = "leakcheck.yaml"
 DEFAULT_BASELINE_NAME = ".leakcheck-baseline.yaml"
-SEVERITIES = ("error", "warning", "off")
-#: The eight orientations of a square; ``identity`` is always searched.
-ORIENTATIONS = ("identity", "hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
-AUGMENTATIONS = ORIENTATIONS[1:]
 HASH_KINDS = ("phash", "dhash", "ahash", "whash")
 HASH_BITS = (64, 256)
 DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
@@ -118,144 +111,17 @@ class Policy:
 
 
 # --------------------------------------------------------------------------
-# YAML with line numbers
-
-
-def read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PolicyError(
-            "policy file not found",
-            path=str(path),
-            fix="run `leakcheck init` to write one, or pass --policy PATH",
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"cannot read policy: {exc}", path=str(path)) from None
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise PolicyError(
-            f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
-            path=str(path),
-            line=mark.line + 1 if mark else None,
-            fix="check indentation and quoting near that line",
-        ) from None
-    finally:
-        loader.dispose()
-    lines: dict[tuple[str, ...], int] = {}
-    if node is not None:
-        _record_lines(node, (), lines, path)
-    return data, lines
-
-
-def _record_lines(node: yaml.Node, at: tuple[str, ...], lines: dict, path: Path) -> None:
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            if key in seen:
-                raise PolicyError(
-                    "duplicate key",
-                    path=str(path),
-                    line=key_node.start_mark.line + 1,
-                    key=".".join((*at, key)),
-                    fix="keep one of them",
-                )
-            seen.add(key)
-            lines[(*at, key)] = key_node.start_mark.line + 1
-            _record_lines(value_node, (*at, key), lines, path)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            lines[(*at, str(i))] = item.start_mark.line + 1
-            _record_lines(item, (*at, str(i)), lines, path)
-
-
-# --------------------------------------------------------------------------
-# Validation helpers
-
-
-class _Ctx:
-    """Where we are in the policy, so every error can point at the line."""
-
-    def __init__(self, path: Path, lines: dict[tuple[str, ...], int]) -> None:
-        self.path = path
-        self.lines = lines
-
-    def fail(self, at: tuple[str, ...], problem: str, fix: str | None = None) -> PolicyError:
-        line = None
-        for n in range(len(at), 0, -1):
-            line = self.lines.get(at[:n])
-            if line:
-                break
-        return PolicyError(problem, path=str(self.path), line=line, key=".".join(at) or None, fix=fix)
-
-    def mapping(self, value: Any, at: tuple[str, ...], allowed: tuple[str, ...]) -> dict:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.fail(at, f"expected a mapping, got {_type(value)}")
-        for key in value:
-            if not isinstance(key, str) or key not in allowed:
-                close = difflib.get_close_matches(str(key), allowed, n=1)
-                fix = f"did you mean `{close[0]}`?" if close else "allowed keys: " + ", ".join(allowed)
-                raise self.fail((*at, str(key)), "unknown key", fix)
-        return value
-
-    def choice(self, value: Any, at: tuple[str, ...], choices: tuple[str, ...]) -> str:
-        # YAML 1.1 reads a bare `off` as false; people mean the word.
-        if value is False and "off" in choices:
-            return "off"
-        if value not in choices:
-            close = difflib.get_close_matches(str(value), choices, n=1)
-            fix = f"did you mean `{close[0]}`?" if close else "use one of: " + ", ".join(choices)
-            raise self.fail(at, f"invalid value {value!r}", fix)
-        return value
-
-    def number(self, value: Any, at: tuple[str, ...], kind: type, lo: float, hi: float) -> Any:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if kind is int:
-            # float() of a huge YAML integer overflows; only floats need the check.
-            ok = ok and (isinstance(value, int) or float(value).is_integer())
-        if not ok:
-            raise self.fail(at, f"expected {'an integer' if kind is int else 'a number'}, got {_type(value)}")
-        if not lo <= value <= hi:
-            raise self.fail(at, f"{value} is out of range", f"use a value from {lo} to {hi}")
-        return kind(value)
-
-    def strings(self, value: Any, at: tuple[str, ...]) -> tuple[str, ...]:
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise self.fail(at, f"expected a list of strings, got {_type(value)}")
-        return tuple(value)
-
-
-#: Public name for modules that validate their own policy sections (groups.py).
-Ctx = _Ctx
-
-
-def _type(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "nothing"}.get(
-        type(value), type(value).__name__
-    )
-
-
-# --------------------------------------------------------------------------
 # Sections
 
 
 def _splits(
-    ctx: _Ctx, raw: Any, root: Path, need_manifest: bool = True
+    ctx: Ctx, raw: Any, root: Path, need_manifest: bool = True
 ) -> tuple[tuple, Path | None, tuple[str, ...]]:
     at = ("splits",)
     if raw is None:
         raise ctx.fail(at, "no splits defined", "add e.g. `splits: {train: [train/**], test: [test/**]}`")
     if not isinstance(raw, dict) or not raw:
-        raise ctx.fail(at, f"expected a mapping of split name to globs, got {_type(raw)}")
+        raise ctx.fail(at, f"expected a mapping of split name to globs, got {type_name(raw)}")
     if "manifest" in raw:
         extra = [k for k in raw if k != "manifest"]
         if extra:
@@ -276,7 +142,7 @@ def _splits(
     return tuple(rules), None, tuple(name for name, _ in rules)
 
 
-def _pairs(ctx: _Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str, str], ...], str]:
+def _pairs(ctx: Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str, str], ...], str]:
     at = ("pairs",)
     raw = ctx.mapping(raw, at, ("compare", "within_split"))
     within = ctx.choice(raw.get("within_split", "warning"), (*at, "within_split"), SEVERITIES)
@@ -285,7 +151,7 @@ def _pairs(ctx: _Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str
         pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
         return tuple(pairs), within
     if not isinstance(compare, list):
-        raise ctx.fail((*at, "compare"), f"expected `all` or a list like [train~test], got {_type(compare)}")
+        raise ctx.fail((*at, "compare"), f"expected `all` or a list like [train~test], got {type_name(compare)}")
     pairs = []
     for i, item in enumerate(compare):
         where = (*at, "compare", str(i))
@@ -299,7 +165,7 @@ def _pairs(ctx: _Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str
     return tuple(pairs), within
 
 
-def _detectors(ctx: _Ctx, raw: Any) -> Detectors:
+def _detectors(ctx: Ctx, raw: Any) -> Detectors:
     at = ("detectors",)
     raw = ctx.mapping(raw, at, ("identical_file", "identical_pixels", "phash", "thumbnail", "aligned"))
     d = Detectors()
@@ -348,7 +214,7 @@ def _detectors(ctx: _Ctx, raw: Any) -> Detectors:
     )
 
 
-def _files(ctx: _Ctx, raw: Any) -> FileRules:
+def _files(ctx: Ctx, raw: Any) -> FileRules:
     at = ("files",)
     keys = ("extensions", "unassigned", "ambiguous", "unreadable", "missing", "max_pixels")
     raw = ctx.mapping(raw, at, keys)
@@ -380,7 +246,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
     """
     path = Path(path).absolute()
     data, lines = read_yaml(path)
-    ctx = _Ctx(path, lines)
+    ctx = Ctx(path, lines)
     if data is None:
         raise ctx.fail((), "the policy is empty", "run `leakcheck init` for a commented example")
     raw = ctx.mapping(data, (), _TOP_KEYS + _GROUP_KEYS)
@@ -427,25 +293,20 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
 
 
 def _group_keys(
-    ctx: _Ctx, raw: dict, root: Path, manifest: Path | None, names: tuple[str, ...]
+    ctx: Ctx, raw: dict, root: Path, manifest: Path | None, names: tuple[str, ...]
 ) -> dict:
     if not any(k in raw for k in _GROUP_KEYS):
         return {}
-    # Imported here: groups.py builds on inventory and findings, which import this module.
-    from . import groups
-
     return {
-        "groups": groups.parse_rules(ctx, raw.get("groups"), root, manifest),
-        "ungrouped": ctx.choice(raw.get("ungrouped", "warning"), ("ungrouped",), groups.UNGROUPED),
+        "groups": grouprules.parse_rules(ctx, raw.get("groups"), root, manifest),
+        "ungrouped": ctx.choice(raw.get("ungrouped", "warning"), ("ungrouped",), grouprules.UNGROUPED),
         "group_split": ctx.choice(raw.get("group_split", "error"), ("group_split",), SEVERITIES),
-        "split_share": groups.parse_share(ctx, raw.get("split_share"), names, SEVERITIES),
+        "split_share": grouprules.parse_share(ctx, raw.get("split_share"), names, SEVERITIES),
     }
 
 
 def with_splits(policy: Policy, names: tuple[str, ...]) -> Policy:
     """Fill in split names and default pairs once a manifest has been read."""
-    from dataclasses import replace
-
     pairs = policy.pairs
     if not pairs:
         pairs = tuple((a, b) for i, a in enumerate(names) for b in names[i + 1 :])

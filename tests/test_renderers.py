@@ -10,12 +10,11 @@ import jsonschema
 import pytest
 
 from pytest_leakcheck import EXIT_CLEAN
-from pytest_leakcheck.render.annotations import MAX_PER_TYPE, escape_property
 from pytest_leakcheck.cli import main
 from pytest_leakcheck.core import check
-from pytest_leakcheck.model import Finding, Member, Report
+from pytest_leakcheck.model import Finding, Member, Report, load_report
 from pytest_leakcheck.render import render
-from pytest_leakcheck.model import load_report
+from pytest_leakcheck.render.annotations import MAX_PER_TYPE, escape_property
 
 DATA = Path(__file__).parent / "data"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..model import COPY_KINDS, Finding
 
+
 def headline(f: Finding, max_members: int = 4) -> str:
     """One line for a finding, for annotations, SARIF messages and summaries."""
     if f.kind not in COPY_KINDS:

@@ -1,0 +1,141 @@
+"""Reading YAML with line numbers, and the checks every policy section shares.
+
+The policy loader and every module that owns a section of the policy (each
+detector, the group rules) validate through :class:`Ctx`, so each error names
+the file, the line, the key and a fix in the same words.  This module sits
+below all of them and imports none of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import PolicyError
+
+SEVERITIES = ("error", "warning", "off")
+#: The eight orientations of a square; ``identity`` is always searched.
+ORIENTATIONS = ("identity", "hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
+AUGMENTATIONS = ORIENTATIONS[1:]
+
+
+def read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PolicyError(
+            "policy file not found",
+            path=str(path),
+            fix="run `leakcheck init` to write one, or pass --policy PATH",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"cannot read policy: {exc}", path=str(path)) from None
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise PolicyError(
+            f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
+            path=str(path),
+            line=mark.line + 1 if mark else None,
+            fix="check indentation and quoting near that line",
+        ) from None
+    finally:
+        loader.dispose()
+    lines: dict[tuple[str, ...], int] = {}
+    if node is not None:
+        _record_lines(node, (), lines, path)
+    return data, lines
+
+
+def _record_lines(node: yaml.Node, at: tuple[str, ...], lines: dict, path: Path) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in seen:
+                raise PolicyError(
+                    "duplicate key",
+                    path=str(path),
+                    line=key_node.start_mark.line + 1,
+                    key=".".join((*at, key)),
+                    fix="keep one of them",
+                )
+            seen.add(key)
+            lines[(*at, key)] = key_node.start_mark.line + 1
+            _record_lines(value_node, (*at, key), lines, path)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[(*at, str(i))] = item.start_mark.line + 1
+            _record_lines(item, (*at, str(i)), lines, path)
+
+
+# --------------------------------------------------------------------------
+# Validation helpers
+
+
+class Ctx:
+    """Where we are in the policy, so every error can point at the line."""
+
+    def __init__(self, path: Path, lines: dict[tuple[str, ...], int]) -> None:
+        self.path = path
+        self.lines = lines
+
+    def fail(self, at: tuple[str, ...], problem: str, fix: str | None = None) -> PolicyError:
+        line = None
+        for n in range(len(at), 0, -1):
+            line = self.lines.get(at[:n])
+            if line:
+                break
+        return PolicyError(problem, path=str(self.path), line=line, key=".".join(at) or None, fix=fix)
+
+    def mapping(self, value: Any, at: tuple[str, ...], allowed: tuple[str, ...]) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(at, f"expected a mapping, got {type_name(value)}")
+        for key in value:
+            if not isinstance(key, str) or key not in allowed:
+                close = difflib.get_close_matches(str(key), allowed, n=1)
+                fix = f"did you mean `{close[0]}`?" if close else "allowed keys: " + ", ".join(allowed)
+                raise self.fail((*at, str(key)), "unknown key", fix)
+        return value
+
+    def choice(self, value: Any, at: tuple[str, ...], choices: tuple[str, ...]) -> str:
+        # YAML 1.1 reads a bare `off` as false; people mean the word.
+        if value is False and "off" in choices:
+            return "off"
+        if value not in choices:
+            close = difflib.get_close_matches(str(value), choices, n=1)
+            fix = f"did you mean `{close[0]}`?" if close else "use one of: " + ", ".join(choices)
+            raise self.fail(at, f"invalid value {value!r}", fix)
+        return value
+
+    def number(self, value: Any, at: tuple[str, ...], kind: type, lo: float, hi: float) -> Any:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if kind is int:
+            # float() of a huge YAML integer overflows; only floats need the check.
+            ok = ok and (isinstance(value, int) or float(value).is_integer())
+        if not ok:
+            raise self.fail(at, f"expected {'an integer' if kind is int else 'a number'}, got {type_name(value)}")
+        if not lo <= value <= hi:
+            raise self.fail(at, f"{value} is out of range", f"use a value from {lo} to {hi}")
+        return kind(value)
+
+    def strings(self, value: Any, at: tuple[str, ...]) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(at, f"expected a list of strings, got {type_name(value)}")
+        return tuple(value)
+
+
+def type_name(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "nothing"}.get(
+        type(value), type(value).__name__
+    )
