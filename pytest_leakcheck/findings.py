@@ -8,51 +8,52 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
+from . import detectors
 from .inventory import Inventory
+from .kernels import Match
 from .model import KINDS, Finding, Member, Pair, Report, finding_id
-from .policy import ORIENTATIONS, Policy
-from .search import DETECTORS, Match, normalised_thumbs, orient_thumbs
-from .signatures import Signatures
+from .policy import Policy
+from .signals import Signatures
 
 _RANK = {"error": 0, "warning": 1, "off": 2}
-_KIND_OF = {"identical-file": "identical-file", "identical-pixels": "identical-pixels",
-            "phash": "near-duplicate", "thumbnail": "near-duplicate", "aligned": "near-duplicate"}
 # A cluster of a thousand blank frames is one finding; listing every edge
 # would bury the report, so evidence keeps the strongest few.
 MAX_PAIRS = 20
 
 
 def _severity(match: Match, same_split: bool, policy: Policy) -> str:
-    det = policy.detectors
-    sev = {
-        "identical-file": det.identical_file,
-        "identical-pixels": det.identical_pixels,
-        "phash": det.phash.severity,
-        "thumbnail": det.thumbnail.severity,
-        "aligned": det.aligned.severity,
-    }[match.detector]
+    sev = policy.detectors.of(detectors.get(match.detector)).severity
     if same_split:
         sev = max(sev, policy.within_split, key=_RANK.__getitem__)
     return sev
 
 
 def _strength(match: Match, policy: Policy) -> float:
-    if match.detector == "phash":
-        return 1.0 - match.value / policy.detectors.phash.bits
-    if match.detector in ("thumbnail", "aligned"):
-        return match.value
-    return 1.0
+    det = detectors.get(match.detector)
+    return det.strength(match, policy.detectors.of(det))
 
 
-def _signals(i: int, j: int, orientation: str, sigs: Signatures) -> dict[str, float]:
+def _signals(i: int, j: int, orientation: str, sigs: Signatures, policy: Policy) -> dict[str, float]:
     """Every cheap signal for one pair, so a reader sees more than the one that fired."""
-    k = ORIENTATIONS.index(orientation)
-    dist = int(np.bitwise_count(sigs.phash[i, k] ^ sigs.phash[j, 0]).sum())
-    ti = orient_thumbs(normalised_thumbs(sigs.thumb[i : i + 1]), orientation)[0]
-    tj = normalised_thumbs(sigs.thumb[j : j + 1])[0]
-    return {"phash_distance": dist, "thumbnail_cosine": round(float(ti @ tj), 4)}
+    out: dict[str, float] = {}
+    for det in detectors.registry():
+        out.update(det.pair_signals(sigs, i, j, orientation, policy.detectors.of(det)))
+    return out
+
+
+def _evidence(decisive: Sequence[Match]) -> dict[str, float]:
+    """The strongest value of each detector's evidence over a cluster's decisive matches."""
+    evidence: dict[str, float] = {}
+    for m in decisive:
+        det = detectors.get(m.detector)
+        key = det.evidence_key
+        if key is None:
+            continue
+        if key not in evidence:
+            evidence[key] = m.value
+        else:
+            evidence[key] = min(evidence[key], m.value) if det.lower_is_stronger else max(evidence[key], m.value)
+    return evidence
 
 
 class _UnionFind:
@@ -92,20 +93,14 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
         if severity == "off":
             continue
         decisive = [m for m in decisive if sev_of[id(m)] != "off"]
-        kind = _KIND_OF[min((m.detector for m in decisive), key=DETECTORS.index)]
-        decisive.sort(key=lambda m: (-_strength(m, policy), DETECTORS.index(m.detector), m.i, m.j))
+        rank = {n: k for k, n in enumerate(detectors.names())}
+        kind = detectors.get(min((m.detector for m in decisive), key=rank.__getitem__)).kind
+        decisive.sort(key=lambda m: (-_strength(m, policy), rank[m.detector], m.i, m.j))
         best = decisive[0]
         rows = sorted({r for m in group for r in (m.i, m.j)},
                       key=lambda r: (split_order.get(inv.records[r].split, 99), inv.records[r].path))
         members = tuple(Member(inv.records[r].path, inv.records[r].split, sigs.digests[r].hex()) for r in rows)
-        evidence: dict[str, float] = {}
-        for m in decisive:
-            if m.detector == "phash":
-                evidence["phash_distance"] = min(evidence.get("phash_distance", 1e9), m.value)
-            elif m.detector == "thumbnail":
-                evidence["thumbnail_cosine"] = max(evidence.get("thumbnail_cosine", -1.0), m.value)
-            elif m.detector == "aligned":
-                evidence["aligned_score"] = max(evidence.get("aligned_score", -1.0), m.value)
+        evidence = _evidence(decisive)
         pairs = []
         seen: set[tuple[int, int]] = set()
         for m in decisive:
@@ -113,7 +108,7 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
             if (min(m.i, m.j), max(m.i, m.j)) in seen or len(pairs) >= MAX_PAIRS:
                 continue
             seen.add((min(m.i, m.j), max(m.i, m.j)))
-            signals = _signals(m.i, m.j, m.orientation, sigs) if sigs.valid[m.i] and sigs.valid[m.j] else {}
+            signals = _signals(m.i, m.j, m.orientation, sigs, policy) if sigs.valid[m.i] and sigs.valid[m.j] else {}
             pairs.append(Pair(inv.records[m.i].path, inv.records[m.j].path, m.detector, m.value,
                               m.orientation, signals))
         out.append(Finding(

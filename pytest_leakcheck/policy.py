@@ -11,57 +11,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import grouprules
-from .config import AUGMENTATIONS, SEVERITIES, Ctx, read_yaml
+from . import detectors, grouprules
+from .config import AUGMENTATIONS, SEVERITIES, Ctx, read_yaml, type_name
 from .errors import PolicyError
 from .grouprules import GroupRule, ShareRules
 
 SCHEMA_VERSION = 1
 DEFAULT_POLICY_NAME = "leakcheck.yaml"
 DEFAULT_BASELINE_NAME = ".leakcheck-baseline.yaml"
-HASH_KINDS = ("phash", "dhash", "ahash", "whash")
-HASH_BITS = (64, 256)
 DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 # Pillow's own bomb limit is 2 * 89.5 Mpx; a dataset image larger than this is
 # almost certainly a mistake or an attack, and decoding it could exhaust memory.
 DEFAULT_MAX_PIXELS = 178_956_970
-
-
-@dataclass(frozen=True)
-class HashDetector:
-    severity: str = "error"
-    kind: str = "phash"
-    bits: int = 64
-    max_distance: int = 8
-
-    @property
-    def hash_size(self) -> int:
-        return round(self.bits**0.5)
-
-
-@dataclass(frozen=True)
-class ThumbnailDetector:
-    severity: str = "error"
-    size: int = 16
-    min_cosine: float = 0.95
-
-
-@dataclass(frozen=True)
-class AlignedDetector:
-    """Retrieve-and-align near-duplicate search (aligned.py); slower, so off unless asked."""
-
-    severity: str = "off"
-    false_alarms_per_10k: float = 50.0
-    candidates: int = 8
-
-
-@dataclass(frozen=True)
-class Detectors:
-    identical_file: str = "error"
-    identical_pixels: str = "error"
-    phash: HashDetector = field(default_factory=HashDetector)
-    thumbnail: ThumbnailDetector = field(default_factory=ThumbnailDetector)
-    aligned: AlignedDetector = field(default_factory=AlignedDetector)
 
 
 @dataclass(frozen=True)
@@ -85,7 +46,7 @@ class Policy:
     split_names: tuple[str, ...] = ()
     pairs: tuple[tuple[str, str], ...] = ()
     within_split: str = "warning"
-    detectors: Detectors = field(default_factory=Detectors)
+    detectors: detectors.Detectors = field(default_factory=detectors.default)
     augmentations: tuple[str, ...] = ()
     files: FileRules = field(default_factory=FileRules)
     ignore: tuple[str, ...] = ()
@@ -165,55 +126,6 @@ def _pairs(ctx: Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str,
     return tuple(pairs), within
 
 
-def _detectors(ctx: Ctx, raw: Any) -> Detectors:
-    at = ("detectors",)
-    raw = ctx.mapping(raw, at, ("identical_file", "identical_pixels", "phash", "thumbnail", "aligned"))
-    d = Detectors()
-
-    def simple(name: str, default: str) -> str:
-        value = raw.get(name, default)
-        if isinstance(value, dict):
-            value = ctx.mapping(value, (*at, name), ("severity",)).get("severity", default)
-            return ctx.choice(value, (*at, name, "severity"), SEVERITIES)
-        return ctx.choice(value, (*at, name), SEVERITIES)
-
-    ph = ctx.mapping(raw.get("phash"), (*at, "phash"), ("severity", "kind", "bits", "max_distance"))
-    pat = (*at, "phash")
-    bits = ph.get("bits", d.phash.bits)
-    if bits not in HASH_BITS:
-        raise ctx.fail((*pat, "bits"), f"invalid value {bits!r}", "use 64 or 256")
-    phash = HashDetector(
-        severity=ctx.choice(ph.get("severity", d.phash.severity), (*pat, "severity"), SEVERITIES),
-        kind=ctx.choice(ph.get("kind", d.phash.kind), (*pat, "kind"), HASH_KINDS),
-        bits=bits,
-        max_distance=ctx.number(ph.get("max_distance", d.phash.max_distance), (*pat, "max_distance"),
-                                int, 0, bits // 2),
-    )
-    th = ctx.mapping(raw.get("thumbnail"), (*at, "thumbnail"), ("severity", "size", "min_cosine"))
-    tat = (*at, "thumbnail")
-    thumb = ThumbnailDetector(
-        severity=ctx.choice(th.get("severity", d.thumbnail.severity), (*tat, "severity"), SEVERITIES),
-        size=ctx.number(th.get("size", d.thumbnail.size), (*tat, "size"), int, 4, 64),
-        min_cosine=ctx.number(th.get("min_cosine", d.thumbnail.min_cosine), (*tat, "min_cosine"),
-                              float, 0.5, 1.0),
-    )
-    al = ctx.mapping(raw.get("aligned"), (*at, "aligned"), ("severity", "false_alarms_per_10k", "candidates"))
-    aat = (*at, "aligned")
-    aligned = AlignedDetector(
-        severity=ctx.choice(al.get("severity", d.aligned.severity), (*aat, "severity"), SEVERITIES),
-        false_alarms_per_10k=ctx.number(al.get("false_alarms_per_10k", d.aligned.false_alarms_per_10k),
-                                        (*aat, "false_alarms_per_10k"), float, 0.1, 1000),
-        candidates=ctx.number(al.get("candidates", d.aligned.candidates), (*aat, "candidates"), int, 1, 64),
-    )
-    return Detectors(
-        identical_file=simple("identical_file", d.identical_file),
-        identical_pixels=simple("identical_pixels", d.identical_pixels),
-        phash=phash,
-        thumbnail=thumb,
-        aligned=aligned,
-    )
-
-
 def _files(ctx: Ctx, raw: Any) -> FileRules:
     at = ("files",)
     keys = ("extensions", "unassigned", "ambiguous", "unreadable", "missing", "max_pixels")
@@ -281,7 +193,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         split_names=names,
         pairs=pairs,
         within_split=within,
-        detectors=_detectors(ctx, raw.get("detectors")),
+        detectors=detectors.parse(ctx, raw.get("detectors")),
         augmentations=tuple(dict.fromkeys(augs)),
         files=_files(ctx, raw.get("files")),
         ignore=ctx.strings(raw["ignore"], ("ignore",)) if raw.get("ignore") else (),

@@ -1,8 +1,9 @@
 """The store's snapshot of the signature arrays of the last full check.
 
 A warm check of a large dataset would otherwise read one store row per file
-and signal; the snapshot is one row, filled in with a few array gathers for
-every file whose size and mtime are unchanged.
+and family; the snapshot is one row, filled in with a few array gathers for
+every file whose size and mtime are unchanged.  It holds every family's
+arrays by name, whatever the detectors are: ``sig:<array name>``.
 """
 
 from __future__ import annotations
@@ -11,34 +12,34 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .inventory import FileRecord
-from .policy import Policy
-from .signatures import Signatures, families
+from .signals import Family, Signatures
+
+_SIG = "sig:"
 
 
-def key(policy: Policy) -> str:
+def key(families: Sequence[Family], max_pixels: int) -> str:
     """Everything the assembled arrays depend on."""
-    parts = [f"{f.name}={f.params}" for f in families(policy)]
-    return "signatures:" + ";".join([*parts, f"max_pixels={policy.files.max_pixels}", "snapshot-v1"])
+    parts = [f"{f.name}={f.params}" for f in families]
+    return "signatures:" + ";".join([*parts, f"max_pixels={max_pixels}", "snapshot-v2"])
 
 
-def arrays(records: Sequence[FileRecord], sigs: Signatures) -> dict[str, np.ndarray]:
+def arrays(
+    paths: Sequence[str], sizes: Sequence[int], mtimes: Sequence[int], sigs: Signatures
+) -> dict[str, np.ndarray]:
     # Unreadable-for-now files (no digest) are left out, so they are tried again.
     keep = [i for i, d in enumerate(sigs.digests) if d]
     ix = np.array(keep, dtype=np.int64)
-    text = "\0".join(records[i].path for i in keep).encode()
+    text = "\0".join(paths[i] for i in keep).encode()
     errors = "\0".join(sigs.errors.get(i, "") for i in keep).encode()
     return {
         "paths": np.frombuffer(text, dtype=np.uint8),
-        "size": np.array([records[i].size for i in keep], dtype=np.int64),
-        "mtime_ns": np.array([records[i].mtime_ns for i in keep], dtype=np.int64),
+        "size": np.array([sizes[i] for i in keep], dtype=np.int64),
+        "mtime_ns": np.array([mtimes[i] for i in keep], dtype=np.int64),
         "digest": np.frombuffer(b"".join(sigs.digests[i] for i in keep), dtype=np.uint8).reshape(-1, 32),
         "errors": np.frombuffer(errors, dtype=np.uint8),
         "valid": sigs.valid[ix],
         "dims": sigs.dims[ix],
-        "phash": sigs.phash[ix],
-        "thumb": sigs.thumb[ix],
-        **{f"desc_{k}": v[ix] for k, v in sigs.desc.items()},
+        **{_SIG + name: arr[ix] for name, arr in sigs.arrays.items()},
     }
 
 
@@ -68,8 +69,6 @@ def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: 
         valid=column("valid", sub.valid),
         errors=errors,
         dims=column("dims", sub.dims),
-        phash=column("phash", sub.phash),
-        thumb=column("thumb", sub.thumb),
+        arrays={name: column(_SIG + name, arr) for name, arr in sub.arrays.items()},
         stats=dict(sub.stats),
-        desc={k: column(f"desc_{k}", v) for k, v in sub.desc.items()},
     )

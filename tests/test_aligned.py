@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pytest_leakcheck import aligned, check
+from pytest_leakcheck import check
+from pytest_leakcheck.detectors import _align, aligned
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy import load
 from pytest_leakcheck.render.text import render as render_text
@@ -68,9 +69,9 @@ def test_calibration_hits_requested_rate() -> None:
     """The threshold lets through the requested share of impostor scores, never below the floor."""
     scores = np.random.default_rng(1).normal(0.5, 0.05, 200_000)
     for per_10k in (20, 50, 400):
-        rate = (scores >= aligned.calibrate(scores, per_10k)).mean() * 1e4
+        rate = (scores >= _align.calibrate(scores, per_10k)).mean() * 1e4
         assert abs(rate - per_10k) < 0.15 * per_10k
-    assert aligned.calibrate(np.full(100, 0.1), 50) == aligned.MIN_THRESHOLD
+    assert _align.calibrate(np.full(100, 0.1), 50) == _align.MIN_THRESHOLD
 
 
 def test_focus_verifies_only_focus_rows(disguised: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +123,7 @@ def test_policy_errors(tmp_path: Path, body: str, key: str) -> None:
 
 def test_off_by_default_computes_no_descriptors(tmp_path: Path) -> None:
     """The default policy leaves aligned off and adds no descriptor families."""
-    from pytest_leakcheck.signatures import families
+    from pytest_leakcheck.detectors import families
 
     policy = load(write_policy(tmp_path, POLICY))
     assert policy.detectors.aligned.severity == "off"
@@ -132,7 +133,8 @@ def test_off_by_default_computes_no_descriptors(tmp_path: Path) -> None:
 def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
     """With aligned on, a hash match between two distinct images is dropped, a real copy kept."""
     from pytest_leakcheck.inventory import scan
-    from pytest_leakcheck.search import Match
+    from pytest_leakcheck.kernels import Match
+    from pytest_leakcheck.search import new_run
     from pytest_leakcheck.signatures import compute
 
     write_policy(leaky_dataset, ALIGNED)
@@ -140,10 +142,12 @@ def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
     inv = scan(policy)
     with open_store(None) as store:
         sigs = compute(inv.records, policy, store, jobs=1)
+        run = new_run(inv, sigs, policy, store, jobs=1)
+    run.stats["aligned"] = {"threshold": 0.5}
     row = {r.path: i for i, r in enumerate(inv.records)}
     real = Match(row["test/jpeg_q40.jpg"], row["train/img_001.jpg"], "phash", 2.0)
     false = Match(row["test/distinct_03.jpg"], row["train/img_040.jpg"], "phash", 8.0)
     rotated = Match(row["test/distinct_04.jpg"], row["train/img_041.jpg"], "phash", 8.0, "rot90")
-    kept = aligned.verify_matches(inv, sigs, policy, [real, false, rotated], threshold=0.5)
+    kept = aligned.DETECTOR.refine(run, policy.detectors.aligned, [real, false, rotated])
     # Alignment covers identity and mirror only, so a rotated hit is left to the hash.
     assert kept == [real, rotated]

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_leakcheck import check, search
+from pytest_leakcheck import check, kernels, search
 from pytest_leakcheck.model import report_dict
-from pytest_leakcheck.search import cosine_pairs, hamming_pairs, normalised_thumbs, orient_thumbs
+from pytest_leakcheck.kernels import cosine_pairs, hamming_pairs, normalised_thumbs, orient_thumbs
 from pytest_leakcheck.testing import brighter, jpeg_quality, photo, save
 
 from .conftest import write_policy
@@ -50,7 +50,7 @@ def test_hamming_pairs_equals_brute_force(
     monkeypatch: pytest.MonkeyPatch, words: int, block: int
 ) -> None:
     """Cross-split Hamming search gives exactly the brute-force pairs, however small the blocks."""
-    monkeypatch.setattr(search, "_BLOCK", block)
+    monkeypatch.setattr(kernels, "_BLOCK", block)
     rng = np.random.default_rng(words)
     qa = _random_hashes(rng, 37, 3, words)
     qb = _random_hashes(rng, 53, 1, words)[:, 0, :]
@@ -68,7 +68,7 @@ def test_hamming_within_split_reports_each_pair_once(
     monkeypatch: pytest.MonkeyPatch, block: int
 ) -> None:
     """With `same=True` every unordered pair appears once, as (a, b) with a < b, never (a, a)."""
-    monkeypatch.setattr(search, "_BLOCK", block)
+    monkeypatch.setattr(kernels, "_BLOCK", block)
     rng = np.random.default_rng(7)
     q = _random_hashes(rng, 41, 2, 1)
     for a in range(0, 40, 3):
@@ -102,7 +102,7 @@ def test_cosine_pairs_equals_brute_force(
     monkeypatch: pytest.MonkeyPatch, same: bool, block: int
 ) -> None:
     """Chunked thumbnail search matches a brute-force reference in every orientation."""
-    monkeypatch.setattr(search, "_BLOCK", block)
+    monkeypatch.setattr(kernels, "_BLOCK", block)
     rng = np.random.default_rng(3)
     names = ["identity", "hflip", "rot90"]
     ta = rng.integers(0, 256, (29, 64)).astype(np.uint8)
@@ -180,7 +180,7 @@ def test_cosine_direct_and_dct_paths_agree() -> None:
     """A small query set (direct dot products) and a large one (DCT bound) find the same pairs."""
     import numpy as np
 
-    from pytest_leakcheck.search import cosine_pairs
+    from pytest_leakcheck.kernels import cosine_pairs
 
     rng = np.random.default_rng(3)
     base = rng.integers(0, 256, (400, 256)).astype(np.uint8)
@@ -206,7 +206,12 @@ def test_incremental_search_equals_a_full_search(leaky_dataset: Path, monkeypatc
     shutil.move(leaky_dataset / "train/img_030.jpg", leaky_dataset / "test/img_030.jpg")
     searched = []
     real = search.find
-    monkeypatch.setattr(search, "find", lambda *a, **k: searched.append(k.get("focus")) or real(*a, **k))
+
+    def spy(run, chosen):
+        searched.append(None if run.focus is None else run.focus.copy())
+        return real(run, chosen)
+
+    monkeypatch.setattr(search, "find", spy)
     warm = check(policy, jobs=1)
     assert len(searched) == 1 and searched[0] is not None and 0 < searched[0].sum() <= 3
     fresh = check(policy, jobs=1, use_cache=False)

@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 
 from pytest_leakcheck import EXIT_LEAKS, check
-from pytest_leakcheck.policy import ORIENTATIONS
-from pytest_leakcheck.search import orient_thumbs
-from pytest_leakcheck.signatures import TRANSPOSE
+from pytest_leakcheck.config import ORIENTATIONS
+from pytest_leakcheck.kernels import orient_thumbs
+from pytest_leakcheck.decode import TRANSPOSE
 from pytest_leakcheck.testing import photo, save
 
 from .conftest import write_policy
@@ -192,7 +192,8 @@ def test_numpy_phash_equals_imagehash_bit_for_bit() -> None:
     import imagehash
     import numpy as np
 
-    from pytest_leakcheck.signatures import TRANSPOSE, phash_bits
+    from pytest_leakcheck.decode import TRANSPOSE
+    from pytest_leakcheck.signals import phash_bits
 
     rng = np.random.default_rng(0)
     images = [photo(seed, (int(rng.integers(40, 200)), int(rng.integers(40, 200)))) for seed in range(40)]

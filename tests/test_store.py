@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_leakcheck import EXIT_USAGE, check, signatures
+from pytest_leakcheck import EXIT_USAGE, check, decode, signals, signatures
 from pytest_leakcheck.store import SCHEMA_VERSION, open_store
 from pytest_leakcheck.testing import photo, save
 
@@ -39,31 +39,32 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Counter:
     """Count what the pipeline really does: files hashed, files decoded, families computed."""
     calls: Counter = Counter()
 
-    def wrap(name: str, key) -> None:
-        real = getattr(signatures, name)
+    def wrap(module, name: str, key) -> None:
+        real = getattr(module, name)
 
         def counted(*args, **kwargs):
             calls[key(*args)] += 1
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(signatures, name, counted)
+        monkeypatch.setattr(module, name, counted)
 
-    wrap("_file_digest", lambda path: ("hashed", Path(path).name))
-    wrap("_sign", lambda task: ("signed", Path(task[0]).name))
-    wrap("_decode", lambda data, max_pixels: "decode")
-    def wrap_compute(family: str, key: str) -> None:
-        real = signatures.COMPUTE[family]
+    wrap(signatures, "_file_digest", lambda path: ("hashed", Path(path).name))
+    wrap(signatures, "sign", lambda task: ("signed", Path(task.path).name))
+    wrap(decode, "decode", lambda data, max_pixels, colour=0: "decode")
 
-        def counted(img, spec, arg):
+    def wrap_compute(name: str, key: str) -> None:
+        real = getattr(signals, name)
+
+        def counted(decoded, family):
             # Hashes are computed once per searched orientation; count images.
-            if arg in ("", "identity"):
+            if family.name in ("thumb", "hash:identity"):
                 calls[key] += 1
-            return real(img, spec, arg)
+            return real(decoded, family)
 
-        monkeypatch.setitem(signatures.COMPUTE, family, counted)
+        monkeypatch.setattr(signals, name, counted)
 
-    wrap_compute("hash", "phash")
-    wrap_compute("thumb", "thumb")
+    wrap_compute("_hash", "phash")
+    wrap_compute("_thumb", "thumb")
     return calls
 
 
@@ -273,10 +274,15 @@ def test_snapshot_gives_the_same_signatures_as_the_tables(dataset: Path) -> None
     from pytest_leakcheck.inventory import scan
     from pytest_leakcheck.policy import load
     from pytest_leakcheck.signatures import compute
-    from pytest_leakcheck.snapshot import key as snapshot_key
+    from pytest_leakcheck.detectors import families
+    from pytest_leakcheck.snapshot import key
     from pytest_leakcheck.store import open_store
 
     policy = load(dataset / "leakcheck.yaml")
+
+    def snapshot_key(policy):
+        return key(families(policy), policy.files.max_pixels)
+
     first = _run(dataset)
     with open_store(policy.cache) as store:
         assert store.load_snapshot(snapshot_key(policy)) is not None
@@ -286,8 +292,11 @@ def test_snapshot_gives_the_same_signatures_as_the_tables(dataset: Path) -> None
         from_tables = compute(records, policy, store, jobs=1, update_snapshot=False)
         assert store.load_snapshot(snapshot_key(policy)) is None
     assert from_snapshot.digests == from_tables.digests
-    for name in ("valid", "dims", "phash", "thumb"):
+    for name in ("valid", "dims"):
         assert (getattr(from_snapshot, name) == getattr(from_tables, name)).all()
+    assert from_snapshot.arrays.keys() == from_tables.arrays.keys() >= {"hash:identity", "thumb"}
+    for name, arr in from_tables.arrays.items():
+        assert (from_snapshot.arrays[name] == arr).all()
     assert from_snapshot.errors == from_tables.errors
     assert (from_snapshot.stats["decoded"], from_tables.stats["decoded"]) == (0, 0)
     assert [f.id for f in _run(dataset).findings] == [f.id for f in first.findings]

@@ -27,7 +27,7 @@ from PIL import Image, ImageOps
 
 from ..model import COPY_KINDS, KINDS, Finding, Pair, Report
 from ..policy import DEFAULT_MAX_PIXELS
-from ..signatures import TRANSPOSE, open_image
+from ..decode import TRANSPOSE, open_image
 
 #: Longest side of an embedded thumbnail, in pixels.
 THUMB = 128

@@ -23,18 +23,11 @@ for the false-alarm rate the policy asks for.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from .inventory import Inventory
-from .policy import Policy
-from .search import Match, comparisons, dedupe
-from .signatures import Signatures
-from .store import Store
+from ..signals import Signatures
 
 S = 32  # side of the descriptor square
 SCALES = (0.8, 0.86, 0.93, 1.0, 1.07, 1.16, 1.25)  # ~7 % steps: < 0.5 px error at the crop edge
@@ -104,9 +97,9 @@ class Views:
 
 
 def views(sigs: Signatures, rows: np.ndarray) -> Views:
-    grey = sigs.desc["grey32"][rows].reshape(-1, S, S).astype(np.float32)
-    colour = sigs.desc["colour8"][rows].reshape(-1, 8, 8, 3).astype(np.float32)
-    return Views(grey, colour, sigs.desc["hog"][rows].astype(np.float32))
+    grey = sigs.arrays["desc:grey32"][rows].reshape(-1, S, S).astype(np.float32)
+    colour = sigs.arrays["desc:colour8"][rows].reshape(-1, 8, 8, 3).astype(np.float32)
+    return Views(grey, colour, sigs.arrays["desc:hog"][rows].astype(np.float32))
 
 
 def oriented(v: Views, transform: str) -> Views:
@@ -126,7 +119,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-3)
 
 
-def _vectors(v: Views) -> tuple[np.ndarray, ...]:
+def vectors(v: Views) -> tuple[np.ndarray, ...]:
     """Unit vectors for cosine retrieval: gradients, centred colour layout, coarse grey layout."""
     colour = v.colour - v.colour.mean((1, 2), keepdims=True)
     return v.hog, _unit(colour), _unit(_pool(v.grey, 4))
@@ -141,7 +134,7 @@ def retrieve(queries: list[Views], ref: tuple[np.ndarray, ...], k: int,
     """
     n = len(queries[0].grey)
     k = min(k, len(ref[0]))
-    qvecs = [_vectors(q) for q in queries]
+    qvecs = [vectors(q) for q in queries]
     parts = []
     for qv in qvecs:
         for d in range(len(ref)):
@@ -270,46 +263,6 @@ def _refine(q: Views, cand: np.ndarray, ref_grey: np.ndarray, raw: np.ndarray, s
 # Search and calibration
 
 
-@dataclass(frozen=True)
-class Side:
-    """Query rows searched against reference rows; ``same`` when they are one split."""
-
-    queries: np.ndarray
-    refs: np.ndarray
-    same: bool
-
-
-def _sides(inv: Inventory, sigs: Signatures, policy: Policy, focus: np.ndarray | None) -> Iterator[Side]:
-    splits = np.array([r.split for r in inv.records], dtype=object)
-    rows = {s: np.flatnonzero((splits == s) & sigs.valid) for s in inv.splits}
-    for a, b in comparisons(inv, policy):
-        ra, rb = rows[a], rows[b]
-        if a == b:
-            yield Side(ra if focus is None else ra[focus[ra]], ra, True)
-        elif focus is None:
-            # Retrieval is one-sided: the smaller split asks the larger.
-            yield Side(*((ra, rb) if len(ra) <= len(rb) else (rb, ra)), False)
-        else:
-            yield Side(ra[focus[ra]], rb, False)
-            yield Side(rb[focus[rb]], ra[~focus[ra]], False)
-
-
-def _score(sigs: Signatures, side: Side, queries: np.ndarray, k: int, mirror: bool,
-           transform: str = "identity") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Candidates (global rows, -1 padded), scores and mirror flags for ``queries``."""
-    ref = views(sigs, side.refs)
-    q = views(sigs, queries)
-    q = q if transform == "identity" else oriented(q, transform)
-    qs = [q, oriented(q, "hflip")] if mirror else [q]
-    exclude = None
-    if side.same:
-        pos = {int(r): n for n, r in enumerate(side.refs)}
-        exclude = np.array([pos.get(int(r), -1) for r in queries], np.int64)
-    cand = retrieve(qs, _vectors(ref), k, exclude)
-    score, flipped = verify(q, cand, ref.grey, templates(ref.grey, coarse=True), mirror)
-    return np.where(cand >= 0, side.refs[np.maximum(cand, 0)], -1), score, flipped
-
-
 def calibrate(impostors: np.ndarray, per_10k: float) -> float:
     """The score that a fraction ``per_10k / 10000`` of impostor maxima reach."""
     s = np.asarray(impostors, np.float64)
@@ -317,126 +270,3 @@ def calibrate(impostors: np.ndarray, per_10k: float) -> float:
     if not len(s):
         return MIN_THRESHOLD
     return max(MIN_THRESHOLD, float(np.quantile(s, 1 - per_10k / 1e4, method="higher")) + 1e-6)
-
-
-def _calibration(sigs: Signatures, sides: list[Side], policy: Policy, mirror: bool) -> dict[str, float]:
-    """Threshold from a seeded subsample of queries turned upside down."""
-    det = policy.detectors.aligned
-    total = sum(len(s.queries) for s in sides)
-    rng = np.random.default_rng(0)
-    maxima = []
-    for side in sides:
-        share = max(1, round(CALIBRATION_QUERIES * len(side.queries) / max(1, total)))
-        pick = np.sort(rng.choice(side.queries, min(share, len(side.queries)), replace=False))
-        if len(pick) and len(side.refs) > side.same:
-            _, score, _ = _score(sigs, side, pick, det.candidates, mirror, "rot180")
-            maxima.append(np.nanmax(np.where(np.isnan(score), -np.inf, score), 1))
-    imp = np.concatenate(maxima) if maxima else np.zeros(0)
-    thr = calibrate(imp, det.false_alarms_per_10k)
-    measured = float((imp >= thr).mean() * 1e4) if len(imp) else 0.0
-    return {"threshold": round(thr, 4), "false_alarms_per_10k": round(measured, 1), "calibrated_on": len(imp)}
-
-
-def _params(policy: Policy, mirror: bool) -> str:
-    det = policy.detectors.aligned
-    return f"aligned-v1;k={det.candidates};per10k={det.false_alarms_per_10k};mirror={mirror}"
-
-
-def threshold(sigs: Signatures, sides: list[Side], policy: Policy, store: Store,
-              mirror: bool, focus: bool) -> dict[str, float]:
-    # ``sides`` are those of a full check, whatever the focus.
-    """The calibrated threshold, from the store when the same data was calibrated before.
-
-    A focus check (hook, pull request) reuses the last full check's threshold
-    rather than paying for a calibration on a handful of new images.
-    """
-    params = _params(policy, mirror)
-    digest = hashlib.sha256(params.encode())
-    for side in sides:
-        for rows in (side.queries, side.refs):
-            digest.update(b"".join(sorted(sigs.digests[r] for r in rows)))
-    exact, last = f"{params};data={digest.hexdigest()[:16]}", f"{params};last"
-    for key in ((last,) if focus else (exact,)):
-        cached = store.get_meta(key)
-        if cached:
-            return json.loads(cached)
-    result = _calibration(sigs, sides, policy, mirror)
-    store.put_meta({last: json.dumps(result)} if focus else {exact: json.dumps(result), last: json.dumps(result)})
-    return result
-
-
-def find(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
-         focus: np.ndarray | None = None) -> tuple[list[Match], dict[str, float]]:
-    """Matches of the aligned detector and its calibration figures."""
-    det = policy.detectors.aligned
-    if det.severity == "off" or "grey32" not in sigs.desc:
-        return [], {}
-    mirror = "hflip" in policy.orientations
-    full = [s for s in _sides(inv, sigs, policy, None) if len(s.refs) > s.same]
-    sides = full if focus is None else [s for s in _sides(inv, sigs, policy, focus) if len(s.refs) > s.same]
-    if not full:
-        return [], {}
-    cal = threshold(sigs, full, policy, store, mirror, focus is not None)
-    matches = []
-    for side in sides:
-        if not len(side.queries):
-            continue
-        cand, score, flipped = _score(sigs, side, side.queries, det.candidates, mirror)
-        qi, kk = np.nonzero(np.nan_to_num(score, nan=-np.inf) >= cal["threshold"])
-        matches += [
-            Match(int(side.queries[i]), int(cand[i, k]), "aligned", round(float(score[i, k]), 4),
-                  "hflip" if flipped[i, k] else "identity")
-            for i, k in zip(qi, kk)
-        ]
-    return dedupe(matches), cal
-
-
-# Hash and thumbnail matches must score at least this far below the
-# calibrated threshold to be dropped when the aligned detector is on.
-VERIFY_MARGIN = 0.03
-
-
-def pair_scores(inv: Inventory, sigs: Signatures, policy: Policy, pairs: list[tuple[int, int]]) -> np.ndarray:
-    """Aligned score of each (query row, reference row) pair, NaN where it cannot be scored.
-
-    Each pair is verified like a retrieved candidate, and judged against the
-    query's own crowd of retrieved candidates, so a low-texture query that
-    correlates with everything scores low here too.
-    """
-    mirror = "hflip" in policy.orientations
-    out = np.full(len(pairs), np.nan)
-    splits = np.array([r.split for r in inv.records], dtype=object)
-    by_split: dict[str, list[int]] = {}
-    for n, (_, j) in enumerate(pairs):
-        by_split.setdefault(splits[j], []).append(n)
-    for split, idx in by_split.items():
-        refs = np.flatnonzero((splits == split) & sigs.valid)
-        pos = {int(r): k for k, r in enumerate(refs)}
-        rows = np.array([pairs[n][0] for n in idx], np.int64)
-        ok = sigs.valid[rows]
-        if not ok.any() or len(refs) < 2:
-            continue
-        idx = [n for n, good in zip(idx, ok) if good]
-        rows = rows[ok]
-        partner = np.array([pos.get(pairs[n][1], -1) for n in idx], np.int64)
-        exclude = np.array([pos.get(int(r), -1) for r in rows], np.int64)
-        ref, q = views(sigs, refs), views(sigs, rows)
-        qs = [q, oriented(q, "hflip")] if mirror else [q]
-        cand = retrieve(qs, _vectors(ref), policy.detectors.aligned.candidates, exclude)
-        cand = np.concatenate([cand, partner[:, None]], 1)
-        score, _ = verify(q, cand, ref.grey, templates(ref.grey, coarse=True), mirror)
-        out[idx] = score[:, -1]
-    return out
-
-
-def verify_matches(inv: Inventory, sigs: Signatures, policy: Policy, matches: list[Match],
-                   threshold: float) -> list[Match]:
-    """Hash and thumbnail matches in the orientations alignment covers, kept only if
-    the aligned score agrees (within VERIFY_MARGIN of the calibrated threshold)."""
-    covered = ("identity", "hflip")
-    check = [n for n, m in enumerate(matches) if m.detector in ("phash", "thumbnail") and m.orientation in covered]
-    if not check:
-        return matches
-    scores = pair_scores(inv, sigs, policy, [(matches[n].i, matches[n].j) for n in check])
-    drop = {n for n, s in zip(check, scores) if np.isfinite(s) and s < threshold - VERIFY_MARGIN}
-    return [m for n, m in enumerate(matches) if n not in drop]

@@ -1,0 +1,99 @@
+"""The detector registry: every module of this package that sets ``DETECTOR``.
+
+Adding a detector is adding a module here (see ``base.py`` for the protocol
+and ``docs/architecture.md`` for a walk-through); nothing else lists them.
+Modules whose names start with ``_`` are helpers of one detector, and
+``base`` is the protocol; neither is a detector.
+
+The policy calls :func:`parse` for the ``detectors:`` section, the
+signature stage asks :func:`families` what to compute, and the search and
+findings stages loop over :func:`enabled`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..config import Ctx
+from ..signals import Family, unique
+from .base import Detector, PolicyView
+
+
+@lru_cache(maxsize=1)
+def registry() -> tuple[Detector, ...]:
+    """Every detector, strongest first."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_") or info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        detector = getattr(module, "DETECTOR", None)
+        if isinstance(detector, Detector):
+            found.append(detector)
+    return tuple(sorted(found, key=lambda d: d.rank))
+
+
+def names() -> tuple[str, ...]:
+    """Detector names, strongest first."""
+    return tuple(d.name for d in registry())
+
+
+def get(name: str) -> Detector:
+    for d in registry():
+        if d.name == name:
+            return d
+    raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Detectors:
+    """The policy's ``detectors:`` section: each detector's settings, by section name.
+
+    ``policy.detectors.phash.max_distance`` reads like a plain attribute.
+    """
+
+    settings: tuple[tuple[str, Any], ...]
+
+    def __getattr__(self, section: str) -> Any:
+        if section.startswith("_") or section == "settings":
+            raise AttributeError(section)
+        for key, value in self.settings:
+            if key == section:
+                return value
+        raise AttributeError(section)
+
+    def of(self, detector: Detector) -> Any:
+        return getattr(self, detector.section)
+
+
+def default() -> Detectors:
+    return Detectors(tuple((d.section, d.default) for d in registry()))
+
+
+def parse(ctx: Ctx, raw: Any) -> Detectors:
+    """Validate ``detectors:``; each detector checks its own section."""
+    at = ("detectors",)
+    raw = ctx.mapping(raw, at, tuple(d.section for d in registry()))
+    return Detectors(tuple(
+        (d.section, d.parse(ctx, raw[d.section], (*at, d.section)) if d.section in raw else d.default)
+        for d in registry()
+    ))
+
+
+def enabled(policy: PolicyView) -> list[tuple[Detector, Any]]:
+    """Detectors whose severity is not ``off``, with their settings, strongest first."""
+    out = []
+    for d in registry():
+        settings = policy.detectors.of(d)
+        if settings.severity != "off":
+            out.append((d, settings))
+    return out
+
+
+def families(policy: PolicyView) -> tuple[Family, ...]:
+    """Every family some detector needs, each once."""
+    return unique(f for d in registry() for f in d.families(policy.detectors.of(d), policy))

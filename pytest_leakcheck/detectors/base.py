@@ -1,0 +1,108 @@
+"""The protocol every detector follows, and the helpers detectors share.
+
+A detector is one way of deciding that two images are copies.  It lives in
+one module of this package that sets ``DETECTOR = MyDetector()``; the
+registry (``__init__.py``) finds it.  It owns:
+
+- its policy section (``detectors: {section: ...}``): :meth:`Detector.parse`
+  validates it into a frozen settings value with at least ``severity``;
+- the signal families it needs from the one decode (:meth:`families`);
+- how it finds matches in a :class:`~pytest_leakcheck.context.SearchRun`
+  (:meth:`find`; full, focused and incremental searches all go through it);
+- how strong a match is and what evidence it adds to a pair
+  (:meth:`strength`, :meth:`pair_signals`, ``evidence_key``).
+
+Detectors import ``config``, ``signals``, ``kernels``, ``context`` and
+``decode``, never the policy, the inventory or the pipeline above them: the
+policy object arrives as an argument and is read through :class:`PolicyView`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from ..config import SEVERITIES, Ctx
+from ..context import SearchRun
+from ..kernels import Match
+from ..signals import Family, Signatures
+
+
+class PolicyView(Protocol):
+    """The parts of a policy a detector may read."""
+
+    @property
+    def orientations(self) -> tuple[str, ...]: ...
+
+    @property
+    def detectors(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Severity:
+    """Settings of a detector that has nothing to set but its severity."""
+
+    severity: str = "error"
+
+
+class Detector:
+    """Subclass, set the class attributes, override what differs from the defaults."""
+
+    #: Name in matches and reports (``phash``, ``identical-file``).
+    name: ClassVar[str]
+    #: Its key under ``detectors:`` in the policy.
+    section: ClassVar[str]
+    #: Kind of finding its matches make: ``identical-file``, ``identical-pixels`` or ``near-duplicate``.
+    kind: ClassVar[str] = "near-duplicate"
+    #: Order of strength, strongest first: a cluster takes its kind from its strongest detector.
+    rank: ClassVar[int]
+    #: Whether matches between two unchanged files can be reused from the last full search.
+    incremental: ClassVar[bool] = True
+    #: Key of the evidence this detector's matches give a finding, and whether lower is stronger.
+    evidence_key: ClassVar[str | None] = None
+    lower_is_stronger: ClassVar[bool] = False
+    #: Settings when the policy does not mention the detector.
+    default: ClassVar[Any] = Severity()
+
+    def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> Any:
+        """Validate this detector's section: ``error``, or ``{severity: error}``."""
+        return Severity(simple_severity(ctx, raw, at, self.default.severity))
+
+    def families(self, settings: Any, policy: PolicyView) -> tuple[Family, ...]:
+        """Signal families this detector needs computed for every file."""
+        return ()
+
+    def find(self, run: SearchRun, settings: Any) -> list[Match]:
+        """Every match in ``run`` (only pairs touching ``run.focus`` when it is set)."""
+        raise NotImplementedError
+
+    def refine(self, run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
+        """A second look at every detector's matches (e.g. verification); default: keep all."""
+        return matches
+
+    def strength(self, match: Match, settings: Any) -> float:
+        """How sure a match is, on one 0..1 scale for every detector (1: identical)."""
+        return 1.0
+
+    def pair_signals(self, sigs: Signatures, i: int, j: int, orientation: str, settings: Any) -> dict[str, float]:
+        """Cheap signals this detector can measure for any pair, shown beside the one that fired."""
+        return {}
+
+    def params(self, settings: Any) -> str:
+        """Everything its matches depend on, for the incremental cache's key."""
+        return f"{self.name}:{settings!r}"
+
+
+def simple_severity(ctx: Ctx, raw: Any, at: tuple[str, ...], default: str) -> str:
+    """``severity`` written bare (``phash: warning``) or as ``{severity: warning}``."""
+    value = raw if raw is not None else default
+    if isinstance(value, dict):
+        value = ctx.mapping(value, at, ("severity",)).get("severity", default)
+        return ctx.choice(value, (*at, "severity"), SEVERITIES)
+    return ctx.choice(value, at, SEVERITIES)
+
+
+def section(ctx: Ctx, raw: Any, at: tuple[str, ...], keys: Sequence[str]) -> dict:
+    """A detector's mapping section, unknown keys refused with a suggestion."""
+    return ctx.mapping(raw, at, tuple(keys))

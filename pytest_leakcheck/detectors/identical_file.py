@@ -1,0 +1,34 @@
+"""``identical-file``: the same bytes in two splits (or twice in one).
+
+The cheapest and surest detector: files are grouped by their SHA-256, which
+the signature stage computes for every file anyway.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..context import SearchRun
+from ..kernels import Match, exact_matches
+from .base import Detector
+
+
+class IdenticalFile(Detector):
+    name = "identical-file"
+    section = "identical_file"
+    kind = "identical-file"
+    rank = 0
+
+    def find(self, run: SearchRun, settings: Any) -> list[Match]:
+        keys = list(run.sigs.digests)
+        if run.focus is not None:
+            # Only copies of a focus file matter; blanking the other keys
+            # skips grouping the whole dataset.
+            hit = {keys[i] for i in np.flatnonzero(run.focus)}
+            keys = [d if d in hit else b"" for d in keys]
+        return exact_matches(keys, self.name, run.split_of, run.allowed)
+
+
+DETECTOR = IdenticalFile()

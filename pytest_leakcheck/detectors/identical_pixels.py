@@ -1,0 +1,79 @@
+"""``identical-pixels``: the same decoded pixels saved as different files.
+
+A PNG re-saved as a lossless WebP, or a JPEG with its metadata stripped:
+the bytes differ, the picture does not.  Pairs whose identity hashes are
+within ``PIXEL_CANDIDATE_DISTANCE`` and whose sizes agree are candidates;
+only they pay for a full decode, whose digest the store keeps by content.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..context import SearchRun
+from ..decode import PIXELS_PARAMS, pixel_digest
+from ..kernels import Match, hamming_pairs
+from ..pool import run_map
+from ..signals import Family, hash_family
+from .base import Detector, PolicyView
+
+# A JPEG decoded in draft mode and the same pixels saved as PNG can hash a
+# couple of bits apart; pairs this close are candidates for the pixel check.
+PIXEL_CANDIDATE_DISTANCE = 4
+
+
+class IdenticalPixels(Detector):
+    name = "identical-pixels"
+    section = "identical_pixels"
+    kind = "identical-pixels"
+    rank = 10
+
+    def families(self, settings: Any, policy: PolicyView) -> tuple[Family, ...]:
+        ph = policy.detectors.phash  # the hash the phash detector computes anyway
+        return (hash_family(ph.kind, ph.bits, "identity"),)
+
+    def find(self, run: SearchRun, settings: Any) -> list[Match]:
+        candidates = self._candidates(run)
+        if not candidates:
+            return []
+        pixels = _pixel_digests(run, sorted({r for pair in candidates for r in pair}))
+        digests = run.sigs.digests
+        return [
+            Match(i, j, self.name, 0.0)
+            for i, j in candidates
+            if i in pixels and pixels.get(i) == pixels.get(j) and digests[i] != digests[j]
+        ]
+
+    def _candidates(self, run: SearchRun) -> list[tuple[int, int]]:
+        # Pixel candidates ignore texture: two black frames can be identical.
+        rows = run.rows_by_split()
+        hashes, dims = run.sigs.arrays["hash:identity"], run.sigs.dims
+        out: set[tuple[int, int]] = set()
+        for a, b in run.comparisons:
+            for ra, rb, same in run.sides(a, b, rows):
+                ia, ib, _, _ = hamming_pairs(hashes[ra][:, None, :], hashes[rb], PIXEL_CANDIDATE_DISTANCE, same=same)
+                gi, gj = ra[ia], rb[ib]
+                ok = (dims[gi] == dims[gj]).all(axis=1) & (gi != gj)
+                out.update((min(int(x), int(y)), max(int(x), int(y))) for x, y in zip(gi[ok], gj[ok]))
+        return sorted(out)
+
+
+def _pixel_digests(run: SearchRun, rows: list[int]) -> dict[int, bytes]:
+    """Full-decode pixel digests for candidate rows only (cached by content digest)."""
+    digests = run.sigs.digests
+    cached = run.store.get_signatures([digests[i] for i in rows], "pixels", PIXELS_PARAMS)
+    todo: dict[bytes, int] = {}
+    for i in rows:
+        if digests[i] not in cached:
+            todo.setdefault(digests[i], i)
+    tasks = [(str(run.root / run.paths[i]), run.max_pixels) for i in todo.values()]
+    new = []
+    for digest, (ok, data) in zip(todo, run_map(pixel_digest, tasks, None, run.jobs)):
+        cached[digest] = (ok, data)
+        new.append((digest, "pixels", PIXELS_PARAMS, ok, data))
+    if new:
+        run.store.put_signatures(new)
+    return {i: cached[digests[i]][1] for i in rows if cached[digests[i]][0]}
+
+
+DETECTOR = IdenticalPixels()

@@ -1,0 +1,74 @@
+"""``thumbnail``: cosine similarity of small grey thumbnails, blind to brightness and contrast.
+
+Catches re-encoded, resized and recoloured copies whose hashes drift apart.
+Thumbnails are normalised (zero mean, unit norm), so the cosine ignores a
+brightness or contrast change; the search is exact but pruned (kernels.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import SEVERITIES, Ctx
+from ..context import SearchRun
+from ..kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs
+from ..signals import Family, search_orientations, thumb_family
+from .base import Detector, PolicyView, section
+
+
+@dataclass(frozen=True)
+class ThumbnailSettings:
+    severity: str = "error"
+    size: int = 16
+    min_cosine: float = 0.95
+
+
+class Thumbnail(Detector):
+    name = "thumbnail"
+    section = "thumbnail"
+    rank = 30
+    evidence_key = "thumbnail_cosine"
+    default = ThumbnailSettings()
+
+    def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> ThumbnailSettings:
+        raw = section(ctx, raw, at, ("severity", "size", "min_cosine"))
+        d = self.default
+        return ThumbnailSettings(
+            severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
+            size=ctx.number(raw.get("size", d.size), (*at, "size"), int, 4, 64),
+            min_cosine=ctx.number(raw.get("min_cosine", d.min_cosine), (*at, "min_cosine"), float, 0.5, 1.0),
+        )
+
+    def families(self, settings: ThumbnailSettings, policy: PolicyView) -> tuple[Family, ...]:
+        # Always computed: the texture test of every perceptual detector reads it.
+        return (thumb_family(settings.size),)
+
+    def find(self, run: SearchRun, settings: ThumbnailSettings) -> list[Match]:
+        names = list(search_orientations(run.orientations))
+        thumbs = run.sigs.arrays["thumb"]
+        rows = run.textured_rows()
+        out: list[Match] = []
+        for a, b in run.comparisons:
+            for ra, rb, same in run.sides(a, b, rows):
+                ia, ib, cos, kk = cosine_pairs(thumbs[ra], thumbs[rb], names, settings.min_cosine, same=same)
+                tex = run.texture(ra[ia]) & run.texture(rb[ib])
+                out += [
+                    Match(int(ra[x]), int(rb[y]), self.name, round(float(c), 4), names[int(o)])
+                    for x, y, c, o in zip(ia[tex], ib[tex], cos[tex], kk[tex])
+                ]
+        return out
+
+    def strength(self, match: Match, settings: ThumbnailSettings) -> float:
+        return match.value
+
+    def pair_signals(self, sigs: Any, i: int, j: int, orientation: str, settings: Any) -> dict[str, float]:
+        if not sigs.has("thumb"):
+            return {}
+        thumbs = sigs.arrays["thumb"]
+        ti = orient_thumbs(normalised_thumbs(thumbs[i : i + 1]), orientation)[0]
+        tj = normalised_thumbs(thumbs[j : j + 1])[0]
+        return {"thumbnail_cosine": round(float(ti @ tj), 4)}
+
+
+DETECTOR = Thumbnail()

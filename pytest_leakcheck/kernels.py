@@ -1,0 +1,254 @@
+"""The numeric kernels every detector searches with, and the match they return.
+
+Everything is vectorised and chunked: a block of query rows against a block
+of reference rows at a time, so memory stays bounded (tens of MB) however
+large the dataset.  Nothing here knows about policies, splits or files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+# Elements per block; bounds the temporaries of one step to ~32 MB.
+_BLOCK = 1 << 22
+
+
+@dataclass(frozen=True)
+class Match:
+    """Row ``i`` transformed by ``orientation`` matches row ``j`` by ``detector``.
+
+    ``value`` is in the detector's own unit (a Hamming distance for hashes, a
+    similarity for the others, 0 for exact copies), because that is what the
+    report shows; ``Detector.strength`` turns it into one comparable 0..1 scale.
+    """
+
+    i: int
+    j: int
+    detector: str
+    value: float
+    orientation: str = "identity"
+
+
+def blocks(na: int, nb: int, per_pair: int, same: bool = False) -> Iterator[tuple[int, int, int, int]]:
+    """Query and reference blocks; with ``same`` only blocks on or above the
+    diagonal, so a split compared with itself costs half a square."""
+    cb = max(1, min(nb, _BLOCK // max(1, per_pair) // 64))
+    ca = max(1, min(na, _BLOCK // max(1, per_pair) // cb))
+    for a0 in range(0, na, ca):
+        for b0 in range(a0 if same else 0, nb, cb):
+            yield a0, min(na, a0 + ca), b0, min(nb, b0 + cb)
+
+
+def mask_diagonal(block: np.ndarray, a0: int, b0: int, value: float) -> None:
+    """Overwrite the entries pairing a row with itself (global a == b)."""
+    rows = np.arange(block.shape[0])
+    cols = rows + a0 - b0
+    keep = (cols >= 0) & (cols < block.shape[1])
+    block[rows[keep], cols[keep]] = value
+
+
+def _popcount_block(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
+    """Hamming distances between (Na, W) and (Nb, W) uint64 words, as (Na, Nb)."""
+    d = np.bitwise_count(qa[:, None, 0] ^ qb[None, :, 0])
+    if qa.shape[1] > 1:
+        d = d.astype(np.uint16)
+        for w in range(1, qa.shape[1]):
+            d += np.bitwise_count(qa[:, None, w] ^ qb[None, :, w])
+    return d
+
+
+def hamming_pairs(
+    qa: np.ndarray, qb: np.ndarray, max_distance: int, *, same: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """All (a, b) with min over orientations of Hamming(qa[a, k], qb[b]) <= max_distance.
+
+    ``qa`` is (Na, K, W) uint64, ``qb`` is (Nb, W) uint64.  With ``same`` the
+    two are the same rows and only a < b is reported.  Returns a, b, distance
+    and the index k of the best orientation.
+    """
+    _na, k_count, words = qa.shape
+    out: list[tuple[np.ndarray, ...]] = []
+    for a0, a1, b0, b1 in blocks(len(qa), len(qb), words, same):
+        best = None
+        for k in range(k_count):
+            d = _popcount_block(qa[a0:a1, k], qb[b0:b1])
+            best = d if best is None else np.minimum(best, d, out=best)
+        if same:
+            mask_diagonal(best, a0, b0, np.iinfo(best.dtype).max)
+        hit = best <= max_distance
+        # Hits are rare: test for any before paying for nonzero, and apply the
+        # triangle (a < b) to the few hits rather than to the whole block.
+        if not hit.any():
+            continue
+        ia, ib = np.nonzero(hit)
+        if same:
+            upper = ia + a0 < ib + b0
+            ia, ib = ia[upper], ib[upper]
+        # Which orientation won is only needed for the few hits.
+        per_k = np.stack([
+            np.bitwise_count(qa[ia + a0, k] ^ qb[ib + b0]).sum(axis=-1) for k in range(k_count)
+        ]) if len(ia) else np.zeros((1, 0), dtype=np.int64)
+        out.append((ia + a0, ib + b0, best[ia, ib], per_k.argmin(axis=0)))
+    if not out:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    return tuple(np.concatenate(parts) for parts in zip(*out))  # type: ignore[return-value]
+
+
+def normalised_thumbs(thumb: np.ndarray) -> np.ndarray:
+    """Zero-mean, unit-norm thumbnails: cosine becomes blind to brightness and contrast."""
+    x = thumb.astype(np.float32)
+    x -= x.mean(axis=1, keepdims=True)
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.maximum(norm, 1e-6)
+
+
+def orient_thumbs(t: np.ndarray, name: str) -> np.ndarray:
+    side = round(t.shape[1] ** 0.5)
+    sq = t.reshape(-1, side, side)
+    out = {
+        "identity": sq,
+        "hflip": sq[:, :, ::-1],
+        "vflip": sq[:, ::-1, :],
+        "rot90": np.rot90(sq, 1, axes=(1, 2)),
+        "rot180": sq[:, ::-1, ::-1],
+        "rot270": np.rot90(sq, 3, axes=(1, 2)),
+        "transpose": sq.transpose(0, 2, 1),
+        "transverse": sq[:, ::-1, ::-1].transpose(0, 2, 1),
+    }[name]
+    return np.ascontiguousarray(out).reshape(len(t), t.shape[1])
+
+
+@lru_cache(maxsize=8)
+def _dct_basis(side: int) -> tuple[np.ndarray, int]:
+    """Orthonormal 2-D DCT as a (side², side²) matrix, rows ordered low to high
+    frequency, and how many rows count as "low"."""
+    k = np.arange(side)
+    c = np.cos(np.pi * (2 * k[None, :] + 1) * k[:, None] / (2 * side)) * np.sqrt(2 / side)
+    c[0] /= np.sqrt(2)
+    basis = np.kron(c, c)
+    order = np.argsort((k[:, None] + k[None, :]).ravel(), kind="stable")
+    return basis[order].astype(np.float32), max(1, side * side // 4)
+
+
+def _spectra(unit: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    basis, low = _dct_basis(side)
+    coef = unit @ basis.T
+    high = np.sqrt(np.maximum(0.0, 1.0 - np.einsum("ij,ij->i", coef[:, :low], coef[:, :low])))
+    return coef, np.ascontiguousarray(coef[:, :low]), high
+
+
+def _identity_spectra(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """No transform: the "low" part is everything and the bound is the cosine itself."""
+    return unit, unit, np.zeros(len(unit), dtype=unit.dtype)
+
+
+def cosine_pairs(
+    ta: np.ndarray, tb: np.ndarray, orientations: list[str], min_cosine: float, *, same: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Like :func:`hamming_pairs` for raw uint8 thumbnails and cosine >= ``min_cosine``.
+
+    Exact, but cheap: in an orthonormal DCT basis the cosine splits into a
+    low-frequency part and a high-frequency part bounded by the product of the
+    two high-frequency norms (Cauchy-Schwarz).  A quarter-size matmul over the
+    low frequencies plus that bound discards almost every pair; only the rest
+    get the full dot product.  Thumbnails are normalised block by block, never
+    all at once: a million float32 thumbnails would be a gigabyte.
+    """
+    side = round(ta.shape[1] ** 0.5)
+    out: list[tuple[np.ndarray, ...]] = []
+    if not len(ta) or not len(tb):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty.astype(np.float32), empty
+    # Transforming the reference side costs side**4 per row; for a handful of
+    # query rows (a commit hook, a small pull request) plain dot products are cheaper.
+    direct = len(ta) * len(orientations) * 3 < 4 * side * side
+    spectra = _identity_spectra if direct else lambda unit: _spectra(unit, side)
+    cb = max(1, min(len(tb), 8192))
+    ca = max(1, min(len(ta), _BLOCK // cb))
+    for b0 in range(0, len(tb), cb):
+        b1 = min(len(tb), b0 + cb)
+        coef_b, low_b, high_b = spectra(normalised_thumbs(tb[b0:b1]))
+        for a0 in range(0, len(ta), ca):
+            a1 = min(len(ta), a0 + ca)
+            # Compared with itself, a split needs only the columns from the
+            # block's first row on: the upper triangle, plus a sliver.
+            lo = max(0, a0 - b0) if same else 0
+            if lo >= b1 - b0:
+                continue
+            unit_a = normalised_thumbs(ta[a0:a1])
+            found: list[tuple[np.ndarray, ...]] = []
+            for k, o in enumerate(orientations):
+                coef_a, low_a, high_a = spectra(orient_thumbs(unit_a, o))
+                bound = low_a @ low_b[lo:].T
+                bound += high_a[:, None] * high_b[None, lo:]
+                if same:
+                    mask_diagonal(bound, a0, b0 + lo, -np.inf)
+                hit = bound >= min_cosine
+                if not hit.any():
+                    continue
+                ia, ib = np.nonzero(hit)
+                ib += lo
+                if same:
+                    upper = ia + a0 < ib + b0
+                    ia, ib = ia[upper], ib[upper]
+                exact = np.einsum("ij,ij->i", coef_a[ia], coef_b[ib])
+                keep = exact >= min_cosine
+                found.append((ia[keep], ib[keep], exact[keep], np.full(keep.sum(), k)))
+            if not found:
+                continue
+            ia, ib, val, kk = (np.concatenate(parts) for parts in zip(*found))
+            # Best orientation per pair: sort by pair, then by cosine descending.
+            order = np.lexsort((-val, ib, ia))
+            ia, ib, val, kk = ia[order], ib[order], val[order], kk[order]
+            first = np.ones(len(ia), dtype=bool)
+            first[1:] = (ia[1:] != ia[:-1]) | (ib[1:] != ib[:-1])
+            out.append((ia[first] + a0, ib[first] + b0, val[first], kk[first]))
+    if not out:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty.astype(np.float32), empty
+    return tuple(np.concatenate(parts) for parts in zip(*out))  # type: ignore[return-value]
+
+
+def _exact_groups(keys: Sequence[bytes], rows: np.ndarray) -> list[list[int]]:
+    groups: dict[bytes, list[int]] = {}
+    for r in rows:
+        if keys[r]:
+            groups.setdefault(keys[r], []).append(int(r))
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def exact_matches(
+    keys: Sequence[bytes], detector: str, split_of: Sequence[str], allowed: set[tuple[str, str]]
+) -> list[Match]:
+    """Pairs with equal (non-empty) keys; a big group is linked as a star to stay linear."""
+    out = []
+    for group in _exact_groups(keys, np.arange(len(keys))):
+        by_split: dict[str, list[int]] = {}
+        for r in group:
+            by_split.setdefault(split_of[r], []).append(r)
+        heads = {s: rows[0] for s, rows in by_split.items()}
+        for s, rows in by_split.items():
+            if (s, s) in allowed:
+                out += [Match(rows[0], r, detector, 0.0) for r in rows[1:]]
+        for s in heads:
+            for t in heads:
+                if s < t and ((s, t) in allowed or (t, s) in allowed):
+                    out.append(Match(heads[s], heads[t], detector, 0.0))
+    return out
+
+
+def dedupe(matches: list[Match]) -> list[Match]:
+    """One match per unordered pair and detector; focus searches can meet a pair twice."""
+    seen: set[tuple[int, int, str]] = set()
+    out = []
+    for m in matches:
+        key = (min(m.i, m.j), max(m.i, m.j), m.detector)
+        if m.i != m.j and key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out
