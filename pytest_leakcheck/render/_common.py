@@ -28,6 +28,9 @@ def signal_parts(sig: dict) -> list[str]:
         parts.append(f"phash distance {int(sig['phash_distance'])}")
     if "thumbnail_cosine" in sig:
         parts.append(f"thumbnail cosine {float(sig['thumbnail_cosine']):.3f}")
+    # Any other detector's signal, by its own name: a new detector needs no change here.
+    parts += [f"{k.replace('_', ' ')} {v:g}" for k, v in sig.items()
+              if k not in ("phash_distance", "thumbnail_cosine") and isinstance(v, (int, float))]
     return parts
 
 
