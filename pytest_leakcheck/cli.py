@@ -315,16 +315,18 @@ _REVIEW = {"baseline": _baseline, "judge": _judge, "report": _report}
 
 def _hook(args: argparse.Namespace) -> int:
     from .policy import load
-    from .precommit import focus_paths
+    from .precommit import classify
 
     policy = load(args.policy or find_policy())
-    focus = focus_paths(policy, args.files)
-    if not focus:  # no staged image in this dataset: nothing to hash, nothing to import
+    staged = classify(policy, args.files)
+    if staged.nothing:  # no staged image or policy input: nothing to hash, nothing to import
         return EXIT_CLEAN
     from .core import check
     from .report import render
 
-    report = check(policy=policy, focus=focus)
+    if staged.inputs:  # a split, group or verdict may have moved anywhere: check as `check` does
+        print("leakcheck hook: a file the policy reads is staged; checking the whole dataset", file=sys.stderr)
+    report = check(policy=policy, focus=None if staged.inputs else staged.focus)
     if report.findings:
         sys.stdout.write(render(report, "text", max_findings=args.max_findings))
     return report.exit_code
