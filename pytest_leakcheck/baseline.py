@@ -79,11 +79,15 @@ class Entry:
         return self.splits is not None and set(f.splits) <= set(self.splits)
 
     def describe(self) -> str:
-        """``duplicate ("reason") for train~val``, for messages about an entry."""
+        """``duplicate ('reason') for train~val``, for messages about an entry.
+
+        Reason and split names come from a file a pull request can edit, so
+        they are quoted with control characters escaped.
+        """
         verdict = self.verdict or "recorded without a verdict"
         reason = f" ({self.reason!r})" if self.reason else ""
         where = "no recorded splits" if self.splits is None else "~".join(self.splits) or "no split"
-        return f"{verdict}{reason} for {where}"
+        return f"{verdict}{reason} for {where if where.isprintable() else repr(where)}"
 
     @classmethod
     def of(cls, f: Finding, verdict: str | None = None, reason: str = "",

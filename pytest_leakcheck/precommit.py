@@ -37,13 +37,14 @@ class Staged:
         return not self.focus and not self.inputs
 
 
-def policy_inputs(policy: Policy) -> frozenset[Path]:
+def policy_inputs(policy: Policy, *, baseline: bool = True) -> frozenset[Path]:
     """Every file besides images whose content the check reads, resolved.
 
     The signature store is not one: it is our own cache and never decides a
-    finding.
+    finding.  ``baseline=False`` leaves out the baseline, which decides only
+    whether a finding is accepted, never where a file sits.
     """
-    files = [policy.path, policy.manifest, policy.baseline]
+    files = [policy.path, policy.manifest, policy.baseline if baseline else None]
     files += [Path(str(rule.value)) for rule in policy.groups if rule.source in _FILE_RULES]
     return frozenset(Path(os.path.realpath(f)) for f in files if f is not None)
 
