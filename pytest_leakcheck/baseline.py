@@ -416,7 +416,7 @@ def record(report: Report, baseline: Baseline, *, prune: bool = False) -> Update
         if f.status == "new":
             waiting = baseline.match(f, scope="unrecorded") if baseline.unscoped else None
             if waiting is not None:
-                now = by_id[waiting.id]
+                now = by_id.get(waiting.id, waiting)
                 by_id[waiting.id] = replace(now, splits=tuple(dict.fromkeys((*(now.splits or ()), *f.splits))))
                 stamped.add(waiting.id)
                 continue
@@ -453,11 +453,13 @@ def judge(baseline: Baseline, entry: Entry, verdict: str, reason: str, *, replac
         raise UsageError(f"invalid verdict {verdict!r}", fix="use duplicate or distinct")
     old = baseline.get(entry.id)
     new = replace(entry, verdict=verdict, reason=reason)
-    if old is not None and old.verdict and (old.verdict, old.reason, old.splits) != (verdict, reason, new.splits):
-        if not replace_verdict:
+    replaced = None
+    if old is not None and (old.verdict, old.reason, old.splits) != (verdict, reason, new.splits):
+        if old.verdict and not replace_verdict:
             raise UsageError(f"finding {entry.id} is already judged {old.describe()}",
                              fix="pass --replace to replace that verdict, or leave it")
+        if old.verdict or old.reason:
+            replaced = old
     by_id = {e.id: e for e in baseline.entries}
     by_id[entry.id] = new
-    replaced = old if old is not None and (old.verdict or old.reason) and old != new else None
     return Judged(baseline.with_entries(by_id.values()), new, replaced)

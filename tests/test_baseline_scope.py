@@ -220,7 +220,7 @@ def test_judging_a_judged_finding_needs_replace_and_says_what_it_replaced(
     assert (trainval / BASELINE).read_bytes() == first
     assert _cli(trainval, "judge", fid, "duplicate", "--reason", "accepted until v2") == EXIT_CLEAN
     assert (trainval / BASELINE).read_bytes() == first
-    capsys.readouterr()
+    assert "replaced" not in capsys.readouterr().out
     assert _cli(trainval, "judge", fid, "distinct", "--reason", "looks different", "--replace") == EXIT_CLEAN
     out = capsys.readouterr().out
     assert f"{fid}: replaced duplicate ('accepted until v2') for train~val" in out
