@@ -17,6 +17,7 @@ from pathlib import Path
 from .errors import EXIT_CLEAN, EXIT_LEAKS, UsageError
 from .model import Finding, Report
 from .policy import Policy
+from .precommit import policy_inputs
 
 FAIL_ON = ("new", "all")
 _FETCH_FIX = "fetch the base commit too, e.g. `actions/checkout` with `fetch-depth: 0`"
@@ -29,7 +30,8 @@ class ChangeSet:
     ref: str
     base: str  # full SHA of the merge base
     paths: frozenset[str]
-    #: Whether the policy file or its manifest changed: then splits may have moved.
+    #: Whether the policy, its manifest or a group CSV/COCO file changed: then
+    #: splits or groups may have moved.
     policy_changed: bool = False
 
 
@@ -105,7 +107,9 @@ def changed_since(policy: Policy, ref: str) -> ChangeSet:
         if not rel.startswith("../"):
             paths.add(rel)
     touched = {(top / n).resolve() for n in names}
-    watched = {policy.path.resolve()} | ({policy.manifest.resolve()} if policy.manifest else set())
+    # Not the baseline: every check applies it anyway, and an edit to it (a verdict
+    # given in this pull request) moves no file to another split or group.
+    watched = policy_inputs(policy, baseline=False)
     return ChangeSet(ref=ref, base=base, paths=frozenset(paths), policy_changed=bool(touched & watched))
 
 

@@ -95,10 +95,12 @@ def _parser() -> argparse.ArgumentParser:
     bas.add_argument("--prune", action="store_true", help="drop entries that match no finding any more")
 
     jud = sub.add_parser("judge", help="record a verdict for one finding in the baseline")
-    jud.add_argument("finding_id", help="the id shown in every report (a unique prefix is enough)")
+    jud.add_argument("finding_id", help="the id shown in every report (a unique prefix of 6+ digits is enough)")
     jud.add_argument("verdict", choices=("duplicate", "distinct"),
                      help="duplicate: a real leak accepted for now; distinct: a false alarm")
     jud.add_argument("--reason", required=True, help="why, for the next reviewer")
+    jud.add_argument("--replace", action="store_true",
+                     help="replace a verdict the finding already has (it is printed)")
     _common(jud)
 
     rep = sub.add_parser("report", help="write a self-contained HTML report to review findings")
@@ -268,26 +270,31 @@ def _baseline(args: argparse.Namespace) -> int:
         line += f", {update.pruned} stale pruned"
     if update.stale:
         line += f", {update.stale} stale kept (--prune drops them)"
+    if update.stamped:
+        line += f", {update.stamped} given their splits"
     print(line)
+    for old in update.dropped:  # never silently: the finding moved to other splits
+        print(f"{old.id}: spans other splits now; dropped its verdict {old.describe()}; judge it again")
     return EXIT_CLEAN
 
 
 def _judge(args: argparse.Namespace) -> int:
     from . import baseline
 
+    baseline.check_prefix(args.finding_id)  # a bad id fails before the check runs
     policy = _load_policy(args)
     judged = baseline.load(policy.baseline)
-    entry = judged.resolve(args.finding_id)
+    # Always look at a fresh check too: a prefix must be unique among both, and
+    # a verdict given now holds for the splits the finding spans now.
+    entry = judged.resolve(args.finding_id, _run(args, policy).findings)
     if entry is None:
-        # Not recorded yet: find it in a fresh check.
-        hits = [f for f in _run(args, policy).findings if f.id.startswith(args.finding_id)]
-        if len(hits) != 1:
-            problem = "is ambiguous" if hits else "is in neither the baseline nor the current findings"
-            raise UsageError(f"finding id {args.finding_id!r} {problem}",
-                             fix="copy an id from `leakcheck check` or the HTML report")
-        entry = baseline.Entry.of(hits[0])
-    baseline.save(baseline.judge(judged, entry, args.verdict, args.reason))
-    print(f"{entry.id}: {args.verdict} ({args.reason}), recorded in {policy.baseline}")
+        raise UsageError(f"finding id {args.finding_id!r} is in neither the baseline nor the current findings",
+                         fix="copy an id from `leakcheck check` or the HTML report")
+    done = baseline.judge(judged, entry, args.verdict, args.reason, replace_verdict=args.replace)
+    baseline.save(done.baseline)
+    if done.replaced is not None:
+        print(f"{entry.id}: replaced {done.replaced.describe()}")
+    print(f"{entry.id}: {done.entry.describe()}, recorded in {policy.baseline}")
     return EXIT_CLEAN
 
 
@@ -307,16 +314,18 @@ _REVIEW = {"baseline": _baseline, "judge": _judge, "report": _report}
 
 def _hook(args: argparse.Namespace) -> int:
     from .policy import load
-    from .precommit import focus_paths
+    from .precommit import classify
 
     policy = load(args.policy or find_policy())
-    focus = focus_paths(policy, args.files)
-    if not focus:  # no staged image in this dataset: nothing to hash, nothing to import
+    staged = classify(policy, args.files)
+    if staged.nothing:  # no staged image or policy input: nothing to hash, nothing to import
         return EXIT_CLEAN
     from .core import check
     from .render import render
 
-    report = check(policy=policy, focus=focus)
+    if staged.inputs:  # a split, group or verdict may have moved anywhere: check as `check` does
+        print("leakcheck hook: a file the policy reads is staged; checking the whole dataset", file=sys.stderr)
+    report = check(policy=policy, focus=None if staged.inputs else staged.focus)
     if report.findings:
         sys.stdout.write(render(report, "text", max_findings=args.max_findings))
     return report.exit_code

@@ -76,6 +76,11 @@ class _UnionFind:
 
 
 def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy: Policy) -> list[Finding]:
+    # A copy needs two images: a file that does not decode (zero bytes, corrupt,
+    # a bomb, gone) is an unreadable-image finding and never a copy, whichever
+    # detector linked it.  Equal bytes of two empty or equally broken files say
+    # nothing about leaked content, only that neither can be trained on.
+    matches = [m for m in matches if sigs.valid[m.i] and sigs.valid[m.j]]
     split_order = {s: n for n, s in enumerate(inv.splits)}
     uf = _UnionFind()
     for m in matches:
@@ -141,16 +146,29 @@ def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Fin
             message=issue.detail,
         ))
     if rules.unreadable != "off":
-        for row, why in sorted(sigs.errors.items()):
-            rec = inv.records[row]
-            digest = sigs.digests[row].hex()
-            out.append(Finding(
-                id=finding_id("unreadable-image", [digest or rec.path]),
-                kind="unreadable-image",
-                severity=rules.unreadable,
-                members=(Member(rec.path, rec.split, digest),),
-                message=why,
-            ))
+        out += _unreadable(inv, sigs, rules.unreadable)
+    return out
+
+
+def _unreadable(inv: Inventory, sigs: Signatures, severity: str) -> list[Finding]:
+    """One finding per distinct unreadable content: equal broken files (two empty
+    ones) are listed together, so ids stay unique, as for a cluster of copies."""
+    by_key: dict[str, list[int]] = {}
+    for row in sorted(sigs.errors):
+        # A file that could not be read has no digest; its path keys it.
+        by_key.setdefault(sigs.digests[row].hex() or "path:" + inv.records[row].path, []).append(row)
+    split_order = {s: n for n, s in enumerate(inv.splits)}
+    out = []
+    for rows in by_key.values():
+        rows.sort(key=lambda r: (split_order.get(inv.records[r].split, 99), inv.records[r].path))
+        members = tuple(Member(inv.records[r].path, inv.records[r].split, sigs.digests[r].hex()) for r in rows)
+        out.append(Finding(
+            id=finding_id("unreadable-image", [m.digest or m.path for m in members]),
+            kind="unreadable-image",
+            severity=severity,
+            members=members,
+            message=sigs.errors[rows[0]],
+        ))
     return out
 
 

@@ -184,7 +184,7 @@ def test_policy_sets_the_baseline_location(leaks: Path) -> None:
     [
         ("version: 1\nfindings:\n  abc: [unclosed\n", 4, "invalid YAML"),
         ("version: 1\nfindings:\n<<<<<<< HEAD\n  0123456789ab: {}\n=======\n", 3, "merge conflict"),
-        ("# comment\nversion: 2\nfindings: {}\n", 2, "newer than this leakcheck"),
+        ("# comment\nversion: 3\nfindings: {}\n", 2, "newer than this leakcheck"),
         ("version: 1\nfindings:\n  0123456789ab:\n    verdict: maybe\n", 4, "invalid verdict"),
         ("version: 1\nfindings:\n  0123456789ab:\n    verdcit: distinct\n", 4, "unknown key"),
         ("version: 1\nfindings:\n  not-an-id: {}\n", 3, "not 12 hex digits"),
