@@ -10,14 +10,14 @@ import pytest
 import yaml
 
 pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from pytest_leakcheck import baseline  # noqa: E402
-from pytest_leakcheck.errors import BaselineError, UsageError  # noqa: E402
-from pytest_leakcheck.findings import Finding, Member  # noqa: E402
-from pytest_leakcheck.policy import load  # noqa: E402
-from pytest_leakcheck.precommit import classify  # noqa: E402
+from pytest_leakcheck import baseline
+from pytest_leakcheck.errors import BaselineError, UsageError
+from pytest_leakcheck.findings import Finding, Member
+from pytest_leakcheck.policy import load
+from pytest_leakcheck.precommit import classify
 
 EXAMPLES = 200
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -17,7 +17,10 @@ from pytest_leakcheck.testing import photo, save
 
 from .conftest import POLICY, write_policy
 
-DHASH_ON = POLICY + "detectors:\n  phash: {severity: off}\n  thumbnail: {severity: off}\n  dhash: {severity: error, max_distance: 10}\n"
+DHASH_ON = POLICY + (
+    "detectors:\n  phash: {severity: off}\n  thumbnail: {severity: off}\n"
+    "  dhash: {severity: error, max_distance: 10}\n"
+)
 
 
 def test_registry_finds_dhash_and_it_is_off_by_default(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from pytest_leakcheck import check, kernels, search
-from pytest_leakcheck.model import report_dict
 from pytest_leakcheck.kernels import cosine_pairs, hamming_pairs, normalised_thumbs, orient_thumbs
+from pytest_leakcheck.model import report_dict
 from pytest_leakcheck.testing import brighter, jpeg_quality, photo, save
 
 from .conftest import write_policy

@@ -14,8 +14,8 @@ from PIL import Image
 
 from pytest_leakcheck import EXIT_LEAKS, check
 from pytest_leakcheck.config import ORIENTATIONS
-from pytest_leakcheck.kernels import orient_thumbs
 from pytest_leakcheck.decode import TRANSPOSE
+from pytest_leakcheck.kernels import orient_thumbs
 from pytest_leakcheck.testing import photo, save
 
 from .conftest import write_policy

@@ -271,10 +271,10 @@ def test_two_concurrent_runs_share_one_store(dataset: Path) -> None:
 
 def test_snapshot_gives_the_same_signatures_as_the_tables(dataset: Path) -> None:
     """A warm check from the snapshot equals one rebuilt from the per-file tables."""
+    from pytest_leakcheck.detectors import families
     from pytest_leakcheck.inventory import scan
     from pytest_leakcheck.policy import load
     from pytest_leakcheck.signatures import compute
-    from pytest_leakcheck.detectors import families
     from pytest_leakcheck.snapshot import key
     from pytest_leakcheck.store import open_store
 

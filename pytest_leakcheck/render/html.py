@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps
 
+from ..decode import TRANSPOSE, open_image
 from ..model import COPY_KINDS, KINDS, Finding, Pair, Report
 from ..policy import DEFAULT_MAX_PIXELS
-from ..decode import TRANSPOSE, open_image
 
 #: Longest side of an embedded thumbnail, in pixels.
 THUMB = 128
