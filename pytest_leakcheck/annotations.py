@@ -8,6 +8,7 @@ the report (errors, strongest first).
 from __future__ import annotations
 
 from .findings import Finding, Report
+from .names import display
 from .report import headline, renderer
 
 #: GitHub's limit of annotations per type (error, warning) per step.
@@ -16,12 +17,22 @@ _LEVEL = {"error": "error", "warning": "warning"}
 
 
 def escape_data(text: str) -> str:
-    """Escape a command's message, as GitHub's toolkit does."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message: :func:`~pytest_leakcheck.names.display`, then GitHub's escapes.
+
+    GitHub's runner unescapes only ``%25``, ``%0D`` and ``%0A`` in a message
+    (actions/runner ActionCommand.cs), so no other control character can
+    travel; display() makes each a visible escape, a newline included, and
+    the runner reads one line per command.
+    """
+    return display(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:
-    """Escape a property value (``file=``, ``title=``): also ``:`` and ``,``."""
+    """A property value (``file=``, ``title=``): also ``:`` and ``,``, which end a property.
+
+    With ``:`` escaped, the first ``::`` of the line is the one we wrote, so a
+    file name can neither end the properties early nor start a command.
+    """
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 

@@ -25,6 +25,7 @@ import yaml
 
 from .errors import BaselineError, PolicyError, UsageError
 from .findings import Finding, Report
+from .names import display
 from .policy import read_yaml
 from .report import write_atomic
 
@@ -216,7 +217,9 @@ def dumps(baseline: Baseline) -> str:
             item["verdict"] = e.verdict
         if e.reason:
             item["reason"] = e.reason
-        item["paths"] = sorted(e.paths)
+        # Paths are hints for people, never matched, and the file is reviewed in
+        # pull requests: shown escaped, so no control or bidi character hides in it.
+        item["paths"] = sorted(display(p) for p in e.paths)
         item["digests"] = sorted(e.digests)
         findings[e.id] = item
     body = yaml.safe_dump({"version": SCHEMA_VERSION, "findings": findings}, sort_keys=False,

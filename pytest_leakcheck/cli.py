@@ -233,7 +233,7 @@ def _split(args: argparse.Namespace) -> int:
     plan = split.plan(policy, test=args.test, val=args.val, seed=args.seed, stratify=args.stratify,
                       keep=args.keep, names=tuple(n.strip() for n in args.names.split(",")),
                       jobs=args.jobs, use_cache=not args.no_cache)
-    _write(args.output, split.manifest_text(plan))
+    _write(args.output, split.manifest_text(plan), errors="surrogateescape")  # names as their bytes
     sys.stdout.write(split.summary(plan))
     print(f"leakcheck split: wrote {args.output}")
     return EXIT_CLEAN
@@ -408,12 +408,12 @@ def _guess_splits(root: Path) -> str:
     return "splits:\n" + "\n".join(lines) + "\n"
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, text: str, errors: str = "strict") -> None:
     """Write our own file; an unwritable path is the user's to fix, not a traceback."""
     from .report import write_atomic
 
     try:
-        write_atomic(path, text)
+        write_atomic(path, text, errors=errors)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}",
                          fix="choose a writable path") from None

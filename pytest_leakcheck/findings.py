@@ -14,6 +14,7 @@ import numpy as np
 
 from .errors import EXIT_CLEAN, EXIT_LEAKS
 from .inventory import Inventory
+from .names import to_bytes
 from .policy import ORIENTATIONS, Policy
 from .search import DETECTORS, Match, normalised_thumbs, orient_thumbs
 from .signatures import Signatures
@@ -113,7 +114,8 @@ class Report:
 def finding_id(kind: str, keys: Sequence[str]) -> str:
     """Short and stable under renames: built from content digests, not paths."""
     text = kind + "\n" + "\n".join(sorted(keys))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    # to_bytes, not encode(): a key may be a file name that is not UTF-8.
+    return hashlib.sha256(to_bytes(text)).hexdigest()[:12]
 
 
 def _severity(match: Match, same_split: bool, policy: Policy) -> str:

@@ -26,6 +26,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from .findings import KINDS, Finding, Pair, Report
+from .names import display
 from .policy import DEFAULT_MAX_PIXELS
 from .report import renderer
 from .signatures import TRANSPOSE, open_image
@@ -94,7 +95,9 @@ def data_uri(img: Image.Image) -> str:
 
 
 def _esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    # display() first: a control character or a bidi override in a file name
+    # would otherwise be invisible, or reorder what the reviewer reads.
+    return html.escape(display(str(value)), quote=True)
 
 
 def _img(uri: str, caption: str, cls: str = "") -> str:

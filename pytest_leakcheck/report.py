@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .findings import Finding, Report
+from .names import defuse_json, display, hex_bytes, json_text, log_line, log_lines
 
 JSON_SCHEMA_VERSION = 1
 #: Text reports list this many findings in full by default; the rest are counted.
@@ -76,10 +77,11 @@ def _signal_parts(sig: dict) -> list[str]:
 
 def _describe(f: Finding) -> list[str]:
     lines = []
-    width = max((len(m.path) for m in f.members[:10]), default=0)
-    for m in f.members[:10]:
+    paths = [display(m.path) for m in f.members[:10]]  # aligned as shown, escapes included
+    width = max(map(len, paths), default=0)
+    for m, path in zip(f.members[:10], paths):
         split = f"({m.split})" if m.split else ""
-        lines.append(f"    {m.path.ljust(width)}  {split}")
+        lines.append(f"    {path.ljust(width)}  {split}")
     if len(f.members) > 10:
         lines.append(f"    ... and {len(f.members) - 10} more files in this cluster")
     if f.kind in ("identical-file", "identical-pixels"):
@@ -102,7 +104,12 @@ def _describe(f: Finding) -> list[str]:
 
 
 def finding_lines(f: Finding) -> list[str]:
-    """One finding as the text report shows it: a head line, then files and evidence."""
+    """One finding as the text report shows it: a head line, then files and evidence.
+
+    Each line is a :func:`~pytest_leakcheck.names.log_line`: a file name may hold
+    a newline, a control character or a workflow command, and none may reach
+    a terminal or a CI log as such.
+    """
     head = f"{f.severity.upper()} {f.kind}"
     if f.kind in ("identical-file", "identical-pixels", "near-duplicate"):
         head += f"  {f.split_pair}"
@@ -110,11 +117,13 @@ def finding_lines(f: Finding) -> list[str]:
         head += "  (known: in the baseline)"
     elif f.status != "new":
         head += f"  ({f.status})"
-    return [f"{head}  [{f.id}]", *_describe(f)]
+    return [log_line(line) for line in (f"{head}  [{f.id}]", *_describe(f))]
 
 
 @renderer("text")
 def render_text(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS) -> str:
+    # Every element of `out` is one line; log_lines escapes each at the output
+    # boundary, so nothing a file name or the policy holds can break a line.
     out: list[str] = []
     shown = report.findings if max_findings <= 0 else report.findings[:max_findings]
     for f in shown:
@@ -148,7 +157,28 @@ def render_text(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS) -> 
     if report.exit_code:
         out.append("Fix: keep each cluster and each group in one split (move or delete the copies, "
                    "or write a repaired manifest with `leakcheck split`), then run `leakcheck check` again.")
-    return "\n".join(out) + "\n"
+    return log_lines(out)
+
+
+def _path_fields(name: str, path: str) -> dict[str, str]:
+    """``{name: path}``, plus ``{name}_bytes`` (hex) when the path is not UTF-8.
+
+    JSON strings must be valid Unicode, so such a path is shown with its
+    undecodable bytes as ``\\xNN`` and given exactly in hex beside it.
+    """
+    raw = hex_bytes(path)
+    return {name: json_text(path)} if raw is None else {name: json_text(path), f"{name}_bytes": raw}
+
+
+def _unicode(value: object) -> object:
+    """``value`` with every string valid Unicode (messages may quote a file name)."""
+    if isinstance(value, str):
+        return json_text(value)
+    if isinstance(value, dict):
+        return {json_text(k) if isinstance(k, str) else k: _unicode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unicode(v) for v in value]
+    return value
 
 
 def finding_dict(f: Finding) -> dict:
@@ -161,10 +191,10 @@ def finding_dict(f: Finding) -> dict:
         "strength": f.strength,
         "orientation": f.orientation,
         "message": f.message,
-        "members": [{"path": m.path, "split": m.split, "digest": m.digest} for m in f.members],
+        "members": [{**_path_fields("path", m.path), "split": m.split, "digest": m.digest} for m in f.members],
         "evidence": f.evidence,
         "pairs": [
-            {"a": p.a, "b": p.b, "detector": p.detector, "value": p.value,
+            {**_path_fields("a", p.a), **_path_fields("b", p.b), "detector": p.detector, "value": p.value,
              "orientation": p.orientation, "signals": p.signals}
             for p in f.pairs
         ],
@@ -194,14 +224,16 @@ def report_dict(report: Report) -> dict:
 
 @renderer("json")
 def render_json(report: Report, **_: object) -> str:
-    return json.dumps(report_dict(report), indent=2, sort_keys=False) + "\n"
+    return defuse_json(json.dumps(_unicode(report_dict(report)), indent=2, sort_keys=False)) + "\n"
 
 
-def write_atomic(path: str | Path, text: str) -> None:
+def write_atomic(path: str | Path, text: str, *, errors: str = "strict") -> None:
     """Write via a temporary file and rename, so a reader never sees half a report.
 
     The file keeps the mode of the one it replaces (0644 when new): mkstemp's
     0600 would make a baseline or a report unreadable to the rest of a team.
+    ``errors="surrogateescape"`` writes file names that are not UTF-8 back as
+    their bytes (a manifest); reports stay strict, they are valid Unicode.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -211,7 +243,7 @@ def write_atomic(path: str | Path, text: str) -> None:
         mode = 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=errors, newline="\n") as fh:
             fh.write(text)
         os.chmod(tmp, mode)
         os.replace(tmp, path)

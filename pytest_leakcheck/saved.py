@@ -12,7 +12,14 @@ from pathlib import Path
 
 from .errors import UsageError
 from .findings import Finding, Member, Pair, Report
+from .names import from_bytes
 from .report import JSON_SCHEMA_VERSION
+
+
+def _path(d: dict, name: str) -> str:
+    """The exact path: from ``{name}_bytes`` (hex) when the name is not UTF-8, see report._path_fields."""
+    raw = d.get(f"{name}_bytes")
+    return from_bytes(bytes.fromhex(raw)) if isinstance(raw, str) else d[name]
 
 
 def finding_from_dict(d: dict) -> Finding:
@@ -20,11 +27,11 @@ def finding_from_dict(d: dict) -> Finding:
         id=str(d["id"]),
         kind=str(d["kind"]),
         severity=str(d["severity"]),
-        members=tuple(Member(m["path"], m.get("split", ""), m.get("digest", "")) for m in d["members"]),
+        members=tuple(Member(_path(m, "path"), m.get("split", ""), m.get("digest", "")) for m in d["members"]),
         evidence=dict(d.get("evidence") or {}),
         orientation=d.get("orientation", "identity"),
         pairs=tuple(
-            Pair(p["a"], p["b"], p["detector"], p["value"], p.get("orientation", "identity"),
+            Pair(_path(p, "a"), _path(p, "b"), p["detector"], p["value"], p.get("orientation", "identity"),
                  dict(p.get("signals") or {}))
             for p in d.get("pairs") or ()
         ),

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import snapshot
 from .inventory import Inventory
+from .names import from_bytes, to_bytes
 from .policy import ORIENTATIONS, Policy
 from .signatures import Signatures, search_orientations
 from .store import Store
@@ -409,11 +410,11 @@ def _matches_key(policy: Policy) -> str:
 
 
 def _joined(items: list[str]) -> np.ndarray:
-    return np.frombuffer("\0".join(items).encode(), dtype=np.uint8)
+    return np.frombuffer(b"\0".join(map(to_bytes, items)), dtype=np.uint8)
 
 
 def _split_joined(array: np.ndarray) -> list[str]:
-    return array.tobytes().decode().split("\0")
+    return from_bytes(array.tobytes()).split("\0")
 
 
 def find_incremental(inv: Inventory, sigs: Signatures, policy: Policy, store: Store) -> SearchResult:

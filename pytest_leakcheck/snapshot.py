@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .inventory import FileRecord
+from .names import from_bytes, to_bytes
 from .policy import Policy
 from .signatures import Signatures, families
 
@@ -26,8 +27,9 @@ def arrays(records: Sequence[FileRecord], sigs: Signatures) -> dict[str, np.ndar
     # Unreadable-for-now files (no digest) are left out, so they are tried again.
     keep = [i for i, d in enumerate(sigs.digests) if d]
     ix = np.array(keep, dtype=np.int64)
-    text = "\0".join(records[i].path for i in keep).encode()
-    errors = "\0".join(sigs.errors.get(i, "") for i in keep).encode()
+    # Names as their bytes: one that is not UTF-8 must round-trip, not crash.
+    text = b"\0".join(to_bytes(records[i].path) for i in keep)
+    errors = b"\0".join(to_bytes(sigs.errors.get(i, "")) for i in keep)
     return {
         "paths": np.frombuffer(text, dtype=np.uint8),
         "size": np.array([records[i].size for i in keep], dtype=np.int64),
@@ -53,7 +55,7 @@ def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: 
         digests[i] = snap_digests[kk].tobytes()
     for j, i in enumerate(rest.tolist()):
         digests[i] = sub.digests[j]
-    snap_errors = snap["errors"].tobytes().decode().split("\0")
+    snap_errors = from_bytes(snap["errors"].tobytes()).split("\0")
     errors = {int(rest[j]): msg for j, msg in sub.errors.items()}
     errors.update({i: snap_errors[kk] for i, kk in zip(from_snap.tolist(), k.tolist()) if snap_errors[kk]})
 

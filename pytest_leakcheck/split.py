@@ -270,7 +270,8 @@ class Plan:
 
 def _read_rows(path: Path) -> tuple[list[str], dict[str, dict[str, str]]]:
     try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
+        # Names as their bytes, like inventory's manifest reader.
+        with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
             reader = inventory.manifest_reader(fh, path)
             fields = list(reader.fieldnames or [])
             rows = {
@@ -458,6 +459,9 @@ def manifest_text(p: Plan) -> str:
     """The manifest CSV: path, split, group (if any), then carried-over columns; sorted by path."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
+    # The minimal writer leaves a lone "\r" unquoted (it is not in the line
+    # terminator), and a reader then ends the row there: such rows are quoted.
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
     has_group = any(g is not None for g in p.group)
     writer.writerow(["path", "split", *(["group"] if has_group else []), *p.columns])
     for i in np.argsort(np.array(p.paths, dtype=object), kind="stable").tolist():
@@ -466,7 +470,8 @@ def manifest_text(p: Plan) -> str:
         if has_group:
             row.append(p.group[i] or "")
         extra = p.extra.get(path, {})
-        writer.writerow(row + [extra.get(c, "") for c in p.columns])
+        row += [extra.get(c, "") for c in p.columns]
+        (quoted if any("\r" in cell for cell in row) else writer).writerow(row)
     return buf.getvalue()
 
 
