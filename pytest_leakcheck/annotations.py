@@ -17,14 +17,8 @@ _LEVEL = {"error": "error", "warning": "warning"}
 
 
 def escape_data(text: str) -> str:
-    """A command's message: :func:`~pytest_leakcheck.names.display`, then GitHub's escapes.
-
-    GitHub's runner unescapes only ``%25``, ``%0D`` and ``%0A`` in a message
-    (actions/runner ActionCommand.cs), so no other control character can
-    travel; display() makes each a visible escape, a newline included, and
-    the runner reads one line per command.
-    """
-    return display(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a command's message, as GitHub's toolkit does."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:
@@ -56,6 +50,9 @@ def render_annotations(report: Report, *, prefix: str = "", **_: object) -> str:
             continue
         used[level] = used.get(level, 0) + 1
         title = f"leakcheck {f.kind}" + (" (already on base)" if f.status == "existing" else "")
-        props = f"file={escape_property(prefix + anchor(f))},title={escape_property(title)}"
-        lines.append(f"::{level} {props}::{escape_data(headline(f) + f' [{f.id}]')}")
+        # GitHub's runner unescapes only %25, %0D, %0A (and %3A, %2C in properties;
+        # actions/runner ActionCommand.cs): no other control character can travel,
+        # so display() shows each one escaped, a newline included, before GitHub's escapes.
+        props = f"file={escape_property(display(prefix + anchor(f)))},title={escape_property(title)}"
+        lines.append(f"::{level} {props}::{escape_data(display(headline(f) + f' [{f.id}]'))}")
     return "".join(line + "\n" for line in lines)

@@ -96,8 +96,9 @@ def data_uri(img: Image.Image) -> str:
 
 def _esc(value: object) -> str:
     # display() first: a control character or a bidi override in a file name
-    # would otherwise be invisible, or reorder what the reviewer reads.
-    return html.escape(display(str(value)), quote=True)
+    # would otherwise be invisible, or reorder what the reviewer reads.  `&#91;`
+    # is the same `[` on the page, and keeps `##[` out of a CI log the page is printed to.
+    return html.escape(display(str(value)), quote=True).replace("##[", "##&#91;")
 
 
 def _img(uri: str, caption: str, cls: str = "") -> str:
