@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import EXIT_CLEAN, EXIT_USAGE, LeakcheckError, UsageError
+from .names import log_line
 from .policy import DEFAULT_POLICY_NAME
 
 FORMATS = ("text", "json", "sarif", "markdown", "annotations")
@@ -269,7 +270,7 @@ def _baseline(args: argparse.Namespace) -> int:
         line += f", {update.pruned} stale pruned"
     if update.stale:
         line += f", {update.stale} stale kept (--prune drops them)"
-    print(line)
+    print(log_line(line))  # the baseline path comes from the policy
     return EXIT_CLEAN
 
 
@@ -288,7 +289,7 @@ def _judge(args: argparse.Namespace) -> int:
                              fix="copy an id from `leakcheck check` or the HTML report")
         entry = baseline.Entry.of(hits[0])
     baseline.save(baseline.judge(judged, entry, args.verdict, args.reason))
-    print(f"{entry.id}: {args.verdict} ({args.reason}), recorded in {policy.baseline}")
+    print(log_line(f"{entry.id}: {args.verdict} ({args.reason}), recorded in {policy.baseline}"))
     return EXIT_CLEAN
 
 

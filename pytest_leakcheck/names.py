@@ -19,7 +19,10 @@ parsers refuse.  So:
 
 from __future__ import annotations
 
+import csv
 import re
+from collections.abc import Callable
+from typing import TextIO
 
 # What display() escapes: every C0 and C1 control and DEL (category Cc; a
 # newline in a name must not start a new report line), the line and
@@ -132,3 +135,15 @@ def json_text(text: str) -> str:
 def hex_bytes(path: str) -> str | None:
     """The name's bytes in hex when :func:`json_text` cannot keep it exactly, else None."""
     return None if is_unicode(path) else to_bytes(path).hex()
+
+
+def csv_writerow(out: TextIO) -> Callable[[list[str]], object]:
+    """``writerow`` for a CSV whose rows name files: any name reads back the same.
+
+    The minimal writer quotes a newline but leaves a lone ``\\r`` bare (it is
+    not in the line terminator), and a reader ends the row there; such a row
+    is written fully quoted.  Other rows are written as before.
+    """
+    minimal = csv.writer(out, lineterminator="\n")
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    return lambda row: (quoted if any("\r" in cell for cell in row) else minimal).writerow(row)

@@ -25,7 +25,6 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from .inventory import FileRecord
-from .names import from_bytes, to_bytes
 from .policy import ORIENTATIONS, Policy
 from .store import Store
 
@@ -305,7 +304,7 @@ def _pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
             img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")
         return True, hashlib.sha256(struct.pack("<qq", *img.size) + img.tobytes()).digest()
     except Exception as exc:  # any decode failure: the pair is simply not identical
-        return False, to_bytes(str(exc))
+        return False, str(exc).encode("utf-8", "surrogateescape")  # it may quote a file name
 
 
 # --------------------------------------------------------------------------
@@ -364,7 +363,7 @@ def compute(
     snap = store.load_snapshot(key)
     hits = np.full(len(records), -1, dtype=np.int64)
     if snap is not None:
-        index = {p: k for k, p in enumerate(from_bytes(snap["paths"].tobytes()).split("\0"))}
+        index = {p: k for k, p in enumerate(snapshot.paths(snap))}
         size, mtime = snap["size"], snap["mtime_ns"]
         for i, rec in enumerate(records):
             k = index.get(rec.path, -1)
@@ -461,8 +460,8 @@ def _compute_rows(
                 cached[name][digest] = (True, data)
                 new_sigs.append((digest, name, params[name], True, data))
         elif digest:
-            cached["error"][digest] = (False, to_bytes(str(result)))
-            new_sigs.append((digest, "error", error_params, False, to_bytes(str(result))))
+            cached["error"][digest] = (False, str(result).encode("utf-8", "surrogateescape"))
+            new_sigs.append((digest, "error", error_params, False, cached["error"][digest][1]))
     hashed = set(to_hash)
     new_files = [
         (rec.path, rec.size, rec.mtime_ns, digests[i])
@@ -490,7 +489,7 @@ def _compute_rows(
         if d is None:
             errors[i] = "cannot read file"
         elif d in cached["error"]:
-            errors[i] = from_bytes(cached["error"][d][1])
+            errors[i] = cached["error"][d][1].decode("utf-8", "surrogateescape")
         else:
             ok_rows.append(i)
     if ok_rows:

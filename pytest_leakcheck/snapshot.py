@@ -44,6 +44,11 @@ def arrays(records: Sequence[FileRecord], sigs: Signatures) -> dict[str, np.ndar
     }
 
 
+def paths(snap: dict[str, np.ndarray]) -> list[str]:
+    """The paths of a snapshot's rows, in order."""
+    return from_bytes(snap["paths"].tobytes()).split("\0")
+
+
 def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: np.ndarray) -> Signatures:
     """Rows from the snapshot where ``hits >= 0``, from ``sub`` (in order) elsewhere."""
     n = len(hits)
