@@ -410,7 +410,7 @@ def _matches_key(policy: Policy) -> str:
 
 
 def _joined(items: list[str]) -> np.ndarray:
-    return np.frombuffer(b"\0".join(map(to_bytes, items)), dtype=np.uint8)
+    return np.frombuffer(to_bytes("\0".join(items)), dtype=np.uint8)
 
 
 def _split_joined(array: np.ndarray) -> list[str]:

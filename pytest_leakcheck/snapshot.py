@@ -28,8 +28,8 @@ def arrays(records: Sequence[FileRecord], sigs: Signatures) -> dict[str, np.ndar
     keep = [i for i, d in enumerate(sigs.digests) if d]
     ix = np.array(keep, dtype=np.int64)
     # Names as their bytes: one that is not UTF-8 must round-trip, not crash.
-    text = b"\0".join(to_bytes(records[i].path) for i in keep)
-    errors = b"\0".join(to_bytes(sigs.errors.get(i, "")) for i in keep)
+    text = to_bytes("\0".join(records[i].path for i in keep))
+    errors = to_bytes("\0".join(sigs.errors.get(i, "") for i in keep))
     return {
         "paths": np.frombuffer(text, dtype=np.uint8),
         "size": np.array([records[i].size for i in keep], dtype=np.int64),
