@@ -32,6 +32,7 @@ import yaml
 from .atomic import write_atomic
 from .errors import BaselineError, PolicyError, UsageError
 from .model import Finding, Report
+from .names import display
 from .policy import read_yaml
 
 #: 2 added ``splits`` to entries; version 1 files are still read (their
@@ -313,7 +314,9 @@ def dumps(baseline: Baseline) -> str:
             item["reason"] = e.reason
         if e.splits is not None:
             item["splits"] = list(e.splits)
-        item["paths"] = sorted(e.paths)
+        # Paths are hints for people, never matched, and the file is reviewed in
+        # pull requests: shown escaped, so no control or bidi character hides in it.
+        item["paths"] = sorted(display(p) for p in e.paths)
         item["digests"] = sorted(e.digests)
         findings[e.id] = item
     body = yaml.safe_dump({"version": SCHEMA_VERSION, "findings": findings}, sort_keys=False,

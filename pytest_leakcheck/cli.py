@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import EXIT_CLEAN, EXIT_USAGE, LeakcheckError, UsageError
+from .names import log_line
 from .policy import DEFAULT_POLICY_NAME
 from .render import formats
 
@@ -234,7 +235,7 @@ def _split(args: argparse.Namespace) -> int:
     plan = split.plan(policy, test=args.test, val=args.val, seed=args.seed, stratify=args.stratify,
                       keep=args.keep, names=tuple(n.strip() for n in args.names.split(",")),
                       jobs=args.jobs, use_cache=not args.no_cache)
-    _write(args.output, split.manifest_text(plan))
+    _write(args.output, split.manifest_text(plan), errors="surrogateescape")  # names as their bytes
     sys.stdout.write(split.summary(plan))
     print(f"leakcheck split: wrote {args.output}")
     return EXIT_CLEAN
@@ -272,9 +273,9 @@ def _baseline(args: argparse.Namespace) -> int:
         line += f", {update.stale} stale kept (--prune drops them)"
     if update.stamped:
         line += f", {update.stamped} given their splits"
-    print(line)
+    print(log_line(line))  # the baseline path comes from the policy
     for old in update.dropped:  # never silently: the finding moved to other splits
-        print(f"{old.id}: spans other splits now; dropped its verdict {old.describe()}; judge it again")
+        print(log_line(f"{old.id}: spans other splits now; dropped its verdict {old.describe()}; judge it again"))
     return EXIT_CLEAN
 
 
@@ -293,8 +294,8 @@ def _judge(args: argparse.Namespace) -> int:
     done = baseline.judge(judged, entry, args.verdict, args.reason, replace_verdict=args.replace)
     baseline.save(done.baseline)
     if done.replaced is not None:
-        print(f"{entry.id}: replaced {done.replaced.describe()}")
-    print(f"{entry.id}: {done.entry.describe()}, recorded in {policy.baseline}")
+        print(log_line(f"{entry.id}: replaced {done.replaced.describe()}"))
+    print(log_line(f"{entry.id}: {done.entry.describe()}, recorded in {policy.baseline}"))
     return EXIT_CLEAN
 
 
@@ -416,12 +417,12 @@ def _guess_splits(root: Path) -> str:
     return "splits:\n" + "\n".join(lines) + "\n"
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, text: str, errors: str = "strict") -> None:
     """Write our own file; an unwritable path is the user's to fix, not a traceback."""
     from .atomic import write_atomic
 
     try:
-        write_atomic(path, text)
+        write_atomic(path, text, errors=errors)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}",
                          fix="choose a writable path") from None

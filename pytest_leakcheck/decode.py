@@ -150,4 +150,4 @@ def pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
             img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")
         return True, hashlib.sha256(struct.pack("<qq", *img.size) + img.tobytes()).digest()
     except Exception as exc:  # any decode failure: the pair is simply not identical
-        return False, str(exc).encode()
+        return False, str(exc).encode("utf-8", "surrogateescape")  # it may quote a file name

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .names import log_line
+
 #: No error-level finding outside the baseline.
 EXIT_CLEAN = 0
 #: At least one error-level finding.
@@ -14,7 +16,9 @@ class LeakcheckError(Exception):
     """An error the user can fix; its message names the file, the key and the fix.
 
     Every way in (CLI, pytest, pre-commit, Action) turns it into exit code 2 and
-    prints ``str(error)``, never a traceback.
+    prints ``str(error)``, never a traceback.  The message quotes file names and
+    policy text, which a pull request controls, so it is built as one
+    :func:`~pytest_leakcheck.names.log_line`: no control character, no workflow command.
     """
 
     def __init__(
@@ -39,7 +43,7 @@ class LeakcheckError(Exception):
             where = self.path + (f":{self.line}" if self.line else "") + ": "
         key = f"`{self.key}`: " if self.key else ""
         fix = f" ({self.fix})" if self.fix else ""
-        return f"{where}{key}{self.problem}{fix}"
+        return log_line(f"{where}{key}{self.problem}{fix}")
 
 
 class PolicyError(LeakcheckError):

@@ -54,7 +54,8 @@ def read_column(path: Path, column: str, what: str = "manifest") -> dict[str, st
     """``path`` -> non-empty ``column`` value from a CSV with a ``path`` column."""
     out: dict[str, str] = {}
     try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
+        # Names as their bytes, like the manifest (inventory._read_manifest).
+        with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
             reader = csv.DictReader(fh)
             fields = reader.fieldnames or []
             for need in ("path", column):

@@ -99,7 +99,9 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     # A pattern without a slash matches a name at any depth, as in .gitignore.
     prefix = "(?:.*/)?" if "/" not in pat else ""
     tail = "/.*" if dir_only else "(?:/.*)?"
-    return re.compile(f"^{prefix}{body}{tail}$")
+    # DOTALL and \Z: a file name may hold a newline, and `.` or `$` stopping
+    # at one let such a copy escape every split glob.
+    return re.compile(f"^{prefix}{body}{tail}\\Z", re.DOTALL)
 
 
 @lru_cache(maxsize=256)
@@ -108,7 +110,7 @@ def _any_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     # every file and split, and the loop's overhead showed up at 50,000 files.
     if not patterns:
         return None
-    return re.compile("|".join(f"(?:{glob_regex(p).pattern})" for p in patterns))
+    return re.compile("|".join(f"(?:{glob_regex(p).pattern})" for p in patterns), re.DOTALL)
 
 
 def matches(path: str, patterns: tuple[str, ...]) -> bool:
@@ -195,7 +197,9 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
     rows: dict[str, list[tuple[str, str | None]]] = {}
     names: dict[str, None] = {}
     try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
+        # surrogateescape: a row names a file by its bytes, as os.fsdecode does
+        # for the listing, so a name that is not UTF-8 can be listed too.
+        with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
             reader = manifest_reader(fh, path)
             for row in reader:
                 rel = clean_path(row.get("path") or "")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EXIT_CLEAN, EXIT_LEAKS, UsageError
+from .names import from_bytes, hex_bytes, json_text, to_bytes
 
 #: Finding kinds in report order.
 KINDS = (
@@ -129,11 +130,39 @@ class Report:
 def finding_id(kind: str, keys: Sequence[str]) -> str:
     """Short and stable under renames: built from content digests, not paths."""
     text = kind + "\n" + "\n".join(sorted(keys))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    # to_bytes, not encode(): a key may be a file name that is not UTF-8.
+    return hashlib.sha256(to_bytes(text)).hexdigest()[:12]
 
 
 # --------------------------------------------------------------------------
 # JSON form
+
+
+def _path_fields(name: str, path: str) -> dict[str, str]:
+    """``{name: path}``, plus ``{name}_bytes`` (hex) when the path is not UTF-8.
+
+    JSON strings must be valid Unicode, so such a path is shown with its
+    undecodable bytes as ``\\xNN`` and given exactly in hex beside it.
+    """
+    raw = hex_bytes(path)
+    return {name: json_text(path)} if raw is None else {name: json_text(path), f"{name}_bytes": raw}
+
+
+def _path(d: dict, name: str) -> str:
+    """The exact path: from ``{name}_bytes`` (hex) when the name is not UTF-8."""
+    raw = d.get(f"{name}_bytes")
+    return from_bytes(bytes.fromhex(raw)) if isinstance(raw, str) else d[name]
+
+
+def unicode_only(value: object) -> object:
+    """``value`` with every string valid Unicode (messages may quote a file name)."""
+    if isinstance(value, str):
+        return json_text(value)
+    if isinstance(value, dict):
+        return {json_text(k) if isinstance(k, str) else k: unicode_only(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unicode_only(v) for v in value]
+    return value
 
 
 def finding_dict(f: Finding) -> dict:
@@ -146,10 +175,10 @@ def finding_dict(f: Finding) -> dict:
         "strength": f.strength,
         "orientation": f.orientation,
         "message": f.message,
-        "members": [{"path": m.path, "split": m.split, "digest": m.digest} for m in f.members],
+        "members": [{**_path_fields("path", m.path), "split": m.split, "digest": m.digest} for m in f.members],
         "evidence": f.evidence,
         "pairs": [
-            {"a": p.a, "b": p.b, "detector": p.detector, "value": p.value,
+            {**_path_fields("a", p.a), **_path_fields("b", p.b), "detector": p.detector, "value": p.value,
              "orientation": p.orientation, "signals": p.signals}
             for p in f.pairs
         ],
@@ -182,11 +211,11 @@ def finding_from_dict(d: dict) -> Finding:
         id=str(d["id"]),
         kind=str(d["kind"]),
         severity=str(d["severity"]),
-        members=tuple(Member(m["path"], m.get("split", ""), m.get("digest", "")) for m in d["members"]),
+        members=tuple(Member(_path(m, "path"), m.get("split", ""), m.get("digest", "")) for m in d["members"]),
         evidence=dict(d.get("evidence") or {}),
         orientation=d.get("orientation", "identity"),
         pairs=tuple(
-            Pair(p["a"], p["b"], p["detector"], p["value"], p.get("orientation", "identity"),
+            Pair(_path(p, "a"), _path(p, "b"), p["detector"], p["value"], p.get("orientation", "identity"),
                  dict(p.get("signals") or {}))
             for p in d.get("pairs") or ()
         ),

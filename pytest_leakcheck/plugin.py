@@ -225,6 +225,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     state = config.stash.get(_KEY, None)
     if state is None or not state.ran:
         return
+    from .names import log_line
     from .render._common import finding_lines
     from .sections import with_severity
 
@@ -241,7 +242,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
                  f"warning{'s' * (len(warnings) != 1)}; full report: {state.report_path}")
     terminalreporter.section("leakcheck")
     for line in lines:
-        terminalreporter.line(line)
+        terminalreporter.line(log_line(line))  # warnings quote paths from the policy
 
 
 @pytest.fixture(scope="session")

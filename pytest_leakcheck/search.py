@@ -23,6 +23,7 @@ from .context import SearchRun
 from .detectors.base import Detector
 from .inventory import Inventory
 from .kernels import Match, dedupe
+from .names import from_bytes, to_bytes
 from .policy import Policy
 from .signals import Signatures, search_orientations
 from .store import Store
@@ -94,11 +95,11 @@ def _matches_key(policy: Policy, chosen: Sequence[tuple[Detector, Any]], snapsho
 
 
 def _joined(items: list[str]) -> np.ndarray:
-    return np.frombuffer("\0".join(items).encode(), dtype=np.uint8)
+    return np.frombuffer(to_bytes("\0".join(items)), dtype=np.uint8)
 
 
 def _split_joined(array: np.ndarray) -> list[str]:
-    return array.tobytes().decode().split("\0")
+    return from_bytes(array.tobytes()).split("\0")
 
 
 def _unchanged(run: SearchRun, prev: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -63,7 +63,7 @@ def compute(
     snap = store.load_snapshot(key)
     hits = np.full(len(records), -1, dtype=np.int64)
     if snap is not None:
-        index = {p: k for k, p in enumerate(snap["paths"].tobytes().decode().split("\0"))}
+        index = {p: k for k, p in enumerate(snapshot.paths(snap))}
         size, mtime = snap["size"], snap["mtime_ns"]
         for i, rec in enumerate(records):
             k = index.get(rec.path, -1)
@@ -196,8 +196,8 @@ def _decode_missing(
                 cached[name][digest] = (True, data)
                 new_sigs.append((digest, name, params[name], True, data))
         elif digest:
-            cached["error"][digest] = (False, str(result).encode())
-            new_sigs.append((digest, "error", error_params, False, str(result).encode()))
+            cached["error"][digest] = (False, str(result).encode("utf-8", "surrogateescape"))
+            new_sigs.append((digest, "error", error_params, False, cached["error"][digest][1]))
     if new_sigs:
         store.put_signatures(new_sigs)
     return fresh
@@ -215,7 +215,7 @@ def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, .
         if d is None:
             errors[i] = "cannot read file"
         elif d in cached["error"]:
-            errors[i] = cached["error"][d][1].decode(errors="replace")
+            errors[i] = cached["error"][d][1].decode("utf-8", "surrogateescape")
         else:
             ok_rows.append(i)
     if ok_rows:

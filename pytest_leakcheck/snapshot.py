@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .names import from_bytes, to_bytes
 from .signals import Family, Signatures
 
 _SIG = "sig:"
@@ -29,8 +30,9 @@ def arrays(
     # Unreadable-for-now files (no digest) are left out, so they are tried again.
     keep = [i for i, d in enumerate(sigs.digests) if d]
     ix = np.array(keep, dtype=np.int64)
-    text = "\0".join(paths[i] for i in keep).encode()
-    errors = "\0".join(sigs.errors.get(i, "") for i in keep).encode()
+    # Names as their bytes: one that is not UTF-8 must round-trip, not crash.
+    text = to_bytes("\0".join(paths[i] for i in keep))
+    errors = to_bytes("\0".join(sigs.errors.get(i, "") for i in keep))
     return {
         "paths": np.frombuffer(text, dtype=np.uint8),
         "size": np.array([sizes[i] for i in keep], dtype=np.int64),
@@ -41,6 +43,11 @@ def arrays(
         "dims": sigs.dims[ix],
         **{_SIG + name: arr[ix] for name, arr in sigs.arrays.items()},
     }
+
+
+def paths(snap: dict[str, np.ndarray]) -> list[str]:
+    """The paths of a snapshot's rows, in order."""
+    return from_bytes(snap["paths"].tobytes()).split("\0")
 
 
 def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: np.ndarray) -> Signatures:
@@ -54,7 +61,7 @@ def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: 
         digests[i] = snap_digests[kk].tobytes()
     for j, i in enumerate(rest.tolist()):
         digests[i] = sub.digests[j]
-    snap_errors = snap["errors"].tobytes().decode().split("\0")
+    snap_errors = from_bytes(snap["errors"].tobytes()).split("\0")
     errors = {int(rest[j]): msg for j, msg in sub.errors.items()}
     errors.update({i: snap_errors[kk] for i, kk in zip(from_snap.tolist(), k.tolist()) if snap_errors[kk]})
 

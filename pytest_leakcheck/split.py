@@ -29,6 +29,7 @@ import numpy as np
 from . import groups as group_rules
 from . import inventory
 from .errors import PolicyError, UsageError
+from .names import csv_writerow
 from .policy import Policy
 
 #: Kinds of finding that mean "same picture": their members must share a split.
@@ -270,7 +271,7 @@ class Plan:
 
 def _read_rows(path: Path) -> tuple[list[str], dict[str, dict[str, str]]]:
     try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
+        with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
             reader = inventory.manifest_reader(fh, path)
             fields = list(reader.fieldnames or [])
             rows = {
@@ -457,16 +458,16 @@ def _stats(
 def manifest_text(p: Plan) -> str:
     """The manifest CSV: path, split, group (if any), then carried-over columns; sorted by path."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writerow = csv_writerow(buf)
     has_group = any(g is not None for g in p.group)
-    writer.writerow(["path", "split", *(["group"] if has_group else []), *p.columns])
+    writerow(["path", "split", *(["group"] if has_group else []), *p.columns])
     for i in np.argsort(np.array(p.paths, dtype=object), kind="stable").tolist():
         path = p.paths[i]
         row = [path, p.names[int(p.split[i])]]
         if has_group:
             row.append(p.group[i] or "")
         extra = p.extra.get(path, {})
-        writer.writerow(row + [extra.get(c, "") for c in p.columns])
+        writerow(row + [extra.get(c, "") for c in p.columns])
     return buf.getvalue()
 
 

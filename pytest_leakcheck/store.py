@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import StoreError
+from .names import from_bytes, is_unicode, to_bytes
 
 # Schema history:
 #   1: meta, files, signatures (digest, family, params) -> data.
@@ -40,7 +41,8 @@ CREATE TABLE IF NOT EXISTS meta (
 -- Where a path's content is: if size and mtime_ns still match the file on
 -- disk, `digest` is trusted and the file is not even read again.
 CREATE TABLE IF NOT EXISTS files (
-    path     TEXT PRIMARY KEY,   -- relative to the policy root, POSIX separators
+    path     TEXT PRIMARY KEY,   -- relative to the policy root, POSIX separators;
+                                 -- a name that is not UTF-8: its bytes, as a BLOB
     size     INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     digest   BLOB NOT NULL       -- sha256 of the file's bytes
@@ -87,18 +89,19 @@ class Store:
     # -- files --------------------------------------------------------------
     def lookup_files(self, paths: list[str]) -> dict[str, tuple[int, int, bytes]]:
         out: dict[str, tuple[int, int, bytes]] = {}
-        for chunk in _chunks(paths, _BATCH):
+        for chunk in _chunks([_path_key(p) for p in paths], _BATCH):
             marks = ",".join("?" * len(chunk))
             rows = self.conn.execute(
                 f"SELECT path, size, mtime_ns, digest FROM files WHERE path IN ({marks})", chunk
             )
             for path, size, mtime, digest in rows:
-                out[path] = (size, mtime, bytes(digest))
+                out[_path_of(path)] = (size, mtime, bytes(digest))
         return out
 
     def put_files(self, rows: Iterable[tuple[str, int, int, bytes]]) -> None:
         with self._transaction():
-            self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", rows)
+            self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+                                  ((_path_key(p), *rest) for p, *rest in rows))
 
     # -- signatures -----------------------------------------------------------
     def get_signatures(
@@ -199,6 +202,20 @@ class Store:
                 path=str(self.path) if self.path else None,
                 fix="check free disk space and permissions, or delete the file to rebuild it",
             ) from None
+
+
+def _path_key(path: str) -> str | bytes:
+    """How ``files.path`` holds a name: TEXT when it is UTF-8, else its bytes as a BLOB.
+
+    SQLite refuses a str with the lone surrogates os.fsdecode makes of other
+    bytes.  A BLOB never equals a TEXT, so the two forms cannot collide, and
+    every store written before keeps its rows.
+    """
+    return path if is_unicode(path) else to_bytes(path)
+
+
+def _path_of(key: str | bytes) -> str:
+    return key if isinstance(key, str) else from_bytes(bytes(key))
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pytest_leakcheck import baseline
 from pytest_leakcheck.errors import BaselineError, UsageError
-from pytest_leakcheck.findings import Finding, Member
+from pytest_leakcheck.model import Finding, Member
 from pytest_leakcheck.policy import load
 from pytest_leakcheck.precommit import classify
 

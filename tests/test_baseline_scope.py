@@ -12,7 +12,7 @@ import yaml
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE, check
 from pytest_leakcheck.cli import main
-from pytest_leakcheck.findings import finding_id
+from pytest_leakcheck.model import finding_id
 from pytest_leakcheck.testing import photo, save
 
 from .conftest import write_policy

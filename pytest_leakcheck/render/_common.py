@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..model import COPY_KINDS, Finding
+from ..names import display, log_line
 
 
 def headline(f: Finding, max_members: int = 4) -> str:
@@ -36,10 +37,11 @@ def signal_parts(sig: dict) -> list[str]:
 
 def _describe(f: Finding) -> list[str]:
     lines = []
-    width = max((len(m.path) for m in f.members[:10]), default=0)
-    for m in f.members[:10]:
+    paths = [display(m.path) for m in f.members[:10]]  # aligned as shown, escapes included
+    width = max(map(len, paths), default=0)
+    for m, path in zip(f.members[:10], paths):
         split = f"({m.split})" if m.split else ""
-        lines.append(f"    {m.path.ljust(width)}  {split}")
+        lines.append(f"    {path.ljust(width)}  {split}")
     if len(f.members) > 10:
         lines.append(f"    ... and {len(f.members) - 10} more files in this cluster")
     if f.kind in ("identical-file", "identical-pixels"):
@@ -62,7 +64,12 @@ def _describe(f: Finding) -> list[str]:
 
 
 def finding_lines(f: Finding) -> list[str]:
-    """One finding as the text report shows it: a head line, then files and evidence."""
+    """One finding as the text report shows it: a head line, then files and evidence.
+
+    Each line is a :func:`~pytest_leakcheck.names.log_line`: a file name may hold
+    a newline, a control character or a workflow command, and none may reach
+    a terminal or a CI log as such.
+    """
     head = f"{f.severity.upper()} {f.kind}"
     if f.kind in COPY_KINDS:
         head += f"  {f.split_pair}"
@@ -70,4 +77,4 @@ def finding_lines(f: Finding) -> list[str]:
         head += "  (known: in the baseline)"
     elif f.status != "new":
         head += f"  ({f.status})"
-    return [f"{head}  [{f.id}]", *_describe(f)]
+    return [log_line(line) for line in (f"{head}  [{f.id}]", *_describe(f))]

@@ -8,6 +8,7 @@ the report (errors, strongest first).
 from __future__ import annotations
 
 from ..model import Finding, Report
+from ..names import display
 from ._common import headline
 
 #: GitHub's limit of annotations per type (error, warning) per step.
@@ -21,7 +22,11 @@ def escape_data(text: str) -> str:
 
 
 def escape_property(text: str) -> str:
-    """Escape a property value (``file=``, ``title=``): also ``:`` and ``,``."""
+    """A property value (``file=``, ``title=``): also ``:`` and ``,``, which end a property.
+
+    With ``:`` escaped, the first ``::`` of the line is the one we wrote, so a
+    file name can neither end the properties early nor start a command.
+    """
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
@@ -45,6 +50,9 @@ def render(report: Report, *, prefix: str = "", **_: object) -> str:
             continue
         used[level] = used.get(level, 0) + 1
         title = f"leakcheck {f.kind}" + (" (already on base)" if f.status == "existing" else "")
-        props = f"file={escape_property(prefix + anchor(f))},title={escape_property(title)}"
-        lines.append(f"::{level} {props}::{escape_data(headline(f) + f' [{f.id}]')}")
+        # GitHub's runner unescapes only %25, %0D, %0A (and %3A, %2C in properties;
+        # actions/runner ActionCommand.cs): no other control character can travel,
+        # so display() shows each one escaped, a newline included, before GitHub's escapes.
+        props = f"file={escape_property(display(prefix + anchor(f)))},title={escape_property(title)}"
+        lines.append(f"::{level} {props}::{escape_data(display(headline(f) + f' [{f.id}]'))}")
     return "".join(line + "\n" for line in lines)

@@ -27,6 +27,7 @@ from PIL import Image, ImageOps
 
 from ..decode import TRANSPOSE, open_image
 from ..model import COPY_KINDS, KINDS, Finding, Pair, Report
+from ..names import display
 from ..policy import DEFAULT_MAX_PIXELS
 
 #: Longest side of an embedded thumbnail, in pixels.
@@ -92,7 +93,10 @@ def data_uri(img: Image.Image) -> str:
 
 
 def _esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    # display() first: a control character or a bidi override in a file name
+    # would otherwise be invisible, or reorder what the reviewer reads.  `&#91;`
+    # is the same `[` on the page, and keeps `##[` out of a CI log the page is printed to.
+    return html.escape(display(str(value)), quote=True).replace("##[", "##&#91;")
 
 
 def _img(uri: str, caption: str, cls: str = "") -> str:

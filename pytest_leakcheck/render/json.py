@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from ..model import Report, report_dict
+from ..model import Report, report_dict, unicode_only
+from ..names import defuse_json
 
 
 def render(report: Report, **_: object) -> str:
-    return json.dumps(report_dict(report), indent=2, sort_keys=False) + "\n"
+    return defuse_json(json.dumps(unicode_only(report_dict(report)), indent=2, sort_keys=False)) + "\n"

@@ -13,6 +13,7 @@ import html
 from urllib.parse import quote
 
 from ..model import COPY_KINDS, Finding, Report
+from ..names import display, log_text, to_bytes
 from ._common import headline
 
 #: GitHub's limit is 1 MiB per step summary; leave room for other steps' text.
@@ -23,7 +24,7 @@ MAX_THUMBS = 4
 
 
 def _cell(text: str) -> str:
-    return html.escape(text).replace("|", "\\|")
+    return html.escape(display(text)).replace("|", "\\|")
 
 
 def _table(title: str, rows: dict[str, dict[str, int]]) -> list[str]:
@@ -45,20 +46,21 @@ def _counts(report: Report, attr: str) -> dict[str, dict[str, int]]:
 def _thumbs(f: Finding, blob_url: str, prefix: str) -> list[str]:
     cells = []
     for m in f.members[:MAX_THUMBS]:
-        url = f"{blob_url.rstrip('/')}/{quote(prefix + m.path, safe='/')}?raw=true"
+        url = f"{blob_url.rstrip('/')}/{quote(to_bytes(prefix + m.path), safe='/')}?raw=true"
         cells.append(f'<td><img src="{html.escape(url)}" width="{THUMB_WIDTH}" alt=""><br>'
-                     f"<code>{html.escape(m.path)}</code> ({html.escape(m.split)})</td>")
+                     f"<code>{html.escape(display(m.path))}</code> ({html.escape(display(m.split))})</td>")
     return ["<table><tr>", *cells, "</tr></table>", ""]
 
 
 def _finding(n: int, f: Finding, blob_url: str | None, prefix: str) -> str:
     tag = "" if f.status == "new" else " · already on base"
-    lines = [f"#### {n}. {f.severity.upper()} {f.kind} `{f.split_pair}`{tag} `{f.id}`", ""]
+    lines = [f"#### {n}. {f.severity.upper()} {f.kind} `{display(f.split_pair)}`{tag} `{f.id}`", ""]
     lines.append(_cell(headline(f, max_members=MAX_THUMBS)))
     lines.append("")
     if blob_url and f.kind in COPY_KINDS:
         lines += _thumbs(f, blob_url, prefix)
-    return "\n".join(lines) + "\n"
+    # A summary printed to a CI log must not carry a workflow command either.
+    return log_text("\n".join(lines)) + "\n"
 
 
 def render(
@@ -89,7 +91,7 @@ def render(
                     f"reused {int(st.get('reused', 0))}, {float(st.get('seconds', 0)):.1f}s")
         head.append("")
     head += [f"> {_cell(w)}" for w in report.warnings]
-    text = "\n".join(head) + "\n"
+    text = log_text("\n".join(head)) + "\n"
     ordered = sorted(report.findings, key=lambda f: f.status != "new")
     top = ordered if max_findings <= 0 else ordered[:max_findings]
     if top:

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..model import KINDS, Finding, Report
+from ..names import defuse_json, display, to_bytes
 from ._common import headline
 from .annotations import anchor
 
@@ -41,7 +42,9 @@ _HELP = {
 
 
 def _location(path: str, prefix: str) -> dict:
-    return {"physicalLocation": {"artifactLocation": {"uri": quote(prefix + path, safe="/")}}}
+    # Percent-encoding the name's bytes keeps it exact, whatever they are
+    # (quote() of a str would refuse bytes that are not UTF-8).
+    return {"physicalLocation": {"artifactLocation": {"uri": quote(to_bytes(prefix + path), safe="/")}}}
 
 
 def _rule(kind: str) -> dict:
@@ -62,15 +65,15 @@ def _result(f: Finding, index: int, prefix: str) -> dict:
         "ruleId": f.kind,
         "ruleIndex": index,
         "level": _LEVEL.get(f.severity, "note"),
-        "message": {"text": headline(f)},
+        "message": {"text": display(headline(f))},
         "locations": [_location(main, prefix)],
         "relatedLocations": [
-            {"id": n, **_location(m.path, prefix), "message": {"text": f"{m.split or 'no split'} copy"}}
+            {"id": n, **_location(m.path, prefix), "message": {"text": display(f"{m.split or 'no split'} copy")}}
             for n, m in enumerate(related[:50], start=1)
         ],
         "partialFingerprints": {"leakcheckFindingId/v1": f.id},
         "baselineState": _BASELINE.get(f.status, "new"),
-        "properties": {"findingId": f.id, "status": f.status, "splitPair": f.split_pair,
+        "properties": {"findingId": f.id, "status": f.status, "splitPair": display(f.split_pair),
                        "evidence": f.evidence},
     }
 
@@ -96,4 +99,4 @@ def sarif_dict(report: Report, *, prefix: str = "") -> dict:
 
 
 def render(report: Report, *, prefix: str = "", **_: object) -> str:
-    return json.dumps(sarif_dict(report, prefix=prefix), indent=2) + "\n"
+    return defuse_json(json.dumps(sarif_dict(report, prefix=prefix), indent=2)) + "\n"

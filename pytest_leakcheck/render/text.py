@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..model import Report
+from ..names import log_lines
 from ._common import finding_lines
 
 EXTENSION = "txt"
@@ -11,6 +12,8 @@ DEFAULT_MAX_FINDINGS = 50
 
 
 def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: object) -> str:
+    # Every element of `out` is one line; log_lines escapes each at the output
+    # boundary, so nothing a file name or the policy holds can break a line.
     out: list[str] = []
     shown = report.findings if max_findings <= 0 else report.findings[:max_findings]
     for f in shown:
@@ -44,4 +47,4 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
     if report.exit_code:
         out.append("Fix: keep each cluster and each group in one split (move or delete the copies, "
                    "or write a repaired manifest with `leakcheck split`), then run `leakcheck check` again.")
-    return "\n".join(out) + "\n"
+    return log_lines(out)
