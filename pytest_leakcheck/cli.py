@@ -159,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from . import changes
+    from . import pullrequest
     from .core import check
     from .policy import load
 
@@ -175,15 +175,18 @@ def _check(args: argparse.Namespace) -> int:
             from .model import load_report
 
             base = load_report(args.base_report)
-        report = changes.check_since(policy, args.changed_since, base_report=base, **options)
+        try:
+            report = pullrequest.check_since(policy, args.changed_since, base_report=base, **options)
+        except UsageError as exc:  # the library speaks of a base commit; the user typed a flag
+            raise UsageError(f"--changed-since: {exc.problem}", path=exc.path, key=exc.key, fix=exc.fix) from None
     else:
         report = check(policy=policy, **options)
     _emit(report, args, policy.root)
-    return changes.exit_code(report, args.fail_on or ("new" if args.changed_since else "all"))
+    return pullrequest.exit_code(report, args.fail_on or ("new" if args.changed_since else "all"))
 
 
 def _emit(report: object, args: argparse.Namespace, root: Path | None) -> None:
-    from .changes import repo_prefix
+    from .pullrequest import repo_prefix
     from .render import render
 
     options: dict[str, object] = {"max_findings": args.max_findings, "root": root}

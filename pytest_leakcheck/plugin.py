@@ -23,7 +23,7 @@ from .errors import LeakcheckError
 if TYPE_CHECKING:
     from .model import Report
     from .policy import Policy
-    from .sections import Section
+    from .testitems import Section
 
 #: Key of the pickled report in xdist's ``workerinput``.
 WORKER_INPUT_KEY = "leakcheck_report"
@@ -146,7 +146,7 @@ def _start(config: pytest.Config) -> LeakcheckSession:
     """Load and check the policy up front, so a mistake in it stops pytest with its message."""
     from .policy import load
     from .render import extension, formats
-    from .sections import resolved, sections
+    from .testitems import resolved, sections
 
     fmt = _setting(config, "leakcheck_format") or DEFAULT_FORMAT
     if fmt not in formats():
@@ -227,7 +227,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     from .names import log_line
     from .render._common import finding_lines
-    from .sections import with_severity
+    from .testitems import with_severity
 
     report = state.report()
     warnings = with_severity(report, "warning").findings
@@ -282,7 +282,7 @@ class LeakcheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from .render import render
-        from .sections import failing
+        from .testitems import failing
 
         state = self.config.stash[_KEY]
         try:

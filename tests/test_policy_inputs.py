@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from pytest_leakcheck import EXIT_LEAKS
-from pytest_leakcheck.changes import changed_since
 from pytest_leakcheck.cli import main
 from pytest_leakcheck.policy import load
+from pytest_leakcheck.pullrequest import changed_since
 
 from .conftest import POLICY, write_policy
 from .gitrepo import commit_all, dataset_repo, git

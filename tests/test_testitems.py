@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pytest_leakcheck.model import Finding, Member, Report
 from pytest_leakcheck.policy import Policy
-from pytest_leakcheck.sections import FILES, GROUPS, route, sections, select
+from pytest_leakcheck.testitems import FILES, GROUPS, route, sections, select
 
 POLICY = Policy(path=Path("leakcheck.yaml"), root=Path("."), split_names=("train", "val", "test"),
                 pairs=(("train", "val"), ("train", "test"), ("val", "test")))

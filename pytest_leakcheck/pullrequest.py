@@ -19,7 +19,6 @@ from .model import Finding, Report
 from .policy import Policy
 from .precommit import policy_inputs
 
-FAIL_ON = ("new", "all")
 _FETCH_FIX = "fetch the base commit too, e.g. `actions/checkout` with `fetch-depth: 0`"
 
 
@@ -39,8 +38,8 @@ def _git(args: list[str], cwd: Path) -> bytes:
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
     except FileNotFoundError:
-        raise UsageError("--changed-since needs git, which is not installed",
-                         fix="install git, or run without --changed-since") from None
+        raise UsageError("comparing with a base commit needs git, which is not installed",
+                         fix="install git, or run a full check without a base commit") from None
     if proc.returncode != 0:
         raise _GitFailed(proc.stderr.decode(errors="replace").strip())
     return proc.stdout
@@ -86,16 +85,16 @@ def changed_since(policy: Policy, ref: str) -> ChangeSet:
     root = policy.root
     top = repo_root(root)
     if top is None:
-        raise UsageError(f"--changed-since {ref}: {root} is not inside a git repository",
-                         fix="run without --changed-since, or from a git checkout")
+        raise UsageError(f"base commit {ref}: {root} is not inside a git repository",
+                         fix="run a full check, or run from a git checkout")
     try:
         _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], top)
     except _GitFailed:
-        raise UsageError(f"--changed-since: git does not know the commit {ref!r}", fix=_FETCH_FIX) from None
+        raise UsageError(f"git does not know the base commit {ref!r}", fix=_FETCH_FIX) from None
     try:
         base = _git(["merge-base", ref, "HEAD"], top).decode().strip()
     except _GitFailed:
-        raise UsageError(f"--changed-since: no common ancestor of {ref!r} and HEAD (shallow clone?)",
+        raise UsageError(f"no common ancestor of the base commit {ref!r} and HEAD (shallow clone?)",
                          fix=_FETCH_FIX) from None
     names = _split_z(_git(["diff", "--name-only", "--diff-filter=AMR", "-z", base, "HEAD", "--"], top))
     names += _split_z(_git(["diff", "--name-only", "--diff-filter=AMR", "-z", "HEAD", "--"], top))

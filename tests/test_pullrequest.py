@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE
-from pytest_leakcheck.changes import changed_since
 from pytest_leakcheck.cli import main
 from pytest_leakcheck.core import check
 from pytest_leakcheck.policy import load
+from pytest_leakcheck.pullrequest import changed_since
 from pytest_leakcheck.store import open_store
 
 from .gitrepo import add_clean, add_leak, commit_all, dataset_repo, git
