@@ -30,10 +30,10 @@ from typing import Any
 import yaml
 
 from .atomic import write_atomic
+from .config import Ctx, read_yaml
 from .errors import BaselineError, PolicyError, UsageError
 from .model import Finding, Report
 from .names import display
-from .policy import read_yaml
 
 #: 2 added ``splits`` to entries; version 1 files are still read (their
 #: entries hold for no split until re-recorded).
@@ -215,9 +215,7 @@ def load(path: Path | None) -> Baseline:
             fix="fix it by hand; leakcheck never rewrites an invalid baseline",
         ) from None
 
-    def fail(at: tuple[str, ...], problem: str, fix: str | None = None) -> BaselineError:
-        line = next((lines[at[:n]] for n in range(len(at), 0, -1) if at[:n] in lines), None)
-        return BaselineError(problem, path=str(path), line=line, key=".".join(at) or None, fix=fix)
+    fail = Ctx(path, lines, BaselineError).fail
 
     if data is None:
         return Baseline(path)

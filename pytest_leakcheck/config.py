@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from .errors import PolicyError
+from .errors import LeakcheckError, PolicyError
 
 SEVERITIES = ("error", "warning", "off")
 #: The eight orientations of a square; ``identity`` is always searched.
@@ -80,19 +80,25 @@ def _record_lines(node: yaml.Node, at: tuple[str, ...], lines: dict, path: Path)
 
 
 class Ctx:
-    """Where we are in the policy, so every error can point at the line."""
+    """Where we are in a YAML file, so every error can point at the line.
 
-    def __init__(self, path: Path, lines: dict[tuple[str, ...], int]) -> None:
+    ``error`` is the error class raised: the policy's by default, the
+    baseline's for the baseline file.
+    """
+
+    def __init__(self, path: Path, lines: dict[tuple[str, ...], int],
+                 error: type[LeakcheckError] = PolicyError) -> None:
         self.path = path
         self.lines = lines
+        self.error = error
 
-    def fail(self, at: tuple[str, ...], problem: str, fix: str | None = None) -> PolicyError:
+    def fail(self, at: tuple[str, ...], problem: str, fix: str | None = None) -> LeakcheckError:
         line = None
         for n in range(len(at), 0, -1):
             line = self.lines.get(at[:n])
             if line:
                 break
-        return PolicyError(problem, path=str(self.path), line=line, key=".".join(at) or None, fix=fix)
+        return self.error(problem, path=str(self.path), line=line, key=".".join(at) or None, fix=fix)
 
     def mapping(self, value: Any, at: tuple[str, ...], allowed: tuple[str, ...]) -> dict:
         if value is None:
