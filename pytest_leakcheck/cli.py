@@ -7,7 +7,6 @@ Errors print as ``Error: ...`` on stderr, never as a traceback.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -334,87 +333,6 @@ def _hook(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------
 # init
 
-_SPLIT_NAMES = {
-    "train": ("train", "training", "trn"),
-    "val": ("val", "valid", "validation", "dev"),
-    "test": ("test", "testing", "tst", "holdout"),
-}
-
-_TEMPLATE = """\
-# leakcheck policy: which files belong to which split, and what counts as a leak.
-# Every key is documented in docs/policy.md of pytest-leakcheck.
-version: 1
-
-# Split name -> globs relative to this file (`**` spans folders). A file in
-# no split, or in two, is reported as a file-level finding.
-{splits}
-pairs:
-  compare: all            # or a list such as [train~test, val~test]
-  within_split: warning   # duplicates inside one split: error | warning | off
-
-detectors:
-  identical_file: error     # same bytes
-  identical_pixels: error   # same decoded pixels (re-saved, metadata stripped)
-  phash:
-    severity: error
-    kind: phash             # phash | dhash | ahash | whash
-    bits: 64                # 64 or 256
-    max_distance: 8         # Hamming distance; higher finds more, and more false alarms
-  thumbnail:
-    severity: error
-    size: 16                # side of the grey thumbnail
-    min_cosine: 0.95        # contrast-normalised; lower finds more
-  # Finds the crops, shifts, zooms and colour changes hashes miss, with a threshold
-  # calibrated on this data (docs/detectors.md). Off by default: it makes a cold
-  # check several times slower. Uncomment to turn it on.
-  # aligned:
-  #   severity: error
-  #   false_alarms_per_10k: 50   # expected false alarms per 10,000 images searched
-
-# A copy flipped or rotated is still a leak when training augments that way.
-# hflip suits most photos. Add vflip, rot90, rot180, rot270, transpose and
-# transverse for data with no natural "up": aerial and satellite tiles,
-# microscopy, scanned documents fed in any orientation.
-augmentations: [hflip]
-
-files:
-  unassigned: warning       # image in no split
-  ambiguous: error          # image in two splits
-  unreadable: error         # corrupt, truncated, zero-byte or decompression bomb
-
-ignore: []                  # globs to skip, e.g. [docs/**]
-cache: .leakcheck/cache.sqlite
-baseline: .leakcheck-baseline.yaml   # judged findings: `leakcheck baseline`, `leakcheck judge`
-"""
-
-
-def _guess_splits(root: Path) -> str:
-    for csv_path in sorted(root.glob("*.csv")):
-        try:
-            with open(csv_path, newline="", encoding="utf-8-sig") as fh:
-                header = next(csv.reader(fh), [])
-        except (OSError, UnicodeDecodeError, csv.Error):
-            continue
-        if "path" in header and "split" in header:
-            return f"splits:\n  manifest: {csv_path.name}   # columns path,split[,group]\n"
-    found: dict[str, str] = {}
-    candidates = [p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")]
-    for depth_one in list(candidates):
-        candidates += [p for p in sorted(depth_one.iterdir()) if p.is_dir()]
-    for folder in candidates:
-        for split, names in _SPLIT_NAMES.items():
-            if folder.name.lower() in names and split not in found:
-                found[split] = folder.relative_to(root).as_posix()
-    if not found:
-        return (
-            "# No train/val/test folders found: edit these globs.\n"
-            "splits:\n  train: [train/**]\n  test: [test/**]\n"
-        )
-    # Canonical order (train, val, test), not folder order: split order is
-    # the order members and `train~test` labels are reported in.
-    lines = [f"  {split}: [{found[split]}/**]" for split in _SPLIT_NAMES if split in found]
-    return "splits:\n" + "\n".join(lines) + "\n"
-
 
 def _write(path: Path, text: str) -> None:
     """Write our own file; an unwritable path is the user's to fix, not a traceback."""
@@ -434,8 +352,15 @@ def _init(args: argparse.Namespace) -> int:
     out = args.output or root / DEFAULT_POLICY_NAME
     if out.exists() and not args.force:
         raise UsageError(f"{out} already exists", fix="pass --force to overwrite it")
-    _write(out, _TEMPLATE.format(splits=_guess_splits(root).rstrip("\n")))
-    print(f"Wrote {out}. Review the splits, then run: leakcheck check --policy {out}")
+    from . import layout
+
+    found = layout.detect(root)  # nothing recognised: exit 2, never placeholder globs
+    for line in found.found:
+        print(f"Found: {line}")
+    for line in found.not_set_up:
+        print(f"Not set up: {line}")
+    _write(out, layout.policy_text(found))
+    print(f"Wrote {out}. Review it, then run: leakcheck check --policy {out}")
     return EXIT_CLEAN
 
 

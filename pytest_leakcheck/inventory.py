@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TextIO
 
+from . import splitsources
 from .errors import PolicyError
 from .policy import Policy, with_splits
 
@@ -215,9 +216,16 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
     return rows, tuple(names)
 
 
+def _read_rows(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None]]], tuple[str, ...]]:
+    # COCO split files and metadata tables assign splits as a manifest does.
+    if policy.split_sources is not None:
+        return splitsources.read(policy.split_sources)
+    return _read_manifest(policy)
+
+
 def manifest_splits(policy: Policy) -> tuple[str, ...]:
-    """Split names a manifest uses, in first-seen order, without walking the tree."""
-    return _read_manifest(policy)[1]
+    """Split names a manifest (or split files) uses, in first-seen order, without walking the tree."""
+    return _read_rows(policy)[1]
 
 
 def clean_path(rel: str) -> str:
@@ -233,8 +241,8 @@ def scan(policy: Policy) -> Inventory:
     files = _walk(policy.root, policy)
     records: list[FileRecord] = []
     issues: list[FileIssue] = []
-    if policy.manifest is not None:
-        rows, names = _read_manifest(policy)
+    if policy.manifest is not None or policy.split_sources is not None:
+        rows, names = _read_rows(policy)
         policy = with_splits(policy, names)
         on_disk = set()
         for rel, st in files:

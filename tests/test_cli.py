@@ -257,12 +257,14 @@ def test_init_uses_a_manifest_csv(tmp_path: Path, run_cli) -> None:
     assert "in 2 images" in out
 
 
-def test_init_without_split_folders_writes_a_template(tmp_path: Path, run_cli) -> None:
-    """With nothing to guess from, init still writes a valid policy with a comment to edit."""
-    (tmp_path / "photos").mkdir()
-    assert _init(run_cli, tmp_path)[0] == EXIT_CLEAN
-    assert "# No train/val/test folders found" in (tmp_path / "leakcheck.yaml").read_text()
-    assert load(tmp_path / "leakcheck.yaml").split_names == ("train", "test")
+def test_init_without_split_folders_exits_2(tmp_path: Path, run_cli) -> None:
+    """With nothing to recognise, init exits 2 and writes nothing (no placeholder globs
+    that match no file); changed on purpose by issue 15."""
+    save(photo(1, SMALL), tmp_path / "photos/a.jpg", quality=90)
+    code, _, err = _init(run_cli, tmp_path)
+    assert code == EXIT_USAGE
+    assert "no splits recognised" in err
+    assert not (tmp_path / "leakcheck.yaml").exists()
 
 
 def test_init_refuses_to_overwrite(tmp_path: Path, run_cli) -> None:
