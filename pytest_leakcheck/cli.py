@@ -19,6 +19,7 @@ from .render import formats
 if TYPE_CHECKING:
     from .model import Report
     from .policy import Policy
+    from .progress import Timer
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
                           "changed files are searched")
     chk.add_argument("--fail-on", choices=("new", "all"),
                      help="which error-level findings fail (default: new with --changed-since, else all)")
+    _add_quiet(chk)
     _add_render_options(chk)
 
     ren = sub.add_parser("render", help="render a saved JSON report in another format")
@@ -130,6 +132,25 @@ def _common(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
     cmd.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
     cmd.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
+    _add_quiet(cmd)
+
+
+def _add_quiet(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("-q", "--quiet", action="store_true",
+                     help="no progress bars on a terminal (the one-line timing summary stays)")
+
+
+def _progress(args: argparse.Namespace) -> Timer:
+    """Bars on stderr when it is a terminal; in CI logs and under --quiet only timings."""
+    from .progress import for_stream
+
+    return for_stream(sys.stderr, quiet=args.quiet)
+
+
+def _timing(report: Report, progress: Timer) -> None:
+    progress.done()
+    total = float(report.stats.get("seconds", 0.0))
+    print(f"leakcheck: {report.stats.get('files', 0)} images in {progress.summary(total)}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -166,7 +187,8 @@ def _check(args: argparse.Namespace) -> int:
     if args.base_report and not args.changed_since:
         raise UsageError("--base-report needs --changed-since REF", fix="name the commit the report was made at")
     policy = load(args.policy or find_policy())
-    options = {"jobs": args.jobs, "use_cache": not args.no_cache}
+    progress = _progress(args)
+    options = {"jobs": args.jobs, "use_cache": not args.no_cache, "progress": progress}
     if args.changed_since:
         base = None
         if args.base_report:
@@ -177,6 +199,7 @@ def _check(args: argparse.Namespace) -> int:
     else:
         report = check(policy=policy, **options)
     _emit(report, args, policy.root)
+    _timing(report, progress)
     return changes.exit_code(report, args.fail_on or ("new" if args.changed_since else "all"))
 
 
@@ -254,7 +277,10 @@ def _load_policy(args: argparse.Namespace) -> Policy:
 def _run(args: argparse.Namespace, policy: Policy) -> Report:
     from .core import check
 
-    return check(policy=policy, jobs=args.jobs, use_cache=not args.no_cache)
+    progress = _progress(args)
+    report = check(policy=policy, jobs=args.jobs, use_cache=not args.no_cache, progress=progress)
+    _timing(report, progress)
+    return report
 
 
 def _baseline(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from typing import TextIO
 from . import splitsources
 from .errors import PolicyError
 from .policy import Policy, with_splits
+from .progress import SILENT, Progress
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def matches(path: str, patterns: tuple[str, ...]) -> bool:
     return regex is not None and regex.match(path) is not None
 
 
-def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
+def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> list[tuple[str, os.stat_result]]:
     """All image files under root, sorted; symlinks that leave root are skipped."""
     exts = policy.files.extensions
     root_real = os.path.realpath(root)
@@ -148,6 +149,7 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
         # file: this loop runs once per image and relpath costs more than stat.
         base = folder[prefix_len:].replace(os.sep, "/")
         base = base + "/" if base else ""
+        before = len(found)
         for entry in entries:
             name = entry.name
             if name.startswith("."):
@@ -171,6 +173,7 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
                     found.append((rel, entry.stat(follow_symlinks=False)))
             except OSError:
                 continue
+        progress.advance(len(found) - before)
     found.sort(key=lambda item: item[0])
     return found
 
@@ -236,9 +239,11 @@ def clean_path(rel: str) -> str:
     return rel
 
 
-def scan(policy: Policy) -> Inventory:
+def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     """List the dataset: every image file, its split, or the issue that stops it having one."""
-    files = _walk(policy.root, policy)
+    progress.start("listing")
+    files = _walk(policy.root, policy, progress)
+    progress.done()
     records: list[FileRecord] = []
     issues: list[FileIssue] = []
     if policy.manifest is not None or policy.split_sources is not None:

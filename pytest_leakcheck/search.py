@@ -24,6 +24,7 @@ from .detectors.base import Detector
 from .inventory import Inventory
 from .kernels import Match, dedupe
 from .policy import Policy
+from .progress import SILENT, Progress
 from .signals import Signatures, search_orientations
 from .store import Store
 
@@ -59,26 +60,34 @@ def _sorted(matches: list[Match]) -> list[Match]:
     return dedupe(matches)
 
 
-def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
+def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]], progress: Progress = SILENT) -> list[Match]:
     """Every match the ``chosen`` detectors find in ``run``, sorted, one per pair and detector."""
     matches: list[Match] = []
     for det, settings in chosen:
+        # One stage per detector: a slow one (aligned) shows as itself, not as "searching".
+        progress.start(f"searching ({det.name})", len(run.comparisons))
         matches += det.find(run, settings)
+        progress.advance(len(run.comparisons))
+    progress.done()
     return _sorted(matches)
 
 
 def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
-           focus: np.ndarray | None = None, jobs: int | None = None) -> tuple[list[Match], dict[str, Any]]:
+           focus: np.ndarray | None = None, jobs: int | None = None,
+           progress: Progress = SILENT) -> tuple[list[Match], dict[str, Any]]:
     """All matches of the enabled detectors, and the figures they report (``stats``)."""
     enabled = detectors.enabled(policy)
     reusable = [(d, s) for d, s in enabled if d.incremental]
     run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs)
-    matches = find(run, reusable) if focus is not None else _incremental(run, policy, reusable)
+    matches = find(run, reusable, progress) if focus is not None else _incremental(run, policy, reusable, progress)
     slow = [(d, s) for d, s in enabled if not d.incremental]
     if slow:
-        matches += find(run, slow)
+        matches += find(run, slow, progress)
+    progress.start("verifying", len(enabled))
     for det, settings in enabled:
         matches = det.refine(run, settings, matches)
+        progress.advance()
+    progress.done()
     return matches, run.stats
 
 
@@ -116,17 +125,18 @@ def _unchanged(run: SearchRun, prev: dict[str, np.ndarray]) -> tuple[np.ndarray,
     return changed, new_of_old
 
 
-def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
+def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector, Any]],
+                 progress: Progress = SILENT) -> list[Match]:
     """:func:`find` over the whole dataset, reusing the last full search where nothing changed."""
     key = _matches_key(policy, chosen, snapshot.key(detectors.families(policy), policy.files.max_pixels))
     prev = run.store.load_snapshot(key)
     if prev is None:
-        result = find(run, chosen)
+        result = find(run, chosen, progress)
         changed, new_of_old = np.ones(len(run.paths), dtype=bool), np.zeros(0, dtype=np.int64)
     else:
         changed, new_of_old = _unchanged(run, prev)
         run.focus = changed
-        found = find(run, chosen) if changed.any() else []
+        found = find(run, chosen, progress) if changed.any() else []
         run.focus = None
         mi, mj = new_of_old[prev["i"]], new_of_old[prev["j"]]
         keep = (mi >= 0) & (mj >= 0)
