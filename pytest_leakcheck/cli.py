@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import __version__
 from .errors import EXIT_CLEAN, EXIT_USAGE, LeakcheckError, UsageError
 from .policy import DEFAULT_POLICY_NAME
 from .render import formats
@@ -44,11 +45,14 @@ def find_policy(start: Path | None = None) -> Path:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="leakcheck", description="Find train/test leakage in image datasets.")
+    parser = _Parser(prog="leakcheck", description="Find train/test leakage in image datasets.",
+                     epilog="Exit codes: 0 clean, 1 error-level findings outside the baseline, "
+                            "2 usage, policy or store error, 3 internal error.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    chk = sub.add_parser("check", help="check the dataset; exit 1 on error-level findings")
+    chk = _command(sub, "check", "check the dataset; exit 1 on error-level findings")
     chk.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
     chk.add_argument("--format", choices=formats(), default="text", help="report format (default: text)")
     chk.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
@@ -65,19 +69,19 @@ def _parser() -> argparse.ArgumentParser:
     _add_quiet(chk)
     _add_render_options(chk)
 
-    ren = sub.add_parser("render", help="render a saved JSON report in another format")
+    ren = _command(sub, "render", "render a saved JSON report in another format")
     ren.add_argument("report", type=Path, help="a report written by `check --format json`")
     ren.add_argument("--format", choices=formats(), default="text", help="report format (default: text)")
     ren.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
     ren.add_argument("--max-findings", type=int, default=50, help="findings shown in full (0: all)")
     _add_render_options(ren)
 
-    fpr = sub.add_parser("fingerprint", help="print the signature-parameter fingerprint (a cache key)")
+    fpr = _command(sub, "fingerprint", "print the signature-parameter fingerprint (a cache key)")
     fpr.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
     fpr.add_argument("--cache-dir", action="store_true",
                      help="print the absolute folder of the policy's signature store instead")
 
-    spl = sub.add_parser("split", help="write a manifest in which no group or copy spans splits")
+    spl = _command(sub, "split", "write a manifest in which no group or copy spans splits")
     spl.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
     spl.add_argument("--test", type=float, required=True, help="share of files for test, e.g. 0.2")
     spl.add_argument("--val", type=float, default=0.0, help="share for val (default: 0: no val)")
@@ -91,11 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all)")
     spl.add_argument("--no-cache", action="store_true", help="do not use the signature store")
 
-    bas = sub.add_parser("baseline", help="record the current findings so they stop failing the check")
+    bas = _command(sub, "baseline", "record the current findings so they stop failing the check")
     _common(bas)
     bas.add_argument("--prune", action="store_true", help="drop entries that match no finding any more")
 
-    jud = sub.add_parser("judge", help="record a verdict for one finding in the baseline")
+    jud = _command(sub, "judge", "record a verdict for one finding in the baseline")
     jud.add_argument("finding_id", help="the id shown in every report (a unique prefix of 6+ digits is enough)")
     jud.add_argument("verdict", choices=("duplicate", "distinct"),
                      help="duplicate: a real leak accepted for now; distinct: a false alarm")
@@ -104,20 +108,26 @@ def _parser() -> argparse.ArgumentParser:
                      help="replace a verdict the finding already has (it is printed)")
     _common(jud)
 
-    rep = sub.add_parser("report", help="write a self-contained HTML report to review findings")
+    rep = _command(sub, "report", "write a self-contained HTML report to review findings; "
+                                        "exits like `check` (1 when error-level findings fail)")
     rep.add_argument("--html", type=Path, required=True, metavar="PATH", help="where to write the report")
     _common(rep)
 
-    hook = sub.add_parser("hook", help="pre-commit hook: check the given images against the whole dataset")
+    hook = _command(sub, "hook", "pre-commit hook: check the given images against the whole dataset")
     hook.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
     hook.add_argument("--max-findings", type=int, default=20, help="findings shown in full (0: all)")
     hook.add_argument("files", nargs="*", help="staged files, relative to the current folder")
 
-    ini = sub.add_parser("init", help="write a commented leakcheck.yaml, guessing splits from the tree")
+    ini = _command(sub, "init", "write a commented leakcheck.yaml, guessing splits from the tree")
     ini.add_argument("root", nargs="?", type=Path, default=Path("."), help="dataset folder (default: .)")
     ini.add_argument("-o", "--output", type=Path, help=f"policy path (default: ROOT/{DEFAULT_POLICY_NAME})")
     ini.add_argument("--force", action="store_true", help="overwrite an existing policy")
     return parser
+
+
+def _command(sub: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help opens with the same line `leakcheck --help` lists it by."""
+    return sub.add_parser(name, help=text, description=text)
 
 
 def _add_render_options(p: argparse.ArgumentParser) -> None:
