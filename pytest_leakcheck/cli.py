@@ -81,19 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     fpr.add_argument("--cache-dir", action="store_true",
                      help="print the absolute folder of the policy's signature store instead")
 
-    spl = _command(sub, "split", "write a manifest in which no group or copy spans splits")
-    spl.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
-    spl.add_argument("--test", type=float, required=True, help="share of files for test, e.g. 0.2")
-    spl.add_argument("--val", type=float, default=0.0, help="share for val (default: 0: no val)")
-    spl.add_argument("--seed", type=int, default=0, help="the same seed gives the same manifest")
-    spl.add_argument("-o", "--output", type=Path, required=True, help="manifest CSV to write")
-    spl.add_argument("--stratify", metavar="folder|COLUMN",
-                     help="balance labels: the parent folder name, or a column of the manifest")
-    spl.add_argument("--keep", type=Path, metavar="MANIFEST",
-                     help="repair this manifest, changing as few assignments as possible")
-    spl.add_argument("--names", default="train,val,test", help="split names (default: %(default)s)")
-    spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all)")
-    spl.add_argument("--no-cache", action="store_true", help="do not use the signature store")
+    _split_parser(sub)
 
     bas = _command(sub, "baseline", "record the current findings so they stop failing the check")
     _common(bas)
@@ -123,6 +111,27 @@ def _parser() -> argparse.ArgumentParser:
     ini.add_argument("-o", "--output", type=Path, help=f"policy path (default: ROOT/{DEFAULT_POLICY_NAME})")
     ini.add_argument("--force", action="store_true", help="overwrite an existing policy")
     return parser
+
+
+def _split_parser(sub: argparse._SubParsersAction) -> None:
+    spl = _command(sub, "split", "write a manifest in which no group or copy spans splits, or, for "
+                                 "split folders, print (or --apply) the moves that make it so")
+    spl.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
+    spl.add_argument("--test", type=float, default=None,
+                     help="share of files for test, e.g. 0.2 (needed to write a new manifest)")
+    spl.add_argument("--val", type=float, default=0.0, help="share for val (default: 0: no val)")
+    spl.add_argument("--seed", type=int, default=0, help="the same seed gives the same manifest")
+    spl.add_argument("-o", "--output", type=Path,
+                     help="manifest CSV to write (without it, a policy of split folders gets moves)")
+    spl.add_argument("--apply", action="store_true",
+                     help="split folders: perform the moves (git mv in a git work tree); never overwrites")
+    spl.add_argument("--stratify", metavar="folder|COLUMN",
+                     help="balance labels: the parent folder name, or a column of the manifest")
+    spl.add_argument("--keep", type=Path, metavar="MANIFEST",
+                     help="repair this manifest, changing as few assignments as possible")
+    spl.add_argument("--names", default="train,val,test", help="split names (default: %(default)s)")
+    spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all)")
+    spl.add_argument("--no-cache", action="store_true", help="do not use the signature store")
 
 
 def _command(sub: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
@@ -257,18 +266,65 @@ def _fingerprint(args: argparse.Namespace) -> int:
 
 
 def _split(args: argparse.Namespace) -> int:
-    from . import split
+    from . import split, splitapply
     from .policy import load
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     policy = load(args.policy or find_policy(), need_manifest=False)
-    plan = split.plan(policy, test=args.test, val=args.val, seed=args.seed, stratify=args.stratify,
-                      keep=args.keep, names=tuple(n.strip() for n in args.names.split(",")),
-                      jobs=args.jobs, use_cache=not args.no_cache)
-    _write(args.output, split.manifest_text(plan))
-    sys.stdout.write(split.summary(plan))
+    folders = splitapply.split_folders(policy) if args.output is None and args.keep is None else None
+    if args.output is None and folders is None:
+        raise UsageError("-o MANIFEST is needed: the policy's splits are not one folder each",
+                         fix="pass -o splits.csv, or use splits like `train: [data/train/**]`")
+    if args.apply and folders is None:
+        raise UsageError("--apply moves files between split folders; it does not go with -o or --keep")
+    if args.test is None and folders is None:
+        raise UsageError("--test is needed to write a manifest", fix="e.g. --test 0.2")
+    names = tuple(n.strip() for n in args.names.split(","))
+    current = None
+    if folders is not None:  # repair the tree: the folders are the kept assignment
+        names = _folder_names(policy.split_names)
+        current = splitapply.current_splits(policy)
+    plan = split.plan(policy, test=args.test or 0.2, val=args.val, seed=args.seed, stratify=args.stratify,
+                      keep=args.keep, names=names, jobs=args.jobs, use_cache=not args.no_cache, current=current)
+    sys.stdout.write(splitapply.summary(plan))
+    if folders is not None:
+        return _moves(args, policy, splitapply.tree_moves(plan, folders, current or {}))
+    _write(args.output, splitapply.kept_manifest(args.keep, plan) if args.keep else splitapply.manifest_text(plan))
     print(f"leakcheck split: wrote {args.output}")
+    if splitapply.split_folders(policy) is not None:
+        print("leakcheck split: the folders still hold the old splits; point the policy at the manifest "
+              "(`splits: {manifest: ...}`), or run without -o to move the files instead")
+    return EXIT_CLEAN
+
+
+def _folder_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    if len(names) == 3:
+        return names
+    if len(names) == 2:  # no val folder: a third name no file is ever planned into
+        return (names[0], "(none)", names[1])
+    raise UsageError(f"split folders can be repaired for 2 or 3 splits, the policy has {len(names)}",
+                     fix="write a manifest instead: -o splits.csv")
+
+
+def _moves(args: argparse.Namespace, policy: Policy, moves: list) -> int:
+    import shlex
+
+    from . import splitapply
+
+    if not moves:
+        print("leakcheck split: every group and copy cluster is in one split folder already; nothing to move")
+        return EXIT_CLEAN
+    if not args.apply:
+        tracked = splitapply.tracked(policy.root)
+        for m in moves:
+            verb = "git mv" if m.src in tracked else "mv"
+            print(f"{verb} {shlex.quote(m.src)} {shlex.quote(m.dst)}")
+        print(f"leakcheck split: {len(moves)} moves (in {policy.root}); run with --apply to perform them")
+        return EXIT_CLEAN
+    done = splitapply.apply_moves(policy.root, moves)
+    git = sum(m.git for m in done)
+    print(f"leakcheck split: moved {len(done)} files ({git} with git mv) in {policy.root}")
     return EXIT_CLEAN
 
 
