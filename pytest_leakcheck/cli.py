@@ -217,16 +217,20 @@ def _check(args: argparse.Namespace) -> int:
         report = changes.check_since(policy, args.changed_since, base_report=base, **options)
     else:
         report = check(policy=policy, **options)
-    _emit(report, args, policy.root)
+    _emit(report, args, policy.root, policy)
     _timing(report, progress)
     return changes.exit_code(report, args.fail_on or ("new" if args.changed_since else "all"))
 
 
-def _emit(report: object, args: argparse.Namespace, root: Path | None) -> None:
+def _emit(report: object, args: argparse.Namespace, root: Path | None, policy: Policy | None = None) -> None:
     from .changes import repo_prefix
     from .render import render
 
     options: dict[str, object] = {"max_findings": args.max_findings, "root": root}
+    if args.format == "html" and policy is not None:
+        from .detectors import thresholds
+
+        options["thresholds"] = thresholds(policy)
     if args.format in ("sarif", "markdown", "annotations"):
         prefix = args.path_prefix
         if prefix is None:
@@ -395,7 +399,10 @@ def _report(args: argparse.Namespace) -> int:
 
     policy = _load_policy(args)
     report = _run(args, policy)
-    write_atomic(args.html, render(report, "html", root=policy.root, max_pixels=policy.files.max_pixels))
+    from .detectors import thresholds
+
+    write_atomic(args.html, render(report, "html", root=policy.root, max_pixels=policy.files.max_pixels,
+                                   thresholds=thresholds(policy)))
     print(f"leakcheck: {len(report.findings)} findings; review them in {args.html}", file=sys.stderr)
     return report.exit_code
 
