@@ -256,8 +256,9 @@ def _groups(assignment: dict[str, str]) -> tuple[str, tuple[str, ...], str]:
             continue
         spanning = sorted(g for g, s in ids.items() if len(s) > 1)
         splits = sorted({s for g in spanning for s in ids[g]})
-        evidence = (f"{len(spanning)} ids appear in more than one split ({' and '.join(splits)}), "
-                    f"e.g. {spanning[0]}" if spanning else "no id appears in two splits yet")
+        many = len(spanning) != 1
+        evidence = (f"{len(spanning)} id{'s' * many} appear{'s' * (not many)} in more than one split "
+                    f"({' and '.join(splits)}), e.g. {spanning[0]}" if spanning else "no id appears in two splits yet")
         line = f"group ids in {where}: {len(ids)} ids over {matched} files; {evidence}"
         yaml = ("\n# Files that share an id (subject, video, session) must stay in one split;\n"
                 f"# proposed by `leakcheck init` from {where} ({evidence}).\n"

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TextIO
 class Progress(Protocol):
     """What a stage reports.  ``total=None``: the count is not known in advance."""
 
-    def start(self, stage: str, total: int | None = None) -> None: ...
+    def start(self, stage: str, total: int | None = None, unit: str = "file") -> None: ...
 
     def advance(self, n: int = 1) -> None: ...
 
@@ -32,7 +32,7 @@ class Progress(Protocol):
 class _Silent:
     """Reports nothing: the default everywhere below the CLI."""
 
-    def start(self, stage: str, total: int | None = None) -> None:
+    def start(self, stage: str, total: int | None = None, unit: str = "file") -> None:
         pass
 
     def advance(self, n: int = 1) -> None:
@@ -53,7 +53,7 @@ class Timer:
         self._stage: str | None = None
         self._t0 = 0.0
 
-    def start(self, stage: str, total: int | None = None) -> None:
+    def start(self, stage: str, total: int | None = None, unit: str = "file") -> None:
         self.done()
         self._stage, self._t0 = stage, time.perf_counter()
 
@@ -79,11 +79,11 @@ class Bar(Timer):
         self._stream = stream
         self._bar: Any = None
 
-    def start(self, stage: str, total: int | None = None) -> None:
-        super().start(stage, total)
+    def start(self, stage: str, total: int | None = None, unit: str = "file") -> None:
+        super().start(stage, total, unit)
         from tqdm import tqdm
 
-        self._bar = tqdm(total=total, desc=stage, unit="file", file=self._stream, leave=False,
+        self._bar = tqdm(total=total, desc=stage, unit=f" {unit}", file=self._stream, leave=False,
                          dynamic_ncols=True, mininterval=0.2)
 
     def advance(self, n: int = 1) -> None:

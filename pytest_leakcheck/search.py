@@ -65,7 +65,7 @@ def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]], progress: Progr
     matches: list[Match] = []
     for det, settings in chosen:
         # One stage per detector: a slow one (aligned) shows as itself, not as "searching".
-        progress.start(f"searching ({det.name})", len(run.comparisons))
+        progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
         matches += det.find(run, settings)
         progress.advance(len(run.comparisons))
     progress.done()
@@ -83,7 +83,7 @@ def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
     slow = [(d, s) for d, s in enabled if not d.incremental]
     if slow:
         matches += find(run, slow, progress)
-    progress.start("verifying", len(enabled))
+    progress.start("verifying", len(enabled), unit="detector")
     for det, settings in enabled:
         matches = det.refine(run, settings, matches)
         progress.advance()

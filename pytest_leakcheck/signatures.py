@@ -202,7 +202,8 @@ def _decode_missing(
     fresh: set[bytes] = set()
     if tasks:
         progress.start("decoding", len(tasks))
-    for i, (digest, ok, result) in zip(rows, run_map(sign, tasks, executor, jobs)):
+    # Results first in zip: the last next() on them lets run_map's own pool shut down.
+    for (digest, ok, result), i in zip(run_map(sign, tasks, executor, jobs), rows):
         progress.advance()
         fresh.add(digest)
         if digest and digest != digests[i]:

@@ -132,10 +132,10 @@ def test_leaks_exit_1_with_text_report(small_leaky: Path, run_cli) -> None:
     # One fix line per failing kind (issue 15); the warning-level stray file gets none.
     assert [line for line in out.splitlines() if line.startswith("Fix")] == [
         "Fix (identical-file): keep each cluster of copies in one split: move or delete the copies, "
-        "or write a repaired manifest with `leakcheck split`.",
+        "or let `leakcheck split` plan it (the moves for split folders, a repaired manifest with --keep).",
         "Fix (near-duplicate): keep each cluster of copies in one split: move or delete the copies, "
-        "or write a repaired manifest with `leakcheck split`; a false alarm: "
-        "`leakcheck judge ID distinct --reason WHY`.",
+        "or let `leakcheck split` plan it (the moves for split folders, a repaired manifest with --keep); "
+        "a false alarm: `leakcheck judge ID distinct --reason WHY`.",
     ]
 
 

@@ -124,7 +124,7 @@ def test_init_proposes_a_group_rule_with_evidence(tmp_path: Path, run_cli) -> No
     code, out, _ = _init(run_cli, tmp_path)
     assert code == EXIT_CLEAN
     assert "split folder data/v1/train: 8 images in train, 1 class folders (ImageFolder)" in out
-    assert "1 ids appear in more than one split (test and train), e.g. s0001" in out
+    assert "1 id appears in more than one split (test and train), e.g. s0001" in out
     assert "Not set up: orientations" in out
     code, out, _ = _check(run_cli, tmp_path)
     assert code == EXIT_LEAKS

@@ -91,7 +91,7 @@ class _Counting:
         self.counts: dict[str, int] = {}
         self._stage = ""
 
-    def start(self, stage: str, total: int | None = None) -> None:
+    def start(self, stage: str, total: int | None = None, unit: str = "file") -> None:
         self._stage = stage
         self.totals[stage] = total
         self.counts.setdefault(stage, 0)
@@ -119,3 +119,29 @@ def test_for_stream_never_draws_on_a_pipe(quiet: bool) -> None:
         assert type(chosen) is Timer
     os.close(read)
     assert SILENT.start("x", 3) is None
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def test_run_map_streams_results_from_its_own_pool() -> None:
+    """Decoding progress follows results as they come: run_map's own pool yields, not returns a list."""
+    from pytest_leakcheck.pool import run_map
+
+    results = run_map(_square, list(range(40)), None, 2)
+    assert not isinstance(results, list)
+    assert list(results) == [x * x for x in range(40)]
+
+
+def test_units_name_what_is_counted(leaky_dataset: Path) -> None:
+    units: dict[str, str] = {}
+
+    class Units(_Counting):
+        def start(self, stage: str, total: int | None = None, unit: str = "file") -> None:
+            super().start(stage, total, unit)
+            units[stage] = unit
+
+    check(policy=load(leaky_dataset / "leakcheck.yaml"), use_cache=False, jobs=2, progress=Units())
+    assert units["decoding"] == "file" and units["searching (phash)"] == "split pair"
+    assert units["verifying"] == "detector"

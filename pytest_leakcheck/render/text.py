@@ -8,15 +8,15 @@ from ._common import finding_lines
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
 DEFAULT_MAX_FINDINGS = 50
-_COPIES = ("keep each cluster of copies in one split: move or delete the copies, or write a repaired "
-           "manifest with `leakcheck split`")
+_COPIES = ("keep each cluster of copies in one split: move or delete the copies, or let `leakcheck split` "
+           "plan it (the moves for split folders, a repaired manifest with --keep)")
 #: What to do about each kind of failing finding: a missing file is not fixed like a leak.
 FIXES = {
     "identical-file": _COPIES,
     "identical-pixels": _COPIES,
     "near-duplicate": _COPIES + "; a false alarm: `leakcheck judge ID distinct --reason WHY`",
-    "group-split": "keep every file of a group in one split (`leakcheck split --keep MANIFEST` "
-                   "moves as few as possible)",
+    "group-split": "keep every file of a group in one split (`leakcheck split` moves as few as possible: "
+                   "files between split folders, or rows with --keep MANIFEST)",
     "split-share": "move files between splits until each share is inside its `split_share` bounds",
     "unreadable-image": "replace or delete the damaged file, or skip it with `ignore:` in the policy",
     "ambiguous-file": "make the file match one split only: narrow the globs, or list it once in the manifest",
