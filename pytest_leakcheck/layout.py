@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import splitsources
-from .errors import UsageError
+from .errors import PolicyError, UsageError
 
 SPLIT_NAMES = {
     "train": ("train", "training", "trn"),
@@ -177,7 +177,7 @@ def _metadata(root: Path, files: list[str]) -> Hit | None:
             continue
         try:
             rows, _ = splitsources.read(splitsources.SplitSources("metadata", (splitsources.SourceFile(path),)))
-        except Exception:  # noqa: BLE001 - not a metadata table with splits: try the next layout
+        except PolicyError:  # not a metadata table with splits: try the next layout
             continue
         assignment = {rel: entries[0][0] for rel, entries in rows.items()}
         yaml = f"splits:\n  metadata: {name}   # file_name (or path) and split of every image\n"

@@ -4,7 +4,7 @@ pre-commit runs hooks from the repository root and passes staged paths
 relative to it; the core wants paths relative to the policy's root.  Staged
 images are hashed and compared with the whole dataset, whose other
 signatures come from the store.  A staged file the policy reads (the policy
-itself, its manifest, a group CSV or COCO file, the baseline) can move any
+itself, its manifest or COCO/metadata split files, a group CSV or COCO file, the baseline) can move any
 image to another split or change what counts as a leak, so it makes the hook
 run the whole check: ``leakcheck hook splits.csv`` exits as ``leakcheck check``.
 """

@@ -22,8 +22,8 @@ from . import detectors, snapshot
 from .decode import DECODE_PATH, PIXELS_PARAMS, SignTask, Unreadable, check_pixels, sign
 from .inventory import FileRecord
 from .policy import Policy
-from .progress import SILENT, Progress
 from .pool import run_map
+from .progress import SILENT, Progress
 from .signals import Family, Signatures
 from .store import Store
 

@@ -75,11 +75,11 @@ def test_readme_python_example_agrees_with_the_exit_code(tmp_path: Path, run_cli
     policy = tmp_path / "examples/leakcheck.yaml"
     example = _python_example().replace('"leakcheck.yaml"', repr(str(policy)))
     with pytest.raises(AssertionError):
-        exec(example, {})  # noqa: S102 - the README's own code, on purpose
+        exec(example, {})
     assert run_cli("check", "--policy", str(policy), "-j", "1")[0] == EXIT_LEAKS
     assert run_cli("baseline", "--policy", str(policy), "-j", "1")[0] == EXIT_CLEAN
     scope: dict = {}
-    exec(example, scope)  # noqa: S102
+    exec(example, scope)
     assert scope["report"].errors and not scope["report"].failing
     assert run_cli("check", "--policy", str(policy), "-j", "1")[0] == EXIT_CLEAN
 
@@ -88,7 +88,8 @@ def test_readme_snippets_pin_a_released_version() -> None:
     tag = f"v{pytest_leakcheck.__version__}"
     for text in (README, (REPO / "docs/pytest-and-pre-commit.md").read_text(encoding="utf-8")):
         assert re.findall(r"rev: (\S+)", text) == [tag]
-    assert re.findall(r"uses: (pytest-leakcheck/pytest-leakcheck@\S+)", README) == [f"pytest-leakcheck/pytest-leakcheck@{tag}"]
+    uses = re.findall(r"uses: (pytest-leakcheck/pytest-leakcheck@\S+)", README)
+    assert uses == [f"pytest-leakcheck/pytest-leakcheck@{tag}"]
     assert "<owner>" not in README and "<owner>" not in (REPO / "docs/github-action.md").read_text(encoding="utf-8")
     assert f"## {pytest_leakcheck.__version__}" in (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
 

@@ -67,7 +67,8 @@ def test_coco_split_source_reports_unlisted_and_missing_files(coco_tree: Path, r
     save(photo(20, SMALL), coco_tree / "images/stray.jpg", quality=92)
     (coco_tree / "images/tr3.jpg").unlink()
     report = json.loads(_check(run_cli, coco_tree)[1])
-    kinds = {(f["kind"], f["members"][0]["path"]) for f in report["findings"] if f["kind"] in ("unassigned-file", "missing-file")}
+    kinds = {(f["kind"], f["members"][0]["path"]) for f in report["findings"]
+             if f["kind"] in ("unassigned-file", "missing-file")}
     assert kinds == {("unassigned-file", "images/stray.jpg"), ("missing-file", "images/tr3.jpg")}
 
 

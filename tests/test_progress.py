@@ -12,10 +12,10 @@ import pytest
 if sys.platform == "win32":  # pseudo-terminals are POSIX
     pytest.skip("no pty on Windows", allow_module_level=True)
 
-import fcntl  # noqa: E402
-import pty  # noqa: E402
-import struct  # noqa: E402
-import termios  # noqa: E402
+import fcntl
+import pty
+import struct
+import termios
 
 from pytest_leakcheck.core import check
 from pytest_leakcheck.policy import load

@@ -78,7 +78,7 @@ def test_wheel_installs_in_a_fresh_venv_and_checks_the_example(dist: Path, tmp_p
     assert _run(leakcheck, "--version").stdout.strip() == f"leakcheck {version}"
     # The example check, from the unpacked sdist: its examples/ are the ones checked.
     with tarfile.open(next(dist.glob("*.tar.gz"))) as tar:
-        tar.extractall(tmp_path / "src")  # noqa: S202 - our own sdist, just built
+        tar.extractall(tmp_path / "src")
     src = tmp_path / "src" / f"pytest-leakcheck-{version}"
     out = _run(leakcheck, "check", "--policy", src / "examples/leakcheck.yaml", "-j", "1", "--no-cache")
     assert out.returncode == 1, out.stdout + out.stderr

@@ -207,7 +207,8 @@ nav li{margin:.1em 0}
 .overview h3{font-size:1em;margin:1em 0 .3em}.chart text{font-size:11px;fill:#333}
 .legend .key{margin-right:1em;font-size:.85em}.legend i{display:inline-block;width:.9em;height:.9em;
  margin-right:.3em;vertical-align:middle}.counts td,.counts th{padding:0 .8em 0 0;text-align:left}
-.hists{display:flex;flex-wrap:wrap;gap:1.5em}.hist{width:auto}.hist figcaption{font-size:.8em;max-width:420px;word-break:normal}
+.hists{display:flex;flex-wrap:wrap;gap:1.5em}.hist{width:auto}
+.hist figcaption{font-size:.8em;max-width:420px;word-break:normal}
 """
 
 #: No script may run on the page: it needs none, and a file name that slipped
