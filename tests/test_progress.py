@@ -145,3 +145,13 @@ def test_units_name_what_is_counted(leaky_dataset: Path) -> None:
     check(policy=load(leaky_dataset / "leakcheck.yaml"), use_cache=False, jobs=2, progress=Units())
     assert units["decoding"] == "file" and units["searching (phash)"] == "split pair"
     assert units["verifying"] == "detector"
+
+
+def test_the_hook_and_a_piped_check_never_import_tqdm(leaky_dataset: Path) -> None:
+    """import tqdm costs 40-90 ms: the pre-commit hook (stderr captured) must not pay it."""
+    code = ("import sys\nfrom pytest_leakcheck.cli import main\n"
+            "main(['hook', '--policy', 'leakcheck.yaml', 'test/identical.jpg'])\n"
+            "main(['check', '--policy', 'leakcheck.yaml', '-j', '1'])\n"
+            "print('tqdm' in sys.modules, file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=leaky_dataset, capture_output=True, text=True)
+    assert proc.stderr.strip().splitlines()[-1] == "False", proc.stderr
