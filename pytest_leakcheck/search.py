@@ -38,7 +38,7 @@ def comparisons(inv: Inventory, policy: Policy) -> list[tuple[str, str]]:
 
 
 def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
-            focus: np.ndarray | None = None, jobs: int | None = None) -> SearchRun:
+            focus: np.ndarray | None = None, jobs: int | None = None, progress: Progress = SILENT) -> SearchRun:
     return SearchRun(
         sigs=sigs,
         split_of=tuple(r.split for r in inv.records),
@@ -51,6 +51,7 @@ def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
         max_pixels=policy.files.max_pixels,
         jobs=jobs,
         focus=focus,
+        progress=progress,
     )
 
 
@@ -60,9 +61,10 @@ def _sorted(matches: list[Match]) -> list[Match]:
     return dedupe(matches)
 
 
-def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]], progress: Progress = SILENT) -> list[Match]:
+def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
     """Every match the ``chosen`` detectors find in ``run``, sorted, one per pair and detector."""
     matches: list[Match] = []
+    progress = run.progress
     for det, settings in chosen:
         # One stage per detector: a slow one (aligned) shows as itself, not as "searching".
         progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
@@ -78,11 +80,11 @@ def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
     """All matches of the enabled detectors, and the figures they report (``stats``)."""
     enabled = detectors.enabled(policy)
     reusable = [(d, s) for d, s in enabled if d.incremental]
-    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs)
-    matches = find(run, reusable, progress) if focus is not None else _incremental(run, policy, reusable, progress)
+    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs, progress=progress)
+    matches = find(run, reusable) if focus is not None else _incremental(run, policy, reusable)
     slow = [(d, s) for d, s in enabled if not d.incremental]
     if slow:
-        matches += find(run, slow, progress)
+        matches += find(run, slow)
     progress.start("verifying", len(enabled), unit="detector")
     for det, settings in enabled:
         matches = det.refine(run, settings, matches)
@@ -125,18 +127,17 @@ def _unchanged(run: SearchRun, prev: dict[str, np.ndarray]) -> tuple[np.ndarray,
     return changed, new_of_old
 
 
-def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector, Any]],
-                 progress: Progress = SILENT) -> list[Match]:
+def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
     """:func:`find` over the whole dataset, reusing the last full search where nothing changed."""
     key = _matches_key(policy, chosen, snapshot.key(detectors.families(policy), policy.files.max_pixels))
     prev = run.store.load_snapshot(key)
     if prev is None:
-        result = find(run, chosen, progress)
+        result = find(run, chosen)
         changed, new_of_old = np.ones(len(run.paths), dtype=bool), np.zeros(0, dtype=np.int64)
     else:
         changed, new_of_old = _unchanged(run, prev)
         run.focus = changed
-        found = find(run, chosen, progress) if changed.any() else []
+        found = find(run, chosen) if changed.any() else []
         run.focus = None
         mi, mj = new_of_old[prev["i"]], new_of_old[prev["j"]]
         keep = (mi >= 0) & (mj >= 0)
