@@ -7,12 +7,12 @@ Errors print as ``Error: ...`` on stderr, never as a traceback.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import __version__
 from .errors import EXIT_CLEAN, EXIT_USAGE, LeakcheckError, UsageError
 from .names import log_line
 from .policy import DEFAULT_POLICY_NAME
@@ -21,6 +21,7 @@ from .render import formats
 if TYPE_CHECKING:
     from .model import Report
     from .policy import Policy
+    from .progress import Timer
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,11 +46,14 @@ def find_policy(start: Path | None = None) -> Path:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="leakcheck", description="Find train/test leakage in image datasets.")
+    parser = _Parser(prog="leakcheck", description="Find train/test leakage in image datasets.",
+                     epilog="Exit codes: 0 clean, 1 error-level findings outside the baseline, "
+                            "2 usage, policy or store error, 3 internal error.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    chk = sub.add_parser("check", help="check the dataset; exit 1 on error-level findings")
+    chk = _command(sub, "check", "check the dataset; exit 1 on error-level findings")
     chk.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
     chk.add_argument("--format", choices=formats(), default="text", help="report format (default: text)")
     chk.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
@@ -63,39 +67,28 @@ def _parser() -> argparse.ArgumentParser:
                           "changed files are searched")
     chk.add_argument("--fail-on", choices=("new", "all"),
                      help="which error-level findings fail (default: new with --changed-since, else all)")
+    _add_quiet(chk)
     _add_render_options(chk)
 
-    ren = sub.add_parser("render", help="render a saved JSON report in another format")
+    ren = _command(sub, "render", "render a saved JSON report in another format")
     ren.add_argument("report", type=Path, help="a report written by `check --format json`")
     ren.add_argument("--format", choices=formats(), default="text", help="report format (default: text)")
     ren.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
     ren.add_argument("--max-findings", type=int, default=50, help="findings shown in full (0: all)")
     _add_render_options(ren)
 
-    fpr = sub.add_parser("fingerprint", help="print the signature-parameter fingerprint (a cache key)")
+    fpr = _command(sub, "fingerprint", "print the signature-parameter fingerprint (a cache key)")
     fpr.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
     fpr.add_argument("--cache-dir", action="store_true",
                      help="print the absolute folder of the policy's signature store instead")
 
-    spl = sub.add_parser("split", help="write a manifest in which no group or copy spans splits")
-    spl.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
-    spl.add_argument("--test", type=float, required=True, help="share of files for test, e.g. 0.2")
-    spl.add_argument("--val", type=float, default=0.0, help="share for val (default: 0: no val)")
-    spl.add_argument("--seed", type=int, default=0, help="the same seed gives the same manifest")
-    spl.add_argument("-o", "--output", type=Path, required=True, help="manifest CSV to write")
-    spl.add_argument("--stratify", metavar="folder|COLUMN",
-                     help="balance labels: the parent folder name, or a column of the manifest")
-    spl.add_argument("--keep", type=Path, metavar="MANIFEST",
-                     help="repair this manifest, changing as few assignments as possible")
-    spl.add_argument("--names", default="train,val,test", help="split names (default: %(default)s)")
-    spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all)")
-    spl.add_argument("--no-cache", action="store_true", help="do not use the signature store")
+    _split_parser(sub)
 
-    bas = sub.add_parser("baseline", help="record the current findings so they stop failing the check")
+    bas = _command(sub, "baseline", "record the current findings so they stop failing the check")
     _common(bas)
     bas.add_argument("--prune", action="store_true", help="drop entries that match no finding any more")
 
-    jud = sub.add_parser("judge", help="record a verdict for one finding in the baseline")
+    jud = _command(sub, "judge", "record a verdict for one finding in the baseline")
     jud.add_argument("finding_id", help="the id shown in every report (a unique prefix of 6+ digits is enough)")
     jud.add_argument("verdict", choices=("duplicate", "distinct"),
                      help="duplicate: a real leak accepted for now; distinct: a false alarm")
@@ -104,20 +97,47 @@ def _parser() -> argparse.ArgumentParser:
                      help="replace a verdict the finding already has (it is printed)")
     _common(jud)
 
-    rep = sub.add_parser("report", help="write a self-contained HTML report to review findings")
+    rep = _command(sub, "report", "write a self-contained HTML report to review findings; "
+                                        "exits like `check` (1 when error-level findings fail)")
     rep.add_argument("--html", type=Path, required=True, metavar="PATH", help="where to write the report")
     _common(rep)
 
-    hook = sub.add_parser("hook", help="pre-commit hook: check the given images against the whole dataset")
+    hook = _command(sub, "hook", "pre-commit hook: check the given images against the whole dataset")
     hook.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
     hook.add_argument("--max-findings", type=int, default=20, help="findings shown in full (0: all)")
     hook.add_argument("files", nargs="*", help="staged files, relative to the current folder")
 
-    ini = sub.add_parser("init", help="write a commented leakcheck.yaml, guessing splits from the tree")
+    ini = _command(sub, "init", "write a commented leakcheck.yaml, guessing splits from the tree")
     ini.add_argument("root", nargs="?", type=Path, default=Path("."), help="dataset folder (default: .)")
     ini.add_argument("-o", "--output", type=Path, help=f"policy path (default: ROOT/{DEFAULT_POLICY_NAME})")
     ini.add_argument("--force", action="store_true", help="overwrite an existing policy")
     return parser
+
+
+def _split_parser(sub: argparse._SubParsersAction) -> None:
+    spl = _command(sub, "split", "write a manifest in which no group or copy spans splits, or, for "
+                                 "split folders, print (or --apply) the moves that make it so")
+    spl.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
+    spl.add_argument("--test", type=float, default=None,
+                     help="share of files for test, e.g. 0.2 (needed to write a new manifest)")
+    spl.add_argument("--val", type=float, default=0.0, help="share for val (default: 0: no val)")
+    spl.add_argument("--seed", type=int, default=0, help="the same seed gives the same manifest")
+    spl.add_argument("-o", "--output", type=Path,
+                     help="manifest CSV to write (without it, a policy of split folders gets moves)")
+    spl.add_argument("--apply", action="store_true",
+                     help="split folders: perform the moves (git mv in a git work tree); never overwrites")
+    spl.add_argument("--stratify", metavar="folder|COLUMN",
+                     help="balance labels: the parent folder name, or a column of the manifest")
+    spl.add_argument("--keep", type=Path, metavar="MANIFEST",
+                     help="repair this manifest, changing as few assignments as possible")
+    spl.add_argument("--names", default="train,val,test", help="split names (default: %(default)s)")
+    spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all)")
+    spl.add_argument("--no-cache", action="store_true", help="do not use the signature store")
+
+
+def _command(sub: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help opens with the same line `leakcheck --help` lists it by."""
+    return sub.add_parser(name, help=text, description=text)
 
 
 def _add_render_options(p: argparse.ArgumentParser) -> None:
@@ -132,6 +152,25 @@ def _common(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
     cmd.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
     cmd.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
+    _add_quiet(cmd)
+
+
+def _add_quiet(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("-q", "--quiet", action="store_true",
+                     help="no progress bars on a terminal (the one-line timing summary stays)")
+
+
+def _progress(args: argparse.Namespace) -> Timer:
+    """Bars on stderr when it is a terminal; in CI logs and under --quiet only timings."""
+    from .progress import for_stream
+
+    return for_stream(sys.stderr, quiet=args.quiet)
+
+
+def _timing(report: Report, progress: Timer) -> None:
+    progress.done()
+    total = float(report.stats.get("seconds", 0.0))
+    print(f"leakcheck: {report.stats.get('files', 0)} images in {progress.summary(total)}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -168,7 +207,8 @@ def _check(args: argparse.Namespace) -> int:
     if args.base_report and not args.changed_since:
         raise UsageError("--base-report needs --changed-since REF", fix="name the commit the report was made at")
     policy = load(args.policy or find_policy())
-    options = {"jobs": args.jobs, "use_cache": not args.no_cache}
+    progress = _progress(args)
+    options = {"jobs": args.jobs, "use_cache": not args.no_cache, "progress": progress}
     if args.changed_since:
         base = None
         if args.base_report:
@@ -181,15 +221,20 @@ def _check(args: argparse.Namespace) -> int:
             raise UsageError(f"--changed-since: {exc.problem}", path=exc.path, key=exc.key, fix=exc.fix) from None
     else:
         report = check(policy=policy, **options)
-    _emit(report, args, policy.root)
+    _emit(report, args, policy.root, policy)
+    _timing(report, progress)
     return pullrequest.exit_code(report, args.fail_on or ("new" if args.changed_since else "all"))
 
 
-def _emit(report: object, args: argparse.Namespace, root: Path | None) -> None:
+def _emit(report: object, args: argparse.Namespace, root: Path | None, policy: Policy | None = None) -> None:
     from .pullrequest import repo_prefix
     from .render import render
 
     options: dict[str, object] = {"max_findings": args.max_findings, "root": root}
+    if args.format == "html" and policy is not None:
+        from .detectors import thresholds
+
+        options["thresholds"] = thresholds(policy)
     if args.format in ("sarif", "markdown", "annotations"):
         prefix = args.path_prefix
         if prefix is None:
@@ -229,18 +274,66 @@ def _fingerprint(args: argparse.Namespace) -> int:
 
 
 def _split(args: argparse.Namespace) -> int:
-    from . import split
+    from . import split, splitapply
     from .policy import load
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     policy = load(args.policy or find_policy(), need_manifest=False)
-    plan = split.plan(policy, test=args.test, val=args.val, seed=args.seed, stratify=args.stratify,
-                      keep=args.keep, names=tuple(n.strip() for n in args.names.split(",")),
-                      jobs=args.jobs, use_cache=not args.no_cache)
-    _write(args.output, split.manifest_text(plan), errors="surrogateescape")  # names as their bytes
-    sys.stdout.write(split.summary(plan))
+    folders = splitapply.split_folders(policy) if args.output is None and args.keep is None else None
+    if args.output is None and folders is None:
+        raise UsageError("-o MANIFEST is needed: the policy's splits are not one folder each",
+                         fix="pass -o splits.csv, or use splits like `train: [data/train/**]`")
+    if args.apply and folders is None:
+        raise UsageError("--apply moves files between split folders; it does not go with -o or --keep")
+    if args.test is None and folders is None:
+        raise UsageError("--test is needed to write a manifest", fix="e.g. --test 0.2")
+    names = tuple(n.strip() for n in args.names.split(","))
+    current = None
+    if folders is not None:  # repair the tree: the folders are the kept assignment
+        names = _folder_names(policy.split_names)
+        current = splitapply.current_splits(policy)
+    plan = split.plan(policy, test=args.test or 0.2, val=args.val, seed=args.seed, stratify=args.stratify,
+                      keep=args.keep, names=names, jobs=args.jobs, use_cache=not args.no_cache, current=current)
+    sys.stdout.write(splitapply.summary(plan))
+    if folders is not None:
+        return _moves(args, policy, splitapply.tree_moves(plan, folders, current or {}))
+    _write(args.output, splitapply.kept_manifest(args.keep, plan) if args.keep else splitapply.manifest_text(plan),
+           errors="surrogateescape")  # names as their bytes
     print(f"leakcheck split: wrote {args.output}")
+    if splitapply.split_folders(policy) is not None:
+        print("leakcheck split: the folders still hold the old splits; point the policy at the manifest "
+              "(`splits: {manifest: ...}`), or run without -o to move the files instead")
+    return EXIT_CLEAN
+
+
+def _folder_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    if len(names) == 3:
+        return names
+    if len(names) == 2:  # no val folder: a third name no file is ever planned into
+        return (names[0], "(none)", names[1])
+    raise UsageError(f"split folders can be repaired for 2 or 3 splits, the policy has {len(names)}",
+                     fix="write a manifest instead: -o splits.csv")
+
+
+def _moves(args: argparse.Namespace, policy: Policy, moves: list) -> int:
+    import shlex
+
+    from . import splitapply
+
+    if not moves:
+        print("leakcheck split: every group and copy cluster is in one split folder already; nothing to move")
+        return EXIT_CLEAN
+    if not args.apply:
+        tracked = splitapply.tracked(policy.root)
+        for m in moves:
+            verb = "git mv" if m.src in tracked else "mv"
+            print(f"{verb} {shlex.quote(m.src)} {shlex.quote(m.dst)}")
+        print(f"leakcheck split: {len(moves)} moves (in {policy.root}); run with --apply to perform them")
+        return EXIT_CLEAN
+    done = splitapply.apply_moves(policy.root, moves)
+    git = sum(m.git for m in done)
+    print(f"leakcheck split: moved {len(done)} files ({git} with git mv) in {policy.root}")
     return EXIT_CLEAN
 
 
@@ -259,7 +352,10 @@ def _load_policy(args: argparse.Namespace) -> Policy:
 def _run(args: argparse.Namespace, policy: Policy) -> Report:
     from .core import check
 
-    return check(policy=policy, jobs=args.jobs, use_cache=not args.no_cache)
+    progress = _progress(args)
+    report = check(policy=policy, jobs=args.jobs, use_cache=not args.no_cache, progress=progress)
+    _timing(report, progress)
+    return report
 
 
 def _baseline(args: argparse.Namespace) -> int:
@@ -308,7 +404,10 @@ def _report(args: argparse.Namespace) -> int:
 
     policy = _load_policy(args)
     report = _run(args, policy)
-    write_atomic(args.html, render(report, "html", root=policy.root, max_pixels=policy.files.max_pixels))
+    from .detectors import thresholds
+
+    write_atomic(args.html, render(report, "html", root=policy.root, max_pixels=policy.files.max_pixels,
+                                   thresholds=thresholds(policy)))
     print(f"leakcheck: {len(report.findings)} findings; review them in {args.html}", file=sys.stderr)
     return report.exit_code
 
@@ -338,87 +437,6 @@ def _hook(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------
 # init
 
-_SPLIT_NAMES = {
-    "train": ("train", "training", "trn"),
-    "val": ("val", "valid", "validation", "dev"),
-    "test": ("test", "testing", "tst", "holdout"),
-}
-
-_TEMPLATE = """\
-# leakcheck policy: which files belong to which split, and what counts as a leak.
-# Every key is documented in docs/policy.md of pytest-leakcheck.
-version: 1
-
-# Split name -> globs relative to this file (`**` spans folders). A file in
-# no split, or in two, is reported as a file-level finding.
-{splits}
-pairs:
-  compare: all            # or a list such as [train~test, val~test]
-  within_split: warning   # duplicates inside one split: error | warning | off
-
-detectors:
-  identical_file: error     # same bytes
-  identical_pixels: error   # same decoded pixels (re-saved, metadata stripped)
-  phash:
-    severity: error
-    kind: phash             # phash | dhash | ahash | whash
-    bits: 64                # 64 or 256
-    max_distance: 8         # Hamming distance; higher finds more, and more false alarms
-  thumbnail:
-    severity: error
-    size: 16                # side of the grey thumbnail
-    min_cosine: 0.95        # contrast-normalised; lower finds more
-  # Finds the crops, shifts, zooms and colour changes hashes miss, with a threshold
-  # calibrated on this data (docs/detectors.md). Off by default: it makes a cold
-  # check several times slower. Uncomment to turn it on.
-  # aligned:
-  #   severity: error
-  #   false_alarms_per_10k: 50   # expected false alarms per 10,000 images searched
-
-# A copy flipped or rotated is still a leak when training augments that way.
-# hflip suits most photos. Add vflip, rot90, rot180, rot270, transpose and
-# transverse for data with no natural "up": aerial and satellite tiles,
-# microscopy, scanned documents fed in any orientation.
-augmentations: [hflip]
-
-files:
-  unassigned: warning       # image in no split
-  ambiguous: error          # image in two splits
-  unreadable: error         # corrupt, truncated, zero-byte or decompression bomb
-
-ignore: []                  # globs to skip, e.g. [docs/**]
-cache: .leakcheck/cache.sqlite
-baseline: .leakcheck-baseline.yaml   # judged findings: `leakcheck baseline`, `leakcheck judge`
-"""
-
-
-def _guess_splits(root: Path) -> str:
-    for csv_path in sorted(root.glob("*.csv")):
-        try:
-            with open(csv_path, newline="", encoding="utf-8-sig") as fh:
-                header = next(csv.reader(fh), [])
-        except (OSError, UnicodeDecodeError, csv.Error):
-            continue
-        if "path" in header and "split" in header:
-            return f"splits:\n  manifest: {csv_path.name}   # columns path,split[,group]\n"
-    found: dict[str, str] = {}
-    candidates = [p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")]
-    for depth_one in list(candidates):
-        candidates += [p for p in sorted(depth_one.iterdir()) if p.is_dir()]
-    for folder in candidates:
-        for split, names in _SPLIT_NAMES.items():
-            if folder.name.lower() in names and split not in found:
-                found[split] = folder.relative_to(root).as_posix()
-    if not found:
-        return (
-            "# No train/val/test folders found: edit these globs.\n"
-            "splits:\n  train: [train/**]\n  test: [test/**]\n"
-        )
-    # Canonical order (train, val, test), not folder order: split order is
-    # the order members and `train~test` labels are reported in.
-    lines = [f"  {split}: [{found[split]}/**]" for split in _SPLIT_NAMES if split in found]
-    return "splits:\n" + "\n".join(lines) + "\n"
-
 
 def _write(path: Path, text: str, errors: str = "strict") -> None:
     """Write our own file; an unwritable path is the user's to fix, not a traceback."""
@@ -438,8 +456,15 @@ def _init(args: argparse.Namespace) -> int:
     out = args.output or root / DEFAULT_POLICY_NAME
     if out.exists() and not args.force:
         raise UsageError(f"{out} already exists", fix="pass --force to overwrite it")
-    _write(out, _TEMPLATE.format(splits=_guess_splits(root).rstrip("\n")))
-    print(f"Wrote {out}. Review the splits, then run: leakcheck check --policy {out}")
+    from . import layout
+
+    found = layout.detect(root)  # nothing recognised: exit 2, never placeholder globs
+    for line in found.found:
+        print(f"Found: {line}")
+    for line in found.not_set_up:
+        print(f"Not set up: {line}")
+    _write(out, layout.policy_text(found))
+    print(f"Wrote {out}. Review it, then run: leakcheck check --policy {out}")
     return EXIT_CLEAN
 
 

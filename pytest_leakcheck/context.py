@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .progress import SILENT, Progress
 from .signals import Signatures
 from .store import Store
 
@@ -59,6 +60,8 @@ class SearchRun:
     focus: np.ndarray | None = None
     #: Figures a detector wants in the report's stats (e.g. a calibration).
     stats: dict[str, object] = field(default_factory=dict)
+    #: Hears of each detector's search (progress.py); silent by default.
+    progress: Progress = SILENT
 
     def __post_init__(self) -> None:
         self.texture = Texture(self.sigs)

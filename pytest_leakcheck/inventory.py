@@ -15,8 +15,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TextIO
 
+from . import splitsources
 from .errors import PolicyError
 from .policy import Policy, with_splits
+from .progress import SILENT, Progress
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ def matches(path: str, patterns: tuple[str, ...]) -> bool:
     return regex is not None and regex.match(path) is not None
 
 
-def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
+def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> list[tuple[str, os.stat_result]]:
     """All image files under root, sorted; symlinks that leave root are skipped."""
     exts = policy.files.extensions
     root_real = os.path.realpath(root)
@@ -149,6 +151,7 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
         # file: this loop runs once per image and relpath costs more than stat.
         base = folder[prefix_len:].replace(os.sep, "/")
         base = base + "/" if base else ""
+        before = len(found)
         for entry in entries:
             name = entry.name
             if name.startswith("."):
@@ -172,6 +175,7 @@ def _walk(root: Path, policy: Policy) -> list[tuple[str, os.stat_result]]:
                     found.append((rel, entry.stat(follow_symlinks=False)))
             except OSError:
                 continue
+        progress.advance(len(found) - before)
     found.sort(key=lambda item: item[0])
     return found
 
@@ -219,9 +223,16 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
     return rows, tuple(names)
 
 
+def _read_rows(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None]]], tuple[str, ...]]:
+    # COCO split files and metadata tables assign splits as a manifest does.
+    if policy.split_sources is not None:
+        return splitsources.read(policy.split_sources)
+    return _read_manifest(policy)
+
+
 def manifest_splits(policy: Policy) -> tuple[str, ...]:
-    """Split names a manifest uses, in first-seen order, without walking the tree."""
-    return _read_manifest(policy)[1]
+    """Split names a manifest (or split files) uses, in first-seen order, without walking the tree."""
+    return _read_rows(policy)[1]
 
 
 def clean_path(rel: str) -> str:
@@ -232,13 +243,15 @@ def clean_path(rel: str) -> str:
     return rel
 
 
-def scan(policy: Policy) -> Inventory:
+def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     """List the dataset: every image file, its split, or the issue that stops it having one."""
-    files = _walk(policy.root, policy)
+    progress.start("listing")
+    files = _walk(policy.root, policy, progress)
+    progress.done()
     records: list[FileRecord] = []
     issues: list[FileIssue] = []
-    if policy.manifest is not None:
-        rows, names = _read_manifest(policy)
+    if policy.manifest is not None or policy.split_sources is not None:
+        rows, names = _read_rows(policy)
         policy = with_splits(policy, names)
         on_disk = set()
         for rel, st in files:

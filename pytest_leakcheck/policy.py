@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import detectors, grouprules
+from . import detectors, grouprules, splitsources
 from .config import AUGMENTATIONS, SEVERITIES, Ctx, read_yaml, type_name
 from .errors import PolicyError
 from .grouprules import GroupRule, ShareRules
@@ -58,6 +58,8 @@ class Policy:
     split_share: ShareRules | None = None
     #: Judged findings; None (a policy built in code) means no baseline.
     baseline: Path | None = None
+    #: COCO split files or a metadata table (splitsources.py), read like a manifest.
+    split_sources: splitsources.SplitSources | None = None
     #: Key path -> line number, for messages that point at the policy.
     lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
 
@@ -174,7 +176,11 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
     root = (path.parent / root_raw).resolve()
     if not root.is_dir():
         raise ctx.fail(("root",), f"folder {root_raw!r} does not exist", "point `root` at the dataset folder")
-    splits, manifest, names = _splits(ctx, raw.get("splits"), root, need_manifest)
+    sources = splitsources.parse(ctx, raw.get("splits"), root)
+    if sources is not None:
+        splits, manifest, names = (), None, sources.names
+    else:
+        splits, manifest, names = _splits(ctx, raw.get("splits"), root, need_manifest)
     pairs, within = _pairs(ctx, raw.get("pairs"), names)
     augs = ctx.strings(raw.get("augmentations", []), ("augmentations",)) if raw.get("augmentations") else ()
     for i, aug in enumerate(augs):
@@ -200,6 +206,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         cache=(path.parent / cache).resolve(),
         baseline=(path.parent / baseline).resolve(),
         lines=lines,
+        split_sources=sources,
         **_group_keys(ctx, raw, root, manifest, names),
     )
 

@@ -7,7 +7,7 @@ boundary, so the same work can run on any ``concurrent.futures.Executor``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 
 
@@ -27,5 +27,11 @@ def run_map(fn: Callable, items: Sequence, executor: Executor | None, jobs: int 
     own = default_executor(jobs, len(items))
     if own is None:
         return map(fn, items)
+    return _streamed(own, fn, items, chunk)
+
+
+def _streamed(own: Executor, fn: Callable, items: Sequence, chunk: int) -> Iterator:
+    # Results as they come, not all at the end, so that progress can follow them;
+    # the pool shuts down when the last one has been taken.
     with own:
-        return list(own.map(fn, items, chunksize=chunk))
+        yield from own.map(fn, items, chunksize=chunk)

@@ -4,7 +4,7 @@ pre-commit runs hooks from the repository root and passes staged paths
 relative to it; the core wants paths relative to the policy's root.  Staged
 images are hashed and compared with the whole dataset, whose other
 signatures come from the store.  A staged file the policy reads (the policy
-itself, its manifest, a group CSV or COCO file, the baseline) can move any
+itself, its manifest or COCO/metadata split files, a group CSV or COCO file, the baseline) can move any
 image to another split or change what counts as a leak, so it makes the hook
 run the whole check: ``leakcheck hook splits.csv`` exits as ``leakcheck check``.
 """
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .policy import Policy
+from .splitsources import inputs as split_inputs
 
 #: Group rules whose value names a file the policy reads (groups.SOURCES).
 _FILE_RULES = ("csv", "coco")
@@ -46,6 +47,7 @@ def policy_inputs(policy: Policy, *, baseline: bool = True) -> frozenset[Path]:
     """
     files = [policy.path, policy.manifest, policy.baseline if baseline else None]
     files += [Path(str(rule.value)) for rule in policy.groups if rule.source in _FILE_RULES]
+    files += split_inputs(policy.split_sources)
     return frozenset(Path(os.path.realpath(f)) for f in files if f is not None)
 
 

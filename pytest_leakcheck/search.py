@@ -25,6 +25,7 @@ from .inventory import Inventory
 from .kernels import Match, dedupe
 from .names import from_bytes, to_bytes
 from .policy import Policy
+from .progress import SILENT, Progress
 from .signals import Signatures, search_orientations
 from .store import Store
 
@@ -38,7 +39,7 @@ def comparisons(inv: Inventory, policy: Policy) -> list[tuple[str, str]]:
 
 
 def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
-            focus: np.ndarray | None = None, jobs: int | None = None) -> SearchRun:
+            focus: np.ndarray | None = None, jobs: int | None = None, progress: Progress = SILENT) -> SearchRun:
     return SearchRun(
         sigs=sigs,
         split_of=tuple(r.split for r in inv.records),
@@ -51,6 +52,7 @@ def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
         max_pixels=policy.files.max_pixels,
         jobs=jobs,
         focus=focus,
+        progress=progress,
     )
 
 
@@ -63,23 +65,32 @@ def _sorted(matches: list[Match]) -> list[Match]:
 def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
     """Every match the ``chosen`` detectors find in ``run``, sorted, one per pair and detector."""
     matches: list[Match] = []
+    progress = run.progress
     for det, settings in chosen:
+        # One stage per detector: a slow one (aligned) shows as itself, not as "searching".
+        progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
         matches += det.find(run, settings)
+        progress.advance(len(run.comparisons))
+    progress.done()
     return _sorted(matches)
 
 
 def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
-           focus: np.ndarray | None = None, jobs: int | None = None) -> tuple[list[Match], dict[str, Any]]:
+           focus: np.ndarray | None = None, jobs: int | None = None,
+           progress: Progress = SILENT) -> tuple[list[Match], dict[str, Any]]:
     """All matches of the enabled detectors, and the figures they report (``stats``)."""
     enabled = detectors.enabled(policy)
     reusable = [(d, s) for d, s in enabled if d.incremental]
-    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs)
+    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs, progress=progress)
     matches = find(run, reusable) if focus is not None else _incremental(run, policy, reusable)
     slow = [(d, s) for d, s in enabled if not d.incremental]
     if slow:
         matches += find(run, slow)
+    progress.start("verifying", len(enabled), unit="detector")
     for det, settings in enabled:
         matches = det.refine(run, settings, matches)
+        progress.advance()
+    progress.done()
     return matches, run.stats
 
 

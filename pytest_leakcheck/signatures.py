@@ -23,6 +23,7 @@ from .decode import DECODE_PATH, PIXELS_PARAMS, SignTask, Unreadable, check_pixe
 from .inventory import FileRecord
 from .policy import Policy
 from .pool import run_map
+from .progress import SILENT, Progress
 from .signals import Family, Signatures
 from .store import Store
 
@@ -30,6 +31,9 @@ from .store import Store
 Cached = dict[str, dict[bytes, tuple[bool, bytes]]]
 #: The image size after EXIF orientation, produced by every decode.
 DIMS = ("dims", "v1")
+#: Files per hashing task: small enough for progress to move, large enough that
+#: a task costs much more than its future.
+HASH_BATCH = 512
 
 
 def fingerprint(policy: Policy) -> str:
@@ -51,6 +55,7 @@ def compute(
     jobs: int | None = None,
     executor: Executor | None = None,
     update_snapshot: bool = True,
+    progress: Progress = SILENT,
 ) -> Signatures:
     """Signatures for ``records``, decoding only files whose content is new.
 
@@ -70,7 +75,8 @@ def compute(
             if k >= 0 and size[k] == rec.size and mtime[k] == rec.mtime_ns:
                 hits[i] = k
     rest = np.flatnonzero(hits < 0)
-    sub = _compute_rows([records[i] for i in rest], fams, policy, store, jobs=jobs, executor=executor)
+    sub = _compute_rows([records[i] for i in rest], fams, policy, store, jobs=jobs, executor=executor,
+                        progress=progress)
     sigs = sub if snap is None or len(rest) == len(records) else snapshot.merge(sub, rest, snap, hits)
     sigs.stats["files"] = len(records)
     sigs.stats["reused"] += int((hits >= 0).sum())
@@ -92,17 +98,19 @@ def _compute_rows(
     *,
     jobs: int | None = None,
     executor: Executor | None = None,
+    progress: Progress = SILENT,
 ) -> Signatures:
     """Signatures from the per-file tables, decoding only contents they lack."""
     t0 = time.perf_counter()
-    digests, to_hash = _digests(records, policy.root, store)
+    digests, to_hash = _digests(records, policy.root, store, progress)
     t_hash = time.perf_counter()
     # Whether a file is a "bomb" depends on files.max_pixels, so cached
     # errors are only valid for the limit they were found under.
     error_params = f"{DECODE_PATH};max_pixels={policy.files.max_pixels}"
     wanted = [(f.name, f.params) for f in fams] + [DIMS, ("error", error_params)]
     cached: Cached = store.get_families([d for d in digests if d], wanted)
-    fresh = _decode_missing(records, digests, cached, fams, policy, store, error_params, jobs, executor)
+    fresh = _decode_missing(records, digests, cached, fams, policy, store, error_params, jobs, executor,
+                            progress)
     hashed = set(to_hash)
     new_files = [(rec.path, rec.size, rec.mtime_ns, digests[i])
                  for i, rec in enumerate(records) if i in hashed and digests[i] is not None]
@@ -134,7 +142,8 @@ def _file_digest(path: str) -> bytes | None:
     return h.digest()
 
 
-def _digests(records: Sequence[FileRecord], root: Path, store: Store) -> tuple[list[bytes | None], list[int]]:
+def _digests(records: Sequence[FileRecord], root: Path, store: Store,
+             progress: Progress = SILENT) -> tuple[list[bytes | None], list[int]]:
     """Each file's content digest: from the store where size and mtime match, else hashed."""
     paths = [r.path for r in records]
     known = store.lookup_files(paths)
@@ -152,18 +161,24 @@ def _digests(records: Sequence[FileRecord], root: Path, store: Store) -> tuple[l
     if to_hash:
         workers = min(8, (os.cpu_count() or 1) * 2)
         prefix = str(root) + os.sep
-        batches = [to_hash[k::workers] for k in range(workers)]
+        # Batches of at most HASH_BATCH files, so that progress moves as they finish.
+        size = max(1, min(HASH_BATCH, -(-len(to_hash) // workers)))
+        batches = [to_hash[k:k + size] for k in range(0, len(to_hash), size)]
+        progress.start("hashing", len(to_hash))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             done = pool.map(lambda rows: [_file_digest(prefix + paths[i]) for i in rows], batches)
             for rows, found in zip(batches, done):
                 for i, digest in zip(rows, found):
                     digests[i] = digest
+                progress.advance(len(rows))
+        progress.done()
     return digests, to_hash
 
 
 def _decode_missing(
     records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
     policy: Policy, store: Store, error_params: str, jobs: int | None, executor: Executor | None,
+    progress: Progress = SILENT,
 ) -> set[bytes]:
     """Decode each content that lacks a family, once, computing only what it lacks.
 
@@ -185,7 +200,11 @@ def _decode_missing(
     params = {f.name: f.params for f in fams} | {DIMS[0]: DIMS[1]}
     new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
     fresh: set[bytes] = set()
-    for i, (digest, ok, result) in zip(rows, run_map(sign, tasks, executor, jobs)):
+    if tasks:
+        progress.start("decoding", len(tasks))
+    # Results first in zip: the last next() on them lets run_map's own pool shut down.
+    for (digest, ok, result), i in zip(run_map(sign, tasks, executor, jobs), rows):
+        progress.advance()
         fresh.add(digest)
         if digest and digest != digests[i]:
             # The file changed between hashing and decoding; trust the bytes decoded.
@@ -198,6 +217,7 @@ def _decode_missing(
         elif digest:
             cached["error"][digest] = (False, str(result).encode("utf-8", "surrogateescape"))
             new_sigs.append((digest, "error", error_params, False, cached["error"][digest][1]))
+    progress.done()
     if new_sigs:
         store.put_signatures(new_sigs)
     return fresh

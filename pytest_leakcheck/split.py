@@ -13,14 +13,14 @@ whole, to the split holding most of their files; new files fill the
 deficits; then shares outside the policy's ``split_share`` bounds are
 repaired by moving as few files as possible.
 
-Nothing here touches an image: the only output is the manifest text.
+Nothing here touches an image or writes a file: ``splitapply.py`` turns a
+:class:`Plan` into a manifest, an edit of a kept manifest, or moves in a folder tree.
 """
 
 from __future__ import annotations
 
 import csv
-import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -322,30 +322,15 @@ def plan(
     store=None,
     jobs: int | None = None,
     use_cache: bool = True,
+    current: Mapping[str, str] | None = None,
 ) -> Plan:
-    """Decide a split for every image under the policy's root; write nothing."""
-    if len(names) != 3 or len(set(names)) != 3:
-        raise UsageError(
-            f"--names needs three different split names, got {','.join(names)}",
-            fix="e.g. --names train,valid,test",
-        )
-    if not (0 < test < 1 and 0 <= val < 1 and test + val < 1):
-        raise UsageError(
-            f"shares --test {test} and --val {val} must be in [0, 1) and leave some for train",
-            fix="e.g. --test 0.2 --val 0.1",
-        )
-    # Every file in one pseudo-split, so the core search links copies wherever they sit now.
-    pooled = replace(
-        policy,
-        splits=(("all", ("**",)),),
-        manifest=None,
-        split_names=("all",),
-        pairs=(),
-        within_split="error",
-        groups=(),
-        split_share=None,
-        group_split="off",
-    )
+    """Decide a split for every image under the policy's root; write nothing.
+
+    ``current`` (path -> split, e.g. the folders files sit in now) is kept like a
+    ``keep`` manifest: only what must change, changes.
+    """
+    _check_shares(names, test, val)
+    pooled = _pooled(policy)
     paths = [r.path for r in inventory.scan(pooled).records]
     source = (
         keep
@@ -353,6 +338,8 @@ def plan(
         else (policy.manifest if policy.manifest and policy.manifest.is_file() else None)
     )
     fields, rows = _read_rows(source) if source is not None else ([], {})
+    if current is not None:
+        rows = {p: {"path": p, "split": s} for p, s in current.items()}
     if policy.groups:
         groups = group_rules.group_of(paths, policy)
     else:
@@ -361,56 +348,13 @@ def plan(
     clusters = copy_clusters(policy, pooled, store=store, jobs=jobs, use_cache=use_cache)
     gids = factorize(groups, paths)
     comp = components(gids, ([row_of[p] for p in c if p in row_of] for c in clusters))
-    labels = None
-    if stratify == "folder":
-        labels = factorize(
-            [p.rsplit("/", 1)[0].rsplit("/", 1)[-1] if "/" in p else "" for p in paths], paths
-        )
-    elif stratify:
-        if source is None:
-            raise UsageError(
-                f"--stratify {stratify} reads a manifest column, and there is no manifest",
-                fix="pass --keep MANIFEST, or --stratify folder",
-            )
-        if stratify not in fields:
-            raise PolicyError(
-                f"manifest has no `{stratify}` column (columns: {', '.join(fields)})",
-                path=str(source),
-                line=1,
-                fix="name an existing column in --stratify, or `folder`",
-            )
-        labels = factorize([rows.get(p, {}).get(stratify, "") for p in paths], ["" for _ in paths])
+    labels = _labels(stratify, paths, source, fields, rows)
     targets = (1 - test - val, val, test)
-    kept = None
-    bounds = weight = None
-    if keep is not None:
-        unknown = sorted({r["split"] for r in rows.values()} - set(names))
-        if unknown:
-            raise UsageError(
-                f"the kept manifest uses split {unknown[0]!r}, not one of {', '.join(names)}",
-                path=str(keep),
-                fix="pass the manifest's split names as --names TRAIN,VAL,TEST",
-            )
-        index = {s: k for k, s in enumerate(names)}
-        kept = np.array(
-            [index[rows[p]["split"]] if p in rows else -1 for p in paths], dtype=np.int64
-        )
-        if policy.split_share is not None:
-            spec = {s: (lo, hi) for s, lo, hi in policy.split_share.bounds}
-            bounds = [spec.get(s, (0.0, 1.0)) for s in names]
-            if policy.split_share.by == "groups" and len(comp):
-                # A component's weight is the number of groups in it.
-                span = int(gids.max()) + 1
-                weight = np.bincount(np.unique(comp * span + gids) // span)
-    result = assign(
-        comp,
-        targets,
-        labels=labels,
-        seed=seed,
-        keep=kept,
-        bounds=bounds,
-        weight=None if weight is None else weight.astype(np.float64),
-    )
+    kept = bounds = weight = None
+    if keep is not None or current is not None:
+        kept, bounds, weight = _kept(policy, keep or policy.path, rows, names, paths, comp, gids)
+    result = assign(comp, targets, labels=labels, seed=seed, keep=kept, bounds=bounds,
+                    weight=None if weight is None else weight.astype(np.float64))
     carried = tuple(c for c in fields if c not in ("path", "split", "group"))
     return Plan(
         names=tuple(names),
@@ -428,6 +372,81 @@ def plan(
         dropped=len(set(rows) - set(paths)) if keep is not None else 0,
         stratified_by=stratify,
     )
+
+
+def _check_shares(names: Sequence[str], test: float, val: float) -> None:
+    if len(names) != 3 or len(set(names)) != 3:
+        raise UsageError(
+            f"--names needs three different split names, got {','.join(names)}",
+            fix="e.g. --names train,valid,test",
+        )
+    if not (0 < test < 1 and 0 <= val < 1 and test + val < 1):
+        raise UsageError(
+            f"shares --test {test} and --val {val} must be in [0, 1) and leave some for train",
+            fix="e.g. --test 0.2 --val 0.1",
+        )
+
+
+def _pooled(policy: Policy) -> Policy:
+    """Every file in one pseudo-split, so the core search links copies wherever they sit now."""
+    return replace(
+        policy,
+        splits=(("all", ("**",)),),
+        manifest=None,
+        split_sources=None,
+        split_names=("all",),
+        pairs=(),
+        within_split="error",
+        groups=(),
+        split_share=None,
+        group_split="off",
+    )
+
+
+def _labels(stratify: str | None, paths: Sequence[str], source: Path | None, fields: Sequence[str],
+            rows: dict[str, dict[str, str]]) -> np.ndarray | None:
+    if stratify == "folder":
+        return factorize([p.rsplit("/", 1)[0].rsplit("/", 1)[-1] if "/" in p else "" for p in paths], paths)
+    if not stratify:
+        return None
+    if source is None:
+        raise UsageError(
+            f"--stratify {stratify} reads a manifest column, and there is no manifest",
+            fix="pass --keep MANIFEST, or --stratify folder",
+        )
+    if stratify not in fields:
+        raise PolicyError(
+            f"manifest has no `{stratify}` column (columns: {', '.join(fields)})",
+            path=str(source),
+            line=1,
+            fix="name an existing column in --stratify, or `folder`",
+        )
+    return factorize([rows.get(p, {}).get(stratify, "") for p in paths], ["" for _ in paths])
+
+
+def _kept(
+    policy: Policy, keep: Path, rows: dict[str, dict[str, str]], names: Sequence[str], paths: Sequence[str],
+    comp: np.ndarray, gids: np.ndarray,
+) -> tuple[np.ndarray, list[tuple[float, float]] | None, np.ndarray | None]:
+    """Each file's kept split index (-1: new), and the share bounds and weights to repair with."""
+    unknown = sorted({r["split"] for r in rows.values()} - set(names))
+    if unknown:
+        raise UsageError(
+            f"the kept manifest uses split {unknown[0]!r}, not one of {', '.join(names)}",
+            path=str(keep),
+            fix="pass the manifest's split names as --names TRAIN,VAL,TEST",
+        )
+    index = {s: k for k, s in enumerate(names)}
+    kept = np.array([index[rows[p]["split"]] if p in rows else -1 for p in paths], dtype=np.int64)
+    bounds = weight = None
+    if policy.split_share is not None:
+        spec = {s: (lo, hi) for s, lo, hi in policy.split_share.bounds}
+        bounds = [spec.get(s, (0.0, 1.0)) for s in names]
+        if policy.split_share.by == "groups" and len(comp):
+            # A component's weight is the number of groups in it.
+            span = int(gids.max()) + 1
+            weight = np.bincount(np.unique(comp * span + gids) // span)
+    return kept, bounds, weight
 
 
 def _stats(
@@ -453,47 +472,3 @@ def _stats(
             )
         )
     return tuple(out)
-
-
-def manifest_text(p: Plan) -> str:
-    """The manifest CSV: path, split, group (if any), then carried-over columns; sorted by path."""
-    buf = io.StringIO()
-    writerow = csv_writerow(buf)
-    has_group = any(g is not None for g in p.group)
-    writerow(["path", "split", *(["group"] if has_group else []), *p.columns])
-    for i in np.argsort(np.array(p.paths, dtype=object), kind="stable").tolist():
-        path = p.paths[i]
-        row = [path, p.names[int(p.split[i])]]
-        if has_group:
-            row.append(p.group[i] or "")
-        extra = p.extra.get(path, {})
-        writerow(row + [extra.get(c, "") for c in p.columns])
-    return buf.getvalue()
-
-
-def summary(p: Plan) -> str:
-    """A few lines a person reads after the run."""
-    lines = []
-    for s in p.stats:
-        line = f"  {s.name:<8} {s.files:>9} files  {s.share:6.1%}  (target {s.target:.1%})"
-        if p.stratified_by:
-            line += f"  label distance {s.label_distance:.3f}"
-        lines.append(line)
-    head = (
-        f"leakcheck split: {len(p.paths)} files in {p.components} components "
-        f"(largest {p.largest}); {p.clusters} copy clusters merged with groups"
-    )
-    if p.ungrouped and any(g is not None for g in p.group):
-        head += f"; {p.ungrouped} files matched no group rule"
-    tail = []
-    if p.stratified_by:
-        tail.append(
-            f"label distance: total variation between a split's {p.stratified_by} labels "
-            "and the whole dataset's (0 is a perfect match)"
-        )
-    if p.moved or p.dropped:
-        tail.append(
-            f"changed the split of {p.moved} kept files; "
-            f"dropped {p.dropped} rows whose file is gone"
-        )
-    return "\n".join([head, *lines, *tail]) + "\n"

@@ -251,3 +251,75 @@ def test_browser_renders_the_bundled_example(browser, tmp_path: Path) -> None:
     report = check(EXAMPLE_POLICY, use_cache=False)
     assert report.findings
     _assert_rendered(seen, report)
+
+
+# --------------------------------------------------------------------------
+# The overview (issue 15)
+
+
+def _scored(fid: str, detector: str, value: float, pair: tuple[str, str] = ("train", "test")) -> Finding:
+    members = (Member(f"{pair[0]}/{fid}.jpg", pair[0]), Member(f"{pair[1]}/{fid}.jpg", pair[1]))
+    return Finding(fid, "near-duplicate", "error", members, pairs=(Pair(members[0].path, members[1].path,
+                                                                        detector, value),))
+
+
+def test_overview_counts_pairs_and_kinds_and_draws_thresholds() -> None:
+    report = Report("p", (
+        _scored("000000000001", "phash", 2), _scored("000000000002", "phash", 8),
+        _scored("000000000003", "thumbnail", 0.97, ("train", "val")),
+        _finding("000000000004", "identical-file", ("train", "test"), 1.0),
+    ))
+    page = render_html(report, loader=lambda path: None,
+                       thresholds={"phash": (8.0, True), "thumbnail": (0.95, False)})
+    overview = page[page.index('<section class="overview"'):page.index("</section>")]
+    assert "<script" not in overview
+    table = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", overview[overview.index('<table class="counts"'):]))
+    assert "split pair identical-file near-duplicate train~test 1 2 train~val 1" in table
+    bars = re.findall(r'<rect class="bar" data-kind="([^"]+)"[^>]*width="([\d.]+)"', overview)
+    assert [(k, float(w)) for k, w in bars] == [("identical-file", 120.0), ("near-duplicate", 240.0),
+                                              ("near-duplicate", 120.0)]
+    assert "phash: 3 matched pairs; a match needs at most 8; the pair closest to the threshold scores 8" in overview
+    assert "thumbnail: 1 matched pairs; a match needs at least 0.950" in overview
+    assert overview.count('<line class="threshold"') == 2
+
+
+def test_overview_is_absent_without_findings() -> None:
+    page = render_html(Report("p", ()), loader=lambda path: None)
+    assert 'class="overview"' not in page
+
+
+def test_browser_draws_the_overview(browser, review_dataset: Path, tmp_path: Path) -> None:
+    """In Chromium the overview's charts have size, every bar and bin is on the matching side of
+    its threshold, no script runs and nothing is blocked; a screenshot is kept."""
+    (review_dataset / "leakcheck.yaml").write_text(
+        (review_dataset / "leakcheck.yaml").read_text()
+        + "detectors:\n  thumbnail: {severity: error, min_cosine: 0.9}\n")
+    out = tmp_path / "review.html"
+    main(["report", "--html", str(out), "--policy", str(review_dataset / "leakcheck.yaml"), "--no-cache"])
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.goto(out.as_uri())
+    box = page.locator("svg.chart.pairs").bounding_box()
+    assert box is not None and box["width"] > 300 and box["height"] > 10
+    charts = page.evaluate("""() => [...document.querySelectorAll('svg.chart.scores')].map(s => {
+        const t = s.querySelector('line.threshold');
+        return {name: s.dataset.detector, line: t ? t.x1.baseVal.value : null,
+                bins: [...s.querySelectorAll('rect.bin')].map(r => [r.x.baseVal.value,
+                        r.x.baseVal.value + r.width.baseVal.value]),
+                shown: s.getBoundingClientRect().width};
+    })""")
+    by_name = {c["name"]: c for c in charts}
+    assert {"phash", "thumbnail"} <= set(by_name)
+    for c in charts:
+        assert c["shown"] > 100 and c["bins"] and c["line"] is not None
+    assert all(right <= by_name["phash"]["line"] + 0.01 for _, right in by_name["phash"]["bins"])
+    assert all(left >= by_name["thumbnail"]["line"] - 0.01 for left, _ in by_name["thumbnail"]["bins"])
+    assert errors == []
+    shot = tmp_path / "overview.png"
+    page.locator("section.overview").screenshot(path=str(shot))
+    page.close()
+    assert shot.stat().st_size > 5_000
+    keep = os.environ.get("LEAKCHECK_SCREENSHOT_DIR")
+    if keep:  # for a person to look at; tests never write outside tmp_path otherwise
+        shutil.copyfile(shot, Path(keep) / "overview.png")

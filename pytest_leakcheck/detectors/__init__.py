@@ -94,6 +94,16 @@ def enabled(policy: PolicyView) -> list[tuple[Detector, Any]]:
     return out
 
 
+def thresholds(policy: PolicyView) -> dict[str, tuple[float, bool]]:
+    """Enabled detector name -> (threshold, lower_is_stronger), for pictures of the scores."""
+    out = {}
+    for d, settings in enabled(policy):
+        value = d.threshold(settings)
+        if value is not None:
+            out[d.name] = (value, d.lower_is_stronger)
+    return out
+
+
 def families(policy: PolicyView) -> tuple[Family, ...]:
     """Every family some detector needs, each once."""
     return unique(f for d in registry() for f in d.families(policy.detectors.of(d), policy))

@@ -89,6 +89,10 @@ class Detector:
         """Cheap signals this detector can measure for any pair, shown beside the one that fired."""
         return {}
 
+    def threshold(self, settings: Any) -> float | None:
+        """The value a match must reach (or stay under, ``lower_is_stronger``); None if fixed or calibrated."""
+        return None
+
     def params(self, settings: Any) -> str:
         """Everything its matches depend on, for the incremental cache's key."""
         return f"{self.name}:{settings!r}"

@@ -45,6 +45,9 @@ class DHash(Detector):
     def strength(self, match: Match, settings: HashSettings) -> float:
         return 1.0 - match.value / settings.bits
 
+    def threshold(self, settings: HashSettings) -> float:
+        return float(settings.max_distance)
+
     def pair_signals(self, sigs: Any, i: int, j: int, orientation: str, settings: HashSettings) -> dict[str, float]:
         dist = hash_distance(sigs, PREFIX, i, j, orientation)
         return {} if dist is None else {"dhash_distance": dist}

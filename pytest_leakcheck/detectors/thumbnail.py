@@ -62,6 +62,9 @@ class Thumbnail(Detector):
     def strength(self, match: Match, settings: ThumbnailSettings) -> float:
         return match.value
 
+    def threshold(self, settings: ThumbnailSettings) -> float:
+        return settings.min_cosine
+
     def pair_signals(self, sigs: Any, i: int, j: int, orientation: str, settings: Any) -> dict[str, float]:
         if not sigs.has("thumb"):
             return {}

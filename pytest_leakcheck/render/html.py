@@ -29,6 +29,7 @@ from ..decode import TRANSPOSE, open_image
 from ..model import COPY_KINDS, KINDS, Finding, Pair, Report
 from ..names import display
 from ..policy import DEFAULT_MAX_PIXELS
+from ._overview import overview
 
 #: Longest side of an embedded thumbnail, in pixels.
 THUMB = 128
@@ -207,6 +208,11 @@ figcaption{font-size:.75em;word-break:break-all;color:#444}
 .members{padding-left:1.2em;word-break:break-all}.split{color:#06c}
 .judge code{user-select:all;background:#f2f2f2;padding:0 .3em}.message{color:#a00}
 nav li{margin:.1em 0}
+.overview h3{font-size:1em;margin:1em 0 .3em}.chart text{font-size:11px;fill:#333}
+.legend .key{margin-right:1em;font-size:.85em}.legend i{display:inline-block;width:.9em;height:.9em;
+ margin-right:.3em;vertical-align:middle}.counts td,.counts th{padding:0 .8em 0 0;text-align:left}
+.hists{display:flex;flex-wrap:wrap;gap:1.5em}.hist{width:auto}
+.hist figcaption{font-size:.8em;max-width:420px;word-break:normal}
 """
 
 #: No script may run on the page: it needs none, and a file name that slipped
@@ -235,9 +241,11 @@ def render(
     root: Path | None = None,
     max_pixels: int = DEFAULT_MAX_PIXELS,
     loader: Loader | None = None,
+    thresholds: dict[str, tuple[float, bool]] | None = None,
     **_: object,
 ) -> str:
-    """The review page.  Images come from ``loader``, or from files under ``root``."""
+    """The review page.  Images come from ``loader``, or from files under ``root``;
+    ``thresholds`` (``detectors.thresholds(policy)``) are drawn on the score charts."""
     load = loader or (thumbnail_loader(Path(root), max_pixels) if root is not None else None)
     grouped = groups(report)
     out = [
@@ -249,6 +257,7 @@ def render(
         f"<style>{_STYLE}</style></head><body>",
         "<h1>leakcheck review</h1>",
         f'<table class="summary">{_summary(report)}</table>',
+        overview(report, thresholds),
         "<p>Each finding shows the first file with the matched orientation applied, the second file, "
         "and where they differ (white: most). Record a verdict with the command under it; "
         "<code>distinct</code> findings are never reported again.</p>",

@@ -9,6 +9,22 @@ from ._common import finding_lines
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
 DEFAULT_MAX_FINDINGS = 50
+_COPIES = ("keep each cluster of copies in one split: move or delete the copies, or let `leakcheck split` "
+           "plan it (the moves for split folders, a repaired manifest with --keep)")
+#: What to do about each kind of failing finding: a missing file is not fixed like a leak.
+FIXES = {
+    "identical-file": _COPIES,
+    "identical-pixels": _COPIES,
+    "near-duplicate": _COPIES + "; a false alarm: `leakcheck judge ID distinct --reason WHY`",
+    "group-split": "keep every file of a group in one split (`leakcheck split` moves as few as possible: "
+                   "files between split folders, or rows with --keep MANIFEST)",
+    "split-share": "move files between splits until each share is inside its `split_share` bounds",
+    "unreadable-image": "replace or delete the damaged file, or skip it with `ignore:` in the policy",
+    "ambiguous-file": "make the file match one split only: narrow the globs, or list it once in the manifest",
+    "missing-file": "restore the file, or delete its row from the manifest or split file",
+    "unassigned-file": "put the file in a split (a glob or a manifest row), or skip it with `ignore:`",
+    "ungrouped-file": "extend the group rules to cover the file, or set `ungrouped: own-group`",
+}
 
 
 def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: object) -> str:
@@ -44,7 +60,12 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
     if judged:
         line += "; baseline: " + ", ".join(judged)
     out.append(line)
-    if report.exit_code:
-        out.append("Fix: keep each cluster and each group in one split (move or delete the copies, "
-                   "or write a repaired manifest with `leakcheck split`), then run `leakcheck check` again.")
+    failing = {f.kind for f in report.failing}
+    fixes: dict[str, list[str]] = {}  # kinds that share a fix share its line
+    for kind in (k for k in FIXES if k in failing):
+        fixes.setdefault(FIXES[kind], []).append(kind)
+    for fix, kinds in fixes.items():
+        out.append(f"Fix ({', '.join(kinds)}): {fix}.")
+    if failing:
+        out.append("Then run `leakcheck check` again.")
     return log_lines(out)
