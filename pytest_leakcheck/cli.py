@@ -56,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
     chk.add_argument("--max-findings", type=int, default=50, help="findings shown in full in text (0: all)")
     chk.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
+    chk.add_argument("--executor", metavar="tcp://HOST:8786",
+                     help="decode on this Dask scheduler's workers (default: the policy's `executor`, else local)")
     chk.add_argument("--changed-since", metavar="REF",
                      help="pull request mode: findings that involve files changed since REF are new")
     chk.add_argument("--base-report", type=Path, metavar="JSON",
@@ -169,6 +171,10 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError("--base-report needs --changed-since REF", fix="name the commit the report was made at")
     policy = load(args.policy or find_policy())
     options = {"jobs": args.jobs, "use_cache": not args.no_cache}
+    if args.executor:
+        from .executors import check_address
+
+        options["executor"] = check_address(args.executor, where="--executor")
     if args.changed_since:
         base = None
         if args.base_report:

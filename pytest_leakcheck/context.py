@@ -8,6 +8,7 @@ import this module, ``kernels`` and ``signals``, and nothing above them.
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +60,8 @@ class SearchRun:
     focus: np.ndarray | None = None
     #: Figures a detector wants in the report's stats (e.g. a calibration).
     stats: dict[str, object] = field(default_factory=dict)
+    #: Where per-file work (full decodes) runs; None: local processes.
+    executor: Executor | None = None
 
     def __post_init__(self) -> None:
         self.texture = Texture(self.sigs)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable
+from concurrent.futures import Executor
 from pathlib import Path
 
 import numpy as np
 
-from . import baseline, findings, groups, inventory, search, signatures
+from . import baseline, executors, findings, groups, inventory, search, signatures
 from .model import Report
 from .policy import Policy, load
 from .store import Store, open_store
@@ -27,6 +28,7 @@ def check(
     jobs: int | None = None,
     use_cache: bool = True,
     focus: Iterable[str] | None = None,
+    executor: str | Executor | None = None,
 ) -> Report:
     """Run the whole pipeline and return the report.
 
@@ -37,6 +39,10 @@ def check(
     ``focus`` (paths relative to the policy root) limits the search and the
     findings to those files, compared against the whole dataset: what a
     pre-commit hook or a pull request needs.
+
+    ``executor`` (a Dask scheduler address, or any ``concurrent.futures``
+    executor; default: the policy's ``executor``, else local processes) runs
+    the per-file decode work; see :mod:`executors`.
     """
     t0 = time.perf_counter()
     if policy is None:
@@ -49,23 +55,26 @@ def check(
     if store is None:
         store = open_store(policy.cache if use_cache else None)
     try:
-        report = _pipeline(policy, store, jobs, focus, t0)
+        with executors.connect(executor or policy.executor) as ex:
+            report = _pipeline(policy, store, jobs, focus, t0, ex)
         return baseline.apply(report, judged, complete=focus is None)
     finally:
         if own:
             store.close()
 
 
-def _pipeline(policy: Policy, store: Store, jobs: int | None, focus: Iterable[str] | None, t0: float) -> Report:
+def _pipeline(policy: Policy, store: Store, jobs: int | None, focus: Iterable[str] | None, t0: float,
+              executor: Executor | None = None) -> Report:
     inv = groups.resolve(inventory.scan(policy))
     policy = inv.policy  # a manifest may have filled in the split names
     # A focus check (hook, pull request) reads the snapshot of the last
     # full check but does not pay for rewriting it.
-    sigs = signatures.compute(inv.records, policy, store, jobs=jobs, update_snapshot=focus is None)
+    sigs = signatures.compute(inv.records, policy, store, jobs=jobs, executor=executor,
+                              update_snapshot=focus is None)
     t_sign = time.perf_counter()
     wanted = None if focus is None else {str(p).replace("\\", "/") for p in focus}
     mask = None if wanted is None else np.array([r.path in wanted for r in inv.records], dtype=bool)
-    matches, found = search.search(inv, sigs, policy, store, focus=mask, jobs=jobs)
+    matches, found = search.search(inv, sigs, policy, store, focus=mask, jobs=jobs, executor=executor)
     stats = dict(sigs.stats)
     stats["seconds_search"] = round(time.perf_counter() - t_sign, 3)
     stats.update(found)

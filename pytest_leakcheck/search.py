@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,8 @@ def comparisons(inv: Inventory, policy: Policy) -> list[tuple[str, str]]:
 
 
 def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
-            focus: np.ndarray | None = None, jobs: int | None = None) -> SearchRun:
+            focus: np.ndarray | None = None, jobs: int | None = None,
+            executor: Executor | None = None) -> SearchRun:
     return SearchRun(
         sigs=sigs,
         split_of=tuple(r.split for r in inv.records),
@@ -51,6 +53,7 @@ def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
         max_pixels=policy.files.max_pixels,
         jobs=jobs,
         focus=focus,
+        executor=executor,
     )
 
 
@@ -69,11 +72,12 @@ def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
 
 
 def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
-           focus: np.ndarray | None = None, jobs: int | None = None) -> tuple[list[Match], dict[str, Any]]:
+           focus: np.ndarray | None = None, jobs: int | None = None,
+           executor: Executor | None = None) -> tuple[list[Match], dict[str, Any]]:
     """All matches of the enabled detectors, and the figures they report (``stats``)."""
     enabled = detectors.enabled(policy)
     reusable = [(d, s) for d, s in enabled if d.incremental]
-    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs)
+    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs, executor=executor)
     matches = find(run, reusable) if focus is not None else _incremental(run, policy, reusable)
     slow = [(d, s) for d, s in enabled if not d.incremental]
     if slow:
