@@ -196,7 +196,8 @@ def _emit(report: object, args: argparse.Namespace, root: Path | None) -> None:
     if args.format in ("sarif", "markdown", "annotations"):
         prefix = args.path_prefix
         if prefix is None:
-            prefix = repo_prefix(root) if root is not None else ""
+            # Object storage (sources.Url) has no git checkout: paths stay root-relative.
+            prefix = repo_prefix(root) if isinstance(root, Path) else ""
         options.update(prefix=prefix, blob_url=args.blob_url)
     text = render(report, args.format, **options)  # type: ignore[arg-type]
     if args.output:

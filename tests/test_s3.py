@@ -162,3 +162,18 @@ def test_url_root_with_dotdot_is_rejected(tmp_path: Path) -> None:
 
     with pytest.raises(PolicyError, match="root"):
         load(_s3_policy(tmp_path, "s3://bucket/../x"))
+
+
+def test_cli_sarif_and_html_review_over_an_s3_root(leaky_dataset: Path, tmp_path: Path, s3: str, run_cli) -> None:
+    url = f"s3://{BUCKET}/{PREFIX}"
+    _upload(leaky_dataset, url)
+    policy = _s3_policy(tmp_path / "remote", url)
+    code, _, err = run_cli("check", "--policy", str(policy), "--format", "sarif", "-o", str(tmp_path / "r.sarif"))
+    assert code == 1, err
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
+            for r in json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"] for loc in r["locations"]}
+    assert "test/identical.jpg" in uris
+    code, _, err = run_cli("report", "--policy", str(policy), "--html", str(tmp_path / "review.html"))
+    assert code == 1, err
+    # Thumbnails are read from the bucket and embedded as images.
+    assert (tmp_path / "review.html").read_text().count("data:image/") >= 2 * len(expected_leaks())
