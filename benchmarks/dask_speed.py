@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.benchdata import generated  # noqa: E402
-from pytest_leakcheck import inventory, signatures  # noqa: E402
-from pytest_leakcheck.executors import connect  # noqa: E402
-from pytest_leakcheck.policy import load  # noqa: E402
-from pytest_leakcheck.store import open_store  # noqa: E402
+from benchmarks.benchdata import generated
+from pytest_leakcheck import inventory, signatures
+from pytest_leakcheck.executors import connect
+from pytest_leakcheck.policy import load
+from pytest_leakcheck.store import open_store
 
 
 def _rate(records: tuple, policy: object, executor: object, jobs: int | None) -> float:

@@ -137,7 +137,9 @@ def _file_digest(path: str) -> bytes | None:
     return h.digest()
 
 
-def _digests(records: Sequence[FileRecord], root: Path | sources.Url, store: Store) -> tuple[list[bytes | None], list[int]]:
+def _digests(
+    records: Sequence[FileRecord], root: Path | sources.Url, store: Store
+) -> tuple[list[bytes | None], list[int]]:
     """Each file's content digest: from the store where size and mtime match, else hashed."""
     paths = [r.path for r in records]
     known = store.lookup_files(paths)
@@ -183,7 +185,7 @@ def _decode_missing(
     rows: list[int] = []
     seen: set[bytes] = set()
     for i, d in enumerate(digests):
-        if d is None and not remote or d in complete or d in seen or d in cached["error"]:
+        if (d is None and not remote) or d in complete or d in seen or d in cached["error"]:
             continue
         if d is not None:
             seen.add(d)
