@@ -55,7 +55,10 @@ class DaskExecutor(Executor):
             chunksize: int = 1) -> Iterator:
         items = list(zip(*iterables)) if len(iterables) > 1 else list(iterables[0])
         call = fn if len(iterables) == 1 else functools.partial(_star, fn)
-        size = max(self.batch, chunksize)
+        # Up to `batch` files per task, but at least four tasks per worker, so a
+        # small job still spreads over the cluster (chunksize is for local pools).
+        workers = max(1, len(self.client.scheduler_info().get("workers", ())))
+        size = max(1, min(self.batch, -(-len(items) // (4 * workers))))
         batches = [items[k:k + size] for k in range(0, len(items), size)]
         futures = self.client.map(functools.partial(_run_batch, call), batches, pure=False)
 
