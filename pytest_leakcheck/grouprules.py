@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .sources import Url, locate
 from .config import Ctx
+from .sources import Url, locate
 
 #: Rule sources, each a key of one item under ``groups:``.
 SOURCES = ("regex", "folder_depth", "manifest_column", "csv", "coco")
