@@ -116,8 +116,14 @@ def test_incremental_check_reads_only_the_new_object(tmp_path: Path, s3: str) ->
     url = f"s3://{BUCKET}/{PREFIX}"
     _upload(data, url)
     policy = _s3_policy(tmp_path / "remote", url)
+    _recording(s3, "start-recording")
     first = check(policy)
+    _recording(s3, "stop-recording")
     assert not first.errors and first.stats["decoded"] == 13
+    # Cold: each object read exactly once, by its decode (no separate hashing pass).
+    keys = sorted(f"{PREFIX}/{p.relative_to(data).as_posix()}" for p in data.glob("t*/*.jpg"))
+    assert sorted(_object_reads(tmp_path / "moto-requests.jsonl")) == keys
+    _recording(s3, "reset-recording")
 
     # A resized copy of a training image lands in test; nothing else changes.
     save(photo(4).resize((80, 60)), data / "test/new.jpg", quality=85)
