@@ -198,6 +198,8 @@ def _decode_missing(
     new_files: list[tuple[str, int, int, bytes]] = []
     fresh: set[bytes] = set()
     for i, (digest, ok, result) in zip(rows, run_map(sign, tasks, executor, jobs)):
+        # PROGRESS HOOK (issue 15, progress.py): one decoded file per iteration, as
+        # results arrive from local processes or Dask workers, in submission order.
         fresh.add(digest)
         if digest and digest != digests[i]:
             # The file changed between hashing and decoding (or, in object
