@@ -183,3 +183,17 @@ def test_cli_sarif_and_html_review_over_an_s3_root(leaky_dataset: Path, tmp_path
     assert code == 1, err
     # Thumbnails are read from the bucket and embedded as images.
     assert (tmp_path / "review.html").read_text().count("data:image/") >= 2 * len(expected_leaks())
+
+
+def test_dask_workers_read_the_bucket(leaky_dataset: Path, tmp_path: Path, s3: str) -> None:
+    """Workers started with the same AWS_* environment read and decode the objects themselves."""
+    distributed = pytest.importorskip("distributed", reason="needs pip install 'pytest-leakcheck[dask]'")
+    url = f"s3://{BUCKET}/{PREFIX}"
+    _upload(leaky_dataset, url)
+    policy = _s3_policy(tmp_path / "remote", url)
+    local = check(policy, use_cache=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        remote = check(policy, use_cache=False, executor=cluster.scheduler_address)
+    assert _without_stats(remote) == _without_stats(local)
+    assert remote.stats["decoded"] == local.stats["decoded"] > 70
