@@ -60,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
     chk.add_argument("--max-findings", type=int, default=50, help="findings shown in full in text (0: all)")
     chk.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
+    chk.add_argument("--executor", metavar="tcp://HOST:8786",
+                     help="decode on this Dask scheduler's workers (default: the policy's `executor`, else local)")
     chk.add_argument("--changed-since", metavar="REF",
                      help="pull request mode: findings that involve files changed since REF are new")
     chk.add_argument("--base-report", type=Path, metavar="JSON",
@@ -209,6 +211,10 @@ def _check(args: argparse.Namespace) -> int:
     policy = load(args.policy or find_policy())
     progress = _progress(args)
     options = {"jobs": args.jobs, "use_cache": not args.no_cache, "progress": progress}
+    if args.executor:
+        from .executors import check_address
+
+        options["executor"] = check_address(args.executor, where="--executor")
     if args.changed_since:
         base = None
         if args.base_report:
@@ -238,7 +244,8 @@ def _emit(report: object, args: argparse.Namespace, root: Path | None, policy: P
     if args.format in ("sarif", "markdown", "annotations"):
         prefix = args.path_prefix
         if prefix is None:
-            prefix = repo_prefix(root) if root is not None else ""
+            # Object storage (sources.Url) has no git checkout: paths stay root-relative.
+            prefix = repo_prefix(root) if isinstance(root, Path) else ""
         options.update(prefix=prefix, blob_url=args.blob_url)
     text = render(report, args.format, **options)  # type: ignore[arg-type]
     if args.output:

@@ -8,6 +8,7 @@ import this module, ``kernels`` and ``signals``, and nothing above them.
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +63,8 @@ class SearchRun:
     stats: dict[str, object] = field(default_factory=dict)
     #: Hears of each detector's search (progress.py); silent by default.
     progress: Progress = SILENT
+    #: Where per-file work (full decodes) runs; None: local processes.
+    executor: Executor | None = None
 
     def __post_init__(self) -> None:
         self.texture = Texture(self.sigs)

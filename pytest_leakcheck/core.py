@@ -9,11 +9,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable
+from concurrent.futures import Executor
 from pathlib import Path
 
 import numpy as np
 
-from . import baseline, findings, groups, inventory, search, signatures
+from . import baseline, executors, findings, groups, inventory, search, signatures
 from .model import Report
 from .policy import Policy, load
 from .progress import SILENT, Progress
@@ -29,6 +30,7 @@ def check(
     use_cache: bool = True,
     focus: Iterable[str] | None = None,
     progress: Progress = SILENT,
+    executor: str | Executor | None = None,
 ) -> Report:
     """Run the whole pipeline and return the report.
 
@@ -41,6 +43,9 @@ def check(
     pre-commit hook or a pull request needs.
 
     ``progress`` hears of each long stage (progress.py); by default nothing does.
+    ``executor`` (a Dask scheduler address, or any ``concurrent.futures``
+    executor; default: the policy's ``executor``, else local processes) runs
+    the per-file decode work; see :mod:`executors`.
     """
     t0 = time.perf_counter()
     if policy is None:
@@ -53,7 +58,8 @@ def check(
     if store is None:
         store = open_store(policy.cache if use_cache else None)
     try:
-        report = _pipeline(policy, store, jobs, focus, t0, progress)
+        with executors.connect(executor or policy.executor) as ex:
+            report = _pipeline(policy, store, jobs, focus, t0, progress, ex)
         return baseline.apply(report, judged, complete=focus is None)
     finally:
         if own:
@@ -61,17 +67,18 @@ def check(
 
 
 def _pipeline(policy: Policy, store: Store, jobs: int | None, focus: Iterable[str] | None, t0: float,
-              progress: Progress = SILENT) -> Report:
+              progress: Progress = SILENT, executor: Executor | None = None) -> Report:
     inv = groups.resolve(inventory.scan(policy, progress))
     policy = inv.policy  # a manifest may have filled in the split names
     # A focus check (hook, pull request) reads the snapshot of the last
     # full check but does not pay for rewriting it.
     sigs = signatures.compute(inv.records, policy, store, jobs=jobs, update_snapshot=focus is None,
-                              progress=progress)
+                              progress=progress, executor=executor)
     t_sign = time.perf_counter()
     wanted = None if focus is None else {str(p).replace("\\", "/") for p in focus}
     mask = None if wanted is None else np.array([r.path in wanted for r in inv.records], dtype=bool)
-    matches, found = search.search(inv, sigs, policy, store, focus=mask, jobs=jobs, progress=progress)
+    matches, found = search.search(inv, sigs, policy, store, focus=mask, jobs=jobs, progress=progress,
+                                   executor=executor)
     stats = dict(sigs.stats)
     stats["seconds_search"] = round(time.perf_counter() - t_sign, 3)
     stats.update(found)

@@ -17,10 +17,11 @@ import io
 import struct
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from PIL import Image, ImageOps
+
+from .sources import read_bytes
 
 #: Side of the grey square every signal is computed from.
 BASE = 64
@@ -115,7 +116,7 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
 def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
     """Read, digest and decode one file, then compute each family.  Never raises."""
     try:
-        data = Path(task.path).read_bytes()
+        data = read_bytes(task.path)  # a local file, or an object-storage URL (sources.py)
     except OSError as exc:
         return b"", False, f"cannot read file: {exc.strerror or exc}"
     digest = hashlib.sha256(data).digest()
@@ -144,7 +145,7 @@ def pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
     """A digest of the fully decoded pixels (and size), for the identical-pixels detector."""
     path, max_pixels = task
     try:
-        data = Path(path).read_bytes()
+        data = read_bytes(path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Ctx
+from .sources import Url, locate
 
 #: Rule sources, each a key of one item under ``groups:``.
 SOURCES = ("regex", "folder_depth", "manifest_column", "csv", "coco")
@@ -45,7 +46,9 @@ class ShareRules:
 # Policy sections (called from policy.load)
 
 
-def parse_rules(ctx: Ctx, raw: Any, root: Path, manifest: Path | None) -> tuple[GroupRule, ...]:
+def parse_rules(
+    ctx: Ctx, raw: Any, root: Path | Url, manifest: Path | Url | None
+) -> tuple[GroupRule, ...]:
     """Validate ``groups:``; regexes compile and name a group, files exist."""
     at = ("groups",)
     if raw is None:
@@ -87,8 +90,8 @@ def parse_rules(ctx: Ctx, raw: Any, root: Path, manifest: Path | None) -> tuple[
         else:
             if not isinstance(value, str) or not value:
                 raise ctx.fail(spot, "expected a file path")
-            path = (root / value).resolve()
-            if not path.is_file():
+            path = locate(root, value)  # under a URL root, an object in the bucket
+            if path is None or not path.is_file():
                 kind = "CSV" if source == "csv" else "COCO JSON"
                 raise ctx.fail(
                     spot,

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from . import sources
 from .errors import PolicyError
 from .grouprules import GroupRule, ShareRules
 from .inventory import Inventory, clean_path
@@ -55,7 +56,7 @@ def read_column(path: Path, column: str, what: str = "manifest") -> dict[str, st
     out: dict[str, str] = {}
     try:
         # Names as their bytes, like the manifest (inventory._read_manifest).
-        with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
+        with sources.open_text(path) as fh:
             reader = csv.DictReader(fh)
             fields = reader.fieldnames or []
             for need in ("path", column):

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TextIO
 
-from . import splitsources
+from . import sources, splitsources
 from .errors import PolicyError
 from .policy import Policy, with_splits
 from .progress import SILENT, Progress
@@ -180,6 +180,22 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> list[tuple
     return found
 
 
+def _walk_url(policy: Policy) -> list[tuple[str, sources.Stat]]:
+    """Image objects under a URL root, filtered as :func:`_walk` filters files."""
+    exts = policy.files.extensions
+    ignore = _any_regex(policy.ignore)
+    try:
+        found = sources.find(policy.root)  # type: ignore[arg-type]
+    except OSError as exc:
+        raise PolicyError(f"cannot list root {policy.root}: {exc}", path=policy.display(("root",)), key="root",
+                          fix="check the URL and the AWS_* credentials and endpoint in the environment") from None
+    return [
+        (rel, st) for rel, st in found
+        if rel.lower().endswith(exts) and not any(part.startswith(".") for part in rel.split("/"))
+        and not (ignore is not None and ignore.match(rel))
+    ]
+
+
 def manifest_reader(fh: TextIO, path: Path) -> csv.DictReader:
     """A reader over a manifest CSV whose header has been checked for `path` and `split`."""
     reader = csv.DictReader(fh)
@@ -203,7 +219,7 @@ def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None
     try:
         # surrogateescape: a row names a file by its bytes, as os.fsdecode does
         # for the listing, so a name that is not UTF-8 can be listed too.
-        with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
+        with sources.open_text(path) as fh:
             reader = manifest_reader(fh, path)
             for row in reader:
                 rel = clean_path(row.get("path") or "")
@@ -246,7 +262,7 @@ def clean_path(rel: str) -> str:
 def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     """List the dataset: every image file, its split, or the issue that stops it having one."""
     progress.start("listing")
-    files = _walk(policy.root, policy, progress)
+    files = _walk_url(policy) if sources.is_url(policy.root) else _walk(policy.root, policy, progress)
     progress.done()
     records: list[FileRecord] = []
     issues: list[FileIssue] = []

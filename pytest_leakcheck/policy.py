@@ -11,9 +11,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import detectors, grouprules, splitsources
+from . import detectors, grouprules, sources, splitsources
 from .config import AUGMENTATIONS, SEVERITIES, Ctx, read_yaml, type_name
 from .errors import PolicyError
+from .executors import ADDRESS
 from .grouprules import GroupRule, ShareRules
 
 SCHEMA_VERSION = 1
@@ -40,9 +41,10 @@ class Policy:
     """Everything one check needs to know, resolved to absolute paths."""
 
     path: Path
-    root: Path
+    #: The dataset folder, or a :class:`~sources.Url` in object storage (``s3://bucket/prefix``).
+    root: Path | sources.Url
     splits: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    manifest: Path | None = None
+    manifest: Path | sources.Url | None = None
     split_names: tuple[str, ...] = ()
     pairs: tuple[tuple[str, str], ...] = ()
     within_split: str = "warning"
@@ -60,6 +62,8 @@ class Policy:
     baseline: Path | None = None
     #: COCO split files or a metadata table (splitsources.py), read like a manifest.
     split_sources: splitsources.SplitSources | None = None
+    #: A Dask scheduler address for the per-file work; None: local processes.
+    executor: str | None = None
     #: Key path -> line number, for messages that point at the policy.
     lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
 
@@ -78,8 +82,8 @@ class Policy:
 
 
 def _splits(
-    ctx: Ctx, raw: Any, root: Path, need_manifest: bool = True
-) -> tuple[tuple, Path | None, tuple[str, ...]]:
+    ctx: Ctx, raw: Any, root: Path | sources.Url, need_manifest: bool = True
+) -> tuple[tuple, Path | sources.Url | None, tuple[str, ...]]:
     at = ("splits",)
     if raw is None:
         raise ctx.fail(at, "no splits defined", "add e.g. `splits: {train: [train/**], test: [test/**]}`")
@@ -92,7 +96,10 @@ def _splits(
                            "list the split of every file in the manifest instead")
         if not isinstance(raw["manifest"], str):
             raise ctx.fail((*at, "manifest"), "expected a path to a CSV file")
-        manifest = (root / raw["manifest"]).resolve()
+        manifest = sources.locate(root, raw["manifest"])
+        if manifest is None:
+            raise ctx.fail((*at, "manifest"), f"{raw['manifest']!r} is not a usable URL",
+                           "write it as s3://bucket/key, without `..` above the bucket")
         if need_manifest and not manifest.is_file():
             raise ctx.fail((*at, "manifest"), f"manifest {raw['manifest']!r} not found",
                            "write a CSV with columns path,split[,group]")
@@ -147,7 +154,7 @@ def _files(ctx: Ctx, raw: Any) -> FileRules:
 
 
 _TOP_KEYS = ("version", "root", "splits", "pairs", "detectors", "augmentations", "files", "ignore", "cache",
-             "baseline")
+             "baseline", "executor")
 # Group rules, validated by groups.py; see docs/policy-groups.md.
 _GROUP_KEYS = ("groups", "ungrouped", "group_split", "split_share")
 
@@ -173,12 +180,12 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
     root_raw = raw.get("root", ".")
     if not isinstance(root_raw, str):
         raise ctx.fail(("root",), "expected a folder path")
-    root = (path.parent / root_raw).resolve()
-    if not root.is_dir():
+    root = _root(ctx, path, root_raw)
+    if not isinstance(root, sources.Url) and not root.is_dir():
         raise ctx.fail(("root",), f"folder {root_raw!r} does not exist", "point `root` at the dataset folder")
-    sources = splitsources.parse(ctx, raw.get("splits"), root)
-    if sources is not None:
-        splits, manifest, names = (), None, sources.names
+    split_sources = splitsources.parse(ctx, raw.get("splits"), root)
+    if split_sources is not None:
+        splits, manifest, names = (), None, split_sources.names
     else:
         splits, manifest, names = _splits(ctx, raw.get("splits"), root, need_manifest)
     pairs, within = _pairs(ctx, raw.get("pairs"), names)
@@ -206,9 +213,29 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         cache=(path.parent / cache).resolve(),
         baseline=(path.parent / baseline).resolve(),
         lines=lines,
-        split_sources=sources,
+        split_sources=split_sources,
+        executor=_executor(ctx, raw.get("executor")),
         **_group_keys(ctx, raw, root, manifest, names),
     )
+
+
+def _root(ctx: Ctx, path: Path, raw: str) -> Path | sources.Url:
+    """A folder relative to the policy, or a URL; a URL root is checked when it is listed."""
+    if not sources.is_url(raw):
+        return (path.parent / raw).resolve()
+    url = sources.parse(raw)
+    if url is None:
+        raise ctx.fail(("root",), f"{raw!r} is not a usable URL", "write it as s3://bucket/prefix, without `..`")
+    return url
+
+
+def _executor(ctx: Ctx, raw: Any) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not ADDRESS.match(raw.strip()):
+        raise ctx.fail(("executor",), f"expected a Dask scheduler address, got {raw!r}",
+                       "write it as tcp://HOST:8786 (what `dask scheduler` prints), or drop the key")
+    return raw.strip()
 
 
 def _group_keys(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,8 @@ def comparisons(inv: Inventory, policy: Policy) -> list[tuple[str, str]]:
 
 
 def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
-            focus: np.ndarray | None = None, jobs: int | None = None, progress: Progress = SILENT) -> SearchRun:
+            focus: np.ndarray | None = None, jobs: int | None = None, progress: Progress = SILENT,
+            executor: Executor | None = None) -> SearchRun:
     return SearchRun(
         sigs=sigs,
         split_of=tuple(r.split for r in inv.records),
@@ -53,6 +55,7 @@ def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
         jobs=jobs,
         focus=focus,
         progress=progress,
+        executor=executor,
     )
 
 
@@ -77,11 +80,11 @@ def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
 
 def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
            focus: np.ndarray | None = None, jobs: int | None = None,
-           progress: Progress = SILENT) -> tuple[list[Match], dict[str, Any]]:
+           progress: Progress = SILENT, executor: Executor | None = None) -> tuple[list[Match], dict[str, Any]]:
     """All matches of the enabled detectors, and the figures they report (``stats``)."""
     enabled = detectors.enabled(policy)
     reusable = [(d, s) for d, s in enabled if d.incremental]
-    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs, progress=progress)
+    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs, progress=progress, executor=executor)
     matches = find(run, reusable) if focus is not None else _incremental(run, policy, reusable)
     slow = [(d, s) for d, s in enabled if not d.incremental]
     if slow:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import detectors, snapshot
+from . import detectors, snapshot, sources
 from .decode import DECODE_PATH, PIXELS_PARAMS, SignTask, Unreadable, check_pixels, sign
 from .inventory import FileRecord
 from .policy import Policy
@@ -34,6 +34,9 @@ DIMS = ("dims", "v1")
 #: Files per hashing task: small enough for progress to move, large enough that
 #: a task costs much more than its future.
 HASH_BATCH = 512
+#: Decode results written per store transaction, as they arrive: a run that
+#: dies (driver or worker) keeps what was written, and a rerun resumes there.
+FLUSH = 512
 
 
 def fingerprint(policy: Policy) -> str:
@@ -111,7 +114,7 @@ def _compute_rows(
     cached: Cached = store.get_families([d for d in digests if d], wanted)
     fresh = _decode_missing(records, digests, cached, fams, policy, store, error_params, jobs, executor,
                             progress)
-    hashed = set(to_hash)
+    hashed = set(to_hash)  # in object storage, digested by the workers' decode (the one download)
     new_files = [(rec.path, rec.size, rec.mtime_ns, digests[i])
                  for i, rec in enumerate(records) if i in hashed and digests[i] is not None]
     if new_files:
@@ -142,7 +145,7 @@ def _file_digest(path: str) -> bytes | None:
     return h.digest()
 
 
-def _digests(records: Sequence[FileRecord], root: Path, store: Store,
+def _digests(records: Sequence[FileRecord], root: Path | sources.Url, store: Store,
              progress: Progress = SILENT) -> tuple[list[bytes | None], list[int]]:
     """Each file's content digest: from the store where size and mtime match, else hashed."""
     paths = [r.path for r in records]
@@ -155,6 +158,10 @@ def _digests(records: Sequence[FileRecord], root: Path, store: Store,
             digests[i] = hit[2]
         else:
             to_hash.append(i)
+    # An object is read once, by the worker that decodes it and returns its
+    # digest (decode.sign): hashing here too would download it twice.
+    if sources.is_url(root):
+        return digests, to_hash
     # hashlib releases the GIL on large buffers, so threads suffice here; one
     # task per batch of files, since after a fresh checkout every file of a
     # large dataset comes here and a future per file costs more than its hash.
@@ -185,20 +192,23 @@ def _decode_missing(
     Fills ``cached`` and the store; returns the digests decoded.
     """
     names = [f.name for f in fams] + [DIMS[0]]
+    remote = sources.is_url(policy.root)  # unknown digests come back from the decode
     complete = set(cached[names[0]]).intersection(*(cached[n] for n in names[1:]))
     tasks: list[SignTask] = []
     rows: list[int] = []
     seen: set[bytes] = set()
     for i, d in enumerate(digests):
-        if d is None or d in complete or d in seen or d in cached["error"]:
+        if (d is None and not remote) or d in complete or d in seen or d in cached["error"]:
             continue
-        seen.add(d)
+        if d is not None:
+            seen.add(d)
         # A new thumbnail size must not recompute (and rewrite) the perceptual hashes.
         missing = tuple(f for f in fams if d not in cached[f.name])
         rows.append(i)
         tasks.append(SignTask(str(policy.root / records[i].path), policy.files.max_pixels, missing))
     params = {f.name: f.params for f in fams} | {DIMS[0]: DIMS[1]}
     new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
+    new_files: list[tuple[str, int, int, bytes]] = []
     fresh: set[bytes] = set()
     if tasks:
         progress.start("decoding", len(tasks))
@@ -207,8 +217,10 @@ def _decode_missing(
         progress.advance()
         fresh.add(digest)
         if digest and digest != digests[i]:
-            # The file changed between hashing and decoding; trust the bytes decoded.
+            # The file changed between hashing and decoding (or, in object
+            # storage, was not hashed here); trust the bytes decoded.
             digests[i] = digest
+            new_files.append((records[i].path, records[i].size, records[i].mtime_ns, digest))
         if ok:
             assert isinstance(result, dict)
             for name, data in result.items():
@@ -217,10 +229,22 @@ def _decode_missing(
         elif digest:
             cached["error"][digest] = (False, str(result).encode("utf-8", "surrogateescape"))
             new_sigs.append((digest, "error", error_params, False, cached["error"][digest][1]))
+        if len(new_sigs) >= FLUSH:
+            _flush(store, new_sigs, new_files)
     progress.done()
-    if new_sigs:
-        store.put_signatures(new_sigs)
+    _flush(store, new_sigs, new_files)
     return fresh
+
+
+def _flush(store: Store, sigs: list[tuple[bytes, str, str, bool, bytes]],
+           files: list[tuple[str, int, int, bytes]]) -> None:
+    """Write what has arrived (signatures before the files that point at them) and forget it."""
+    if sigs:
+        store.put_signatures(sigs)
+        sigs.clear()
+    if files:
+        store.put_files(files)
+        files.clear()
 
 
 def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...], max_pixels: int) -> Signatures:

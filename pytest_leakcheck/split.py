@@ -29,7 +29,6 @@ import numpy as np
 from . import groups as group_rules
 from . import inventory
 from .errors import PolicyError, UsageError
-from .names import csv_writerow
 from .policy import Policy
 
 #: Kinds of finding that mean "same picture": their members must share a split.

@@ -68,7 +68,7 @@ def _pixel_digests(run: SearchRun, rows: list[int]) -> dict[int, bytes]:
             todo.setdefault(digests[i], i)
     tasks = [(str(run.root / run.paths[i]), run.max_pixels) for i in todo.values()]
     new = []
-    for digest, (ok, data) in zip(todo, run_map(pixel_digest, tasks, None, run.jobs)):
+    for digest, (ok, data) in zip(todo, run_map(pixel_digest, tasks, run.executor, run.jobs)):
         cached[digest] = (ok, data)
         new.append((digest, "pixels", PIXELS_PARAMS, ok, data))
     if new:

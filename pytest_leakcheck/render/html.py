@@ -29,6 +29,7 @@ from ..decode import TRANSPOSE, open_image
 from ..model import COPY_KINDS, KINDS, Finding, Pair, Report
 from ..names import display
 from ..policy import DEFAULT_MAX_PIXELS
+from ..sources import is_url, read_bytes
 from ._overview import overview
 
 #: Longest side of an embedded thumbnail, in pixels.
@@ -53,7 +54,7 @@ def thumbnail_loader(root: Path, max_pixels: int = DEFAULT_MAX_PIXELS, size: int
 
     def load(path: str) -> Image.Image | None:
         try:
-            img = open_image((root / path).read_bytes(), max_pixels)
+            img = open_image(read_bytes(str(root / path)), max_pixels)  # a file, or an object (sources.py)
             img.draft("RGB", draft)
             if img.getexif().get(0x0112, 1) != 1:  # transposing copies, so only when needed
                 img = ImageOps.exif_transpose(img)
@@ -246,7 +247,7 @@ def render(
 ) -> str:
     """The review page.  Images come from ``loader``, or from files under ``root``;
     ``thresholds`` (``detectors.thresholds(policy)``) are drawn on the score charts."""
-    load = loader or (thumbnail_loader(Path(root), max_pixels) if root is not None else None)
+    load = loader or (thumbnail_loader(root if is_url(root) else Path(root), max_pixels) if root is not None else None)
     grouped = groups(report)
     out = [
         "<!DOCTYPE html>",
