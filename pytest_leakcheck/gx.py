@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-# List, not list: pydantic (v1 API in GX) evaluates these annotations on 3.9 too.
-from typing import Any, ClassVar, List, Optional
+from typing import Any, ClassVar
 
 import great_expectations as gx
 import pandas as pd
@@ -93,7 +92,7 @@ class _KeyInOneSplitExpectation(MulticolumnMapExpectation):
         cls,
         configuration: Any = None,
         result: Any = None,
-        runtime_configuration: Optional[dict] = None,
+        runtime_configuration: dict | None = None,
         **kwargs: Any,
     ) -> list[RenderedStringTemplateContent]:
         # Without this, Data Docs print the raw kwargs instead of a sentence.
@@ -116,7 +115,7 @@ class ExpectGroupsInOneSplit(_KeyInOneSplitExpectation):
     show with the unexpected rows (default ``["group", "split", "path"]``).
     """
 
-    column_list: List[StrictStr] = pydantic.Field(
+    column_list: list[StrictStr] = pydantic.Field(
         default=["group", "split", "path"],
         description="group column, split column, then columns shown with unexpected rows",
     )
@@ -131,7 +130,7 @@ class ExpectNoCopiesAcrossSplits(_KeyInOneSplitExpectation):
     ``["cluster", "split", "path"]``).
     """
 
-    column_list: List[StrictStr] = pydantic.Field(
+    column_list: list[StrictStr] = pydantic.Field(
         default=["cluster", "split", "path"],
         description="cluster column, split column, then columns shown with unexpected rows",
     )
@@ -182,7 +181,10 @@ def validate_table(
     Raises :class:`ExpectationCrashed` when an expectation raised inside GX:
     GX reports that as ``success=False``, which would read as a leak.
     """
-    frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(list(table.rows), columns=table.columns)
+    # Only the columns the expectations read: GX fingerprints every column of the batch,
+    # and column-wise construction is several times faster than from row tuples.
+    frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(
+        {name: table.column(name) for name in ("path", "split", "group", "cluster")})
     if context is None:
         context = gx.get_context(mode="ephemeral")
         # Progress bars on stderr are noise in a test run; a user's context keeps its own setting.
