@@ -21,6 +21,7 @@ The core never imports this module: GX costs seconds to import.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -49,9 +50,10 @@ __all__ = ["ExpectGroupsInOneSplit", "ExpectNoCopiesAcrossSplits", "ExpectationC
            "build_docs", "expectations", "raised", "validate", "validate_table"]
 
 _METRIC = "leakcheck.key_in_one_split"
-#: Names of what validate() adds to a context; a second run replaces them.
+#: Names of what validate() adds to a context; a second run reuses them.
 DATASOURCE = "leakcheck"
 ASSET = "images"
+#: The Data Docs site build_docs() configures while it builds.
 DOCS_SITE = "leakcheck"
 
 
@@ -238,16 +240,27 @@ def _batch_definition(context: Any) -> Any:
 
 
 def build_docs(context: Any, folder: str | Path) -> Path:
-    """Build Data Docs of ``context``'s suites and results into ``folder``; returns its index page."""
+    """Build Data Docs of ``context``'s suites and results into ``folder``; returns its index page.
+
+    The site is configured only while it builds: the context's own sites
+    (a ``leakcheck`` one included) are as they were afterwards.
+    """
     folder = Path(folder).absolute()
     config: dict[str, Any] = {
         "class_name": "SiteBuilder",
         "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(folder)},
         "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
     }
-    if DOCS_SITE in context.get_site_names():
-        context.update_data_docs_site(DOCS_SITE, config)
-    else:
+    previous = copy.deepcopy(context.list_data_docs_sites().get(DOCS_SITE))
+    if previous is None:
         context.add_data_docs_site(DOCS_SITE, config)
-    context.build_data_docs(site_names=[DOCS_SITE])
+    else:
+        context.update_data_docs_site(DOCS_SITE, config)
+    try:
+        context.build_data_docs(site_names=[DOCS_SITE])
+    finally:
+        if previous is None:
+            context.delete_data_docs_site(DOCS_SITE)
+        else:
+            context.update_data_docs_site(DOCS_SITE, previous)
     return folder / "index.html"

@@ -161,3 +161,11 @@ def test_export_usage_errors(example: Path, tmp_path: Path, run_cli, args: list[
     code, out, err = run_cli("export", "--policy", str(example), *args)
     assert code == EXIT_USAGE and out == ""
     assert all(w in err for w in words), err
+
+
+def test_a_cluster_the_baseline_accepts_is_known_and_a_false_alarm_has_none(example: Path, run_cli) -> None:
+    assert run_cli("baseline", "--policy", str(example))[0] == EXIT_CLEAN
+    assert run_cli("judge", "7207f23022fe", "distinct", "--reason", "test", "--policy", str(example))[0] == 0
+    rows = _by_path(export.table(example))
+    assert rows["data/test/scene_32.jpg"]["status"] == "known"  # recorded: a real copy, accepted for now
+    assert rows["data/test/scene_31.jpg"]["cluster"] == ""  # judged distinct: not a copy at all

@@ -161,6 +161,7 @@ def test_data_docs_list_the_leaking_files(context, example: Path, tmp_path: Path
     page = next(p for p in pages if "scene_31.jpg" in p)
     assert all(path in page for path in PLANTED)
     assert "Rows sharing a" in page  # our sentence, not the raw kwargs
+    assert lgx.DOCS_SITE not in context.get_site_names()  # configured only while it built
 
 
 def test_the_documented_example_runs(tmp_path: Path) -> None:
