@@ -86,6 +86,11 @@ def _parser() -> argparse.ArgumentParser:
 
     _split_parser(sub)
 
+    exp = _command(sub, "export", "write one row per image (split, group, digests, hashes, copy cluster)")
+    exp.add_argument("-o", "--output", type=Path, help="CSV, JSON lines or Parquet file (default: CSV on stdout)")
+    exp.add_argument("--format", choices=("csv", "jsonl", "parquet"), help="default: from the output suffix")
+    _common(exp)
+
     bas = _command(sub, "baseline", "record the current findings so they stop failing the check")
     _common(bas)
     bas.add_argument("--prune", action="store_true", help="drop entries that match no finding any more")
@@ -188,6 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _render(args)
         if args.command == "fingerprint":
             return _fingerprint(args)
+        if args.command == "export":
+            return _export(args)
         if args.command in ("baseline", "judge", "report"):
             return _REVIEW[args.command](args)
         return _check(args)
@@ -420,6 +427,24 @@ def _report(args: argparse.Namespace) -> int:
 
 
 _REVIEW = {"baseline": _baseline, "judge": _judge, "report": _report}
+
+
+def _export(args: argparse.Namespace) -> int:
+    from . import export
+
+    policy = _load_policy(args)
+    fmt = export.format_of(args.output, args.format)
+    if args.output is None and fmt == "parquet":
+        raise UsageError("Parquet cannot go to stdout", fix="pass -o FILE.parquet")
+    table = export.table(policy, jobs=args.jobs, use_cache=not args.no_cache)
+    if args.output is None:
+        sys.stdout.write(export.to_text(table, fmt))
+        return EXIT_CLEAN
+    export.write(table, args.output, fmt)
+    copies = sum(1 for c in table.column("cluster") if c)
+    print(f"leakcheck export: {len(table.rows)} images, {copies} in copy clusters, written to {args.output}",
+          file=sys.stderr)
+    return EXIT_CLEAN
 
 
 def _hook(args: argparse.Namespace) -> int:
