@@ -17,7 +17,8 @@ import numpy as np
 from . import aligned, baseline, findings, groups, inventory, search, signatures
 from .findings import Report
 from .policy import Policy, load
-from .store import Store, open_store
+from .store import Store, open_store, recovering
+from .storefile import locate
 
 
 def check(
@@ -49,8 +50,9 @@ def check(
     judged = baseline.load(policy.baseline)
     own = store is None
     if store is None:
-        store = open_store(policy.cache if use_cache else None)
-    try:
+        store = open_store(locate(policy.cache, (policy.path.parent, policy.root)) if use_cache else None)
+    def run() -> Report:
+        nonlocal policy
         inv = groups.resolve(inventory.scan(policy))
         policy = inv.policy  # a manifest may have filled in the split names
         # A focus check (hook, pull request) reads the snapshot of the last
@@ -94,6 +96,8 @@ def check(
         report = findings.build(matches, inv, sigs, policy, stats=stats, warnings=[*store.warnings, *empty],
                                 focus=None if focus is None else wanted, extra=groups.findings(inv))
         return baseline.apply(report, judged, complete=focus is None)
+    try:  # a store found damaged anywhere in run() is rebuilt, and run() runs again
+        return recovering(store, run)
     finally:
         if own:
             store.close()

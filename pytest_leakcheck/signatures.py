@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import signal
 import struct
 import time
 import warnings
@@ -24,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps
 
+from .errors import StoreDamaged
 from .inventory import FileRecord
 from .policy import ORIENTATIONS, Policy
 from .store import Store
@@ -295,10 +297,15 @@ def _sign(task: tuple[str, Spec]) -> tuple[bytes, bool, dict[str, bytes] | str]:
         return digest, False, f"corrupt or truncated image: {exc}"
 
 
-def _pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
-    path, max_pixels = task
+def _pixel_digest(task: tuple[str, int, bytes]) -> tuple[bool, bytes] | None:
+    path, max_pixels, digest = task
     try:
         data = Path(path).read_bytes()
+    except OSError:
+        data = b""
+    if hashlib.sha256(data).digest() != digest:
+        return None  # deleted or changed since it was hashed: nothing to say about that content
+    try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")
@@ -327,7 +334,15 @@ def default_executor(jobs: int | None, tasks: int) -> Executor | None:
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or tasks < 4 * jobs:
         return None
-    return ProcessPoolExecutor(max_workers=jobs)
+    return ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches the whole process group, but only the driver acts on it
+    # (it stops the workers); SIGTERM kills a worker outright, whatever
+    # handler it inherited from the driver through fork.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _map(fn: Callable, items: Sequence, executor: Executor | None, jobs: int | None) -> Iterable:
@@ -336,8 +351,21 @@ def _map(fn: Callable, items: Sequence, executor: Executor | None, jobs: int | N
     own = default_executor(jobs, len(items))
     if own is None:
         return map(fn, items)
-    with own:
+    try:
         return list(own.map(fn, items, chunksize=max(1, min(64, len(items) // (4 * (jobs or 2)) or 1))))
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM) or failed: stop the workers now, where
+        # leaving `with` would wait for every queued file.  They hold nothing:
+        # only this process writes the store.  (No public API before 3.14.)
+        own.shutdown(wait=False, cancel_futures=True)
+        workers = list((getattr(own, "_processes", None) or {}).values())
+        for proc in workers:
+            proc.kill()
+        for proc in workers:
+            proc.join()
+        raise
+    finally:
+        own.shutdown(wait=True)
 
 
 def compute(
@@ -448,12 +476,10 @@ def _compute_rows(
     params = {f.name: f.params for f in fams}
     decoded = 0
     fresh: set[bytes] = set()
+    gone: dict[int, str] = {}  # row -> why: deleted or replaced while being checked
     for i, (digest, ok, result) in zip(rows, _map(_sign, tasks, executor, jobs)):
         decoded += 1
         fresh.add(digest)
-        if digest and digest != digests[i]:
-            # The file changed between hashing and decoding; trust the bytes decoded.
-            digests[i] = digest
         if ok:
             assert isinstance(result, dict)
             for name, data in result.items():
@@ -462,6 +488,12 @@ def _compute_rows(
         elif digest:
             cached["error"][digest] = (False, str(result).encode())
             new_sigs.append((digest, "error", error_params, False, str(result).encode()))
+        if digest != digests[i]:
+            # Deleted or replaced between hashing and decoding: judge the bytes
+            # decoded when every signal of them is known, else it is unreadable.
+            digests[i] = digest or None
+            if not digest or (ok and any(digest not in cached[f.name] for f in fams)):
+                gone[i], digests[i] = str(result) if not digest else "file changed while being checked", None
     hashed = set(to_hash)
     new_files = [
         (rec.path, rec.size, rec.mtime_ns, digests[i])
@@ -487,7 +519,7 @@ def _compute_rows(
     ok_rows: list[int] = []
     for i, d in enumerate(digests):
         if d is None:
-            errors[i] = "cannot read file"
+            errors[i] = gone.get(i, "cannot read file")
         elif d in cached["error"]:
             errors[i] = cached["error"][d][1].decode(errors="replace")
         else:
@@ -495,17 +527,19 @@ def _compute_rows(
     if ok_rows:
         # One join and one frombuffer per signal, not one per row: at 50,000
         # cached files the per-row version dominated a warm check.
-        def column(name: str) -> np.ndarray:
-            sig = cached[name]
-            return np.frombuffer(b"".join([sig[digests[i]][1] for i in ok_rows]), dtype=np.uint8)  # type: ignore[index]
+        def column(name: str, width: int) -> np.ndarray:
+            blobs = [cached[name][digests[i]][1] for i in ok_rows]  # type: ignore[index]
+            if any(len(b) != width for b in blobs):  # no version of this decode path wrote that
+                raise StoreDamaged(f"a stored `{name}` signal has the wrong size", path=str(store.path))
+            return np.frombuffer(b"".join(blobs), dtype=np.uint8)
 
         ix = np.array(ok_rows)
-        dims[ix] = column("dims").view("<i8").reshape(-1, 2)
-        thumb[ix] = column("thumb").reshape(-1, side * side)
+        dims[ix] = column("dims", 16).view("<i8").reshape(-1, 2)
+        thumb[ix] = column("thumb", side * side).reshape(-1, side * side)
         for k, name in orients:
-            phash[ix, k] = column(name).view(np.uint64).reshape(-1, words)
+            phash[ix, k] = column(name, words * 8).view(np.uint64).reshape(-1, words)
         if desc:
-            packed = column("desc").reshape(len(ix), -1)
+            packed = column("desc", sum(a.shape[1] * a.itemsize for a in desc.values())).reshape(len(ix), -1)
             at = 0
             for arr in desc.values():
                 width = arr.shape[1] * arr.itemsize
@@ -561,11 +595,12 @@ def pixel_digests(
     for i in rows:
         if sigs.digests[i] not in cached:
             todo.setdefault(sigs.digests[i], i)
-    tasks = [(str(policy.root / records[i].path), policy.files.max_pixels) for i in todo.values()]
+    tasks = [(str(policy.root / records[i].path), policy.files.max_pixels, d) for d, i in todo.items()]
     new = []
-    for digest, (ok, data) in zip(todo, _map(_pixel_digest, tasks, None, jobs)):
-        cached[digest] = (ok, data)
-        new.append((digest, "pixels", PIXELS_PARAMS, ok, data))
+    for digest, result in zip(todo, _map(_pixel_digest, tasks, None, jobs)):
+        if result is not None:
+            cached[digest] = result
+            new.append((digest, "pixels", PIXELS_PARAMS, *result))
     if new:
         store.put_signatures(new)
-    return {i: cached[sigs.digests[i]][1] for i in rows if cached[sigs.digests[i]][0]}
+    return {i: cached[d][1] for i in rows if (d := sigs.digests[i]) in cached and cached[d][0]}
