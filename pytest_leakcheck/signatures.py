@@ -12,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import signal
 import struct
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps
 
+from .pool import map_all, start_pool
 from .errors import StoreDamaged
 from .inventory import FileRecord
 from .policy import ORIENTATIONS, Policy
@@ -334,15 +334,7 @@ def default_executor(jobs: int | None, tasks: int) -> Executor | None:
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or tasks < 4 * jobs:
         return None
-    return ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
-
-
-def _worker_init() -> None:
-    # Ctrl-C reaches the whole process group, but only the driver acts on it
-    # (it stops the workers); SIGTERM kills a worker outright, whatever
-    # handler it inherited from the driver through fork.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    return start_pool(jobs)
 
 
 def _map(fn: Callable, items: Sequence, executor: Executor | None, jobs: int | None) -> Iterable:
@@ -351,21 +343,8 @@ def _map(fn: Callable, items: Sequence, executor: Executor | None, jobs: int | N
     own = default_executor(jobs, len(items))
     if own is None:
         return map(fn, items)
-    try:
-        return list(own.map(fn, items, chunksize=max(1, min(64, len(items) // (4 * (jobs or 2)) or 1))))
-    except BaseException:
-        # Interrupted (Ctrl-C, SIGTERM) or failed: stop the workers now, where
-        # leaving `with` would wait for every queued file.  They hold nothing:
-        # only this process writes the store.  (No public API before 3.14.)
-        own.shutdown(wait=False, cancel_futures=True)
-        workers = list((getattr(own, "_processes", None) or {}).values())
-        for proc in workers:
-            proc.kill()
-        for proc in workers:
-            proc.join()
-        raise
-    finally:
-        own.shutdown(wait=True)
+    # Unlike `with own:`, stops the workers at once when interrupted or failing.
+    return map_all(own, fn, items, max(1, min(64, len(items) // (4 * (jobs or 2)) or 1)))
 
 
 def compute(

@@ -115,7 +115,7 @@ def not_ours(path: Path) -> StoreError:
         f"is {what}, not a signature store made by leakcheck; it is left as it is",
         path=str(path),
         key="cache",
-        fix="point `cache` in the policy at a file of its own, e.g. `.leakcheck/cache.sqlite`; "
+        fix=f"point `cache` in the policy (or {CACHE_ENV}) at a file of its own, e.g. `.leakcheck/cache.sqlite`; "
             "if this is a damaged leakcheck store, delete it",
     )
 

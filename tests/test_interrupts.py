@@ -264,3 +264,30 @@ def test_signal_stops_workers_and_exits_with_its_code(big: Path, sig: int, targe
         ("identical-file", ("train/123.jpg", "test/copy_b.jpg")),
     ]
     assert list(store.parent.glob("*.corrupt-*")) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_exit_when_the_check_is_killed_outright(big: Path) -> None:
+    """SIGKILL leaves no handler to run: the workers notice their parent is gone and exit by themselves."""
+    store = big / ".leakcheck/cache.sqlite"
+    if store.exists():
+        shutil.rmtree(store.parent)
+    cmd = [sys.executable, "-c", _SLOW, "check", "--policy", str(big / "leakcheck.yaml"), "--jobs", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        workers: set[int] = set()
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            workers = _children(proc.pid)
+            time.sleep(0.02)
+        assert len(workers) >= 2, "the check never started its pool"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 60
+        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [p for p in workers if _alive(p)] == []
+    finally:
+        for p in workers if "workers" in locals() else ():
+            if _alive(p):
+                os.kill(p, signal.SIGKILL)

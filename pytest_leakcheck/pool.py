@@ -1,0 +1,65 @@
+"""Worker processes that stop with the check.
+
+The decode pool is the only place leakcheck runs code in other processes.  A
+check interrupted by Ctrl-C or SIGTERM, or failing, must not leave workers
+decoding the rest of the queue (what leaving ``with ProcessPoolExecutor()``
+would wait for), nor orphans when the driver itself is killed outright.
+Workers hold no state: only the driver writes the store, so killing them
+loses nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+
+def start_pool(jobs: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches the whole process group, but only the driver acts on it
+    # (it stops the workers); SIGTERM kills a worker outright, whatever
+    # handler it inherited from the driver through fork.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # A driver killed outright (SIGKILL; SIGTERM where no handler stops the
+    # pool, as under pytest) cannot stop its workers, so they watch for it.
+    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _apply(fn: Callable, chunk: Sequence) -> list:
+    return [fn(item) for item in chunk]
+
+
+def map_all(pool: ProcessPoolExecutor, fn: Callable, items: Sequence, chunksize: int) -> list:
+    """``[fn(x) for x in items]`` in ``pool``, which is shut down after.
+
+    On any exception, KeyboardInterrupt and SIGTERM's Terminated included, the
+    workers are killed before it propagates.  Futures are never cancelled
+    here (Executor.map would): a pool broken by the kill fails them itself,
+    and both at once race inside concurrent.futures before Python 3.12.
+    """
+    try:
+        futures = [pool.submit(_apply, fn, items[k:k + chunksize]) for k in range(0, len(items), chunksize)]
+        return [out for future in futures for out in future.result()]
+    except BaseException:
+        workers = list((getattr(pool, "_processes", None) or {}).values())  # no public API before 3.14
+        for proc in workers:
+            proc.kill()
+        for proc in workers:
+            proc.join()
+        raise
+    finally:
+        pool.shutdown(wait=True)
