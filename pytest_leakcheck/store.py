@@ -22,7 +22,7 @@ from typing import TypeVar
 import numpy as np
 
 from .errors import StoreDamaged, StoreError
-from .storefile import APPLICATION_ID, create, is_ours, not_ours, set_aside
+from .storefile import APPLICATION_ID, check_sidecars, create, is_ours, not_ours, set_aside
 
 # Schema history:
 #   1: meta, files, signatures (digest, family, params) -> data.
@@ -149,15 +149,18 @@ class Store:
 
     # -- snapshots ------------------------------------------------------------
     def load_snapshot(self, key: str) -> dict[str, np.ndarray] | None:
-        """The arrays saved under ``key``, or None when absent or unreadable."""
+        """The arrays saved under ``key``, or None when absent."""
         row = self.conn.execute("SELECT data FROM snapshots WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         try:
             with np.load(io.BytesIO(row[0]), allow_pickle=False) as npz:
                 return {name: npz[name] for name in npz.files}
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile):
-            return None  # a derived cache: the caller rebuilds it from the tables
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            # Only damage makes a row we wrote unreadable (its zip CRCs catch
+            # garbage SQLite cannot see), and it is rarely alone in the file.
+            raise StoreDamaged(f"a stored snapshot cannot be read: {exc}",
+                               path=str(self.path) if self.path else None) from None
 
     def save_snapshot(self, key: str, arrays: dict[str, np.ndarray], *, kind: str = "signatures") -> None:
         """Save ``arrays`` under ``key``, replacing every older snapshot of the same ``kind``.
@@ -340,6 +343,7 @@ def _open_file(path: Path) -> sqlite3.Connection:
     Raises :class:`StoreError` for anything at ``path`` that is not provably
     ours, and :class:`StoreDamaged` when ours cannot be read.
     """
+    check_sidecars(path)
     if not os.path.lexists(path):
         create(path, lambda tmp: _connect(tmp).close())
     if not is_ours(path):

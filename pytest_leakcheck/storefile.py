@@ -25,6 +25,8 @@ APPLICATION_ID = 0x4C45414B
 #: Keeps the store at this path whatever the policy's `cache` says: the
 #: explicit opt-out of the rule that `cache` stays inside the policy's folders.
 CACHE_ENV = "LEAKCHECK_CACHE"
+#: Files SQLite keeps beside a store in WAL mode.
+SIDECARS = ("-wal", "-shm")
 
 
 def user_cache_dir() -> Path:
@@ -120,6 +122,27 @@ def not_ours(path: Path) -> StoreError:
     )
 
 
+def check_sidecars(path: Path) -> None:
+    """Refuse to let SQLite open files beside the store that are not its own.
+
+    SQLite writes ``<store>-wal`` and ``<store>-shm`` beside the store,
+    following links.  One that is a link or a folder, or one beside no store
+    at all, was not left there by leakcheck's SQLite: a store error.
+    """
+    sides = [f"{path}{suffix}" for suffix in SIDECARS if os.path.lexists(f"{path}{suffix}")]
+    # After the sidecars: a run creating the store links it before SQLite opens any.
+    alone = not os.path.lexists(path)
+    for side in sides:
+        if alone or not stat.S_ISREG(os.lstat(side).st_mode):
+            raise StoreError(
+                "is in the place of SQLite's own file beside the signature store"
+                + (" (there is no store)" if alone else ", and is not a regular file") + "; it is left as it is",
+                path=side,
+                key="cache",
+                fix="delete it if it is a leftover of a deleted store, or point `cache` at another file",
+            )
+
+
 def _discard(path: Path, made: os.stat_result) -> None:
     """Unlink the temporary file this process made; anything else there stays."""
     if is_ours(path, made=made):
@@ -159,15 +182,17 @@ def set_aside(path: Path) -> Path:
         raise not_ours(path)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     aside, n = path.with_name(f"{path.name}.corrupt-{stamp}"), 0
-    while any(os.path.lexists(f"{aside}{s}") for s in ("", "-wal", "-shm")):
+    while any(os.path.lexists(f"{aside}{s}") for s in ("", *SIDECARS)):
         n += 1
         aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
     try:
-        os.replace(path, aside)
-        for suffix in ("-wal", "-shm"):
+        # SQLite's files first: interrupted half-way, the store stays ours
+        # and in place, never sidecars without their store (check_sidecars).
+        for suffix in SIDECARS:
             side = f"{path}{suffix}"
             if os.path.lexists(side) and stat.S_ISREG(os.lstat(side).st_mode):
                 os.replace(side, f"{aside}{suffix}")
+        os.replace(path, aside)
     except OSError as exc:
         raise StoreError(
             f"cannot move the damaged signature store aside: {exc.strerror or exc}",

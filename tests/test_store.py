@@ -310,17 +310,23 @@ def test_snapshot_gives_the_same_signatures_as_the_tables(dataset: Path) -> None
     assert [f.id for f in _run(dataset).findings] == [f.id for f in first.findings]
 
 
-def test_corrupt_snapshot_is_ignored_and_rewritten(dataset: Path) -> None:
-    """A damaged snapshot row costs a rebuild from the tables, never a failure."""
+def test_corrupt_snapshot_sets_the_store_aside(dataset: Path) -> None:
+    """A snapshot row that does not decode is damage like any other: store set aside, check rerun, never a failure.
+
+    (Until issue 10 it was silently rebuilt from the tables, whatever else the damage had hit.)
+    """
     first = _run(dataset)
     with closing(sqlite3.connect(dataset / ".leakcheck/cache.sqlite")) as conn, conn:
         conn.execute("UPDATE snapshots SET data = ?", (b"not a zip file",))
     again = _run(dataset)
-    assert again.stats["decoded"] == 0
+    assert len(again.warnings) == 1 and "store set aside" in again.warnings[0]
+    assert "a stored snapshot cannot be read" in again.warnings[0]
+    assert again.stats["decoded"] == 6
     assert [f.id for f in again.findings] == [f.id for f in first.findings]
     with closing(sqlite3.connect(dataset / ".leakcheck/cache.sqlite")) as conn:
-        (data,) = conn.execute("SELECT data FROM snapshots").fetchone()
+        (data,) = conn.execute("SELECT data FROM snapshots WHERE key LIKE 'signatures:%'").fetchone()
     assert data[:2] == b"PK"
+    assert _run(dataset).stats["decoded"] == 0
 
 
 def test_version_1_store_is_upgraded_in_place(dataset: Path) -> None:

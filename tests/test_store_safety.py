@@ -99,7 +99,16 @@ HOSTILE = {
     "outside, absolute": ("{outside}", lambda root: (root.parent / "secret.txt").write_text("secret\n")),
     "a link leaving the project": ("out.sqlite", lambda root: (root / "out.sqlite").symlink_to(root.parent / "x.db")),
     "under /etc": ("/etc/leakcheck-test-no-such-folder/cache.sqlite", None),
+    # SQLite writes <store>-wal and -shm beside the store, following links.
+    "a wal link to an image": (STORE, lambda root: _link(root / (STORE + "-wal"), root / "train/6.jpg")),
+    "a user file where the wal of no store goes": (STORE, lambda root: _write(root / (STORE + "-wal"), b"mine")),
+    "an shm folder": (STORE, lambda root: (root / (STORE + "-shm")).mkdir(parents=True)),
 }
+
+
+def _link(link: Path, target: Path) -> None:
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -120,10 +129,20 @@ def test_cache_path_that_is_not_our_store_is_exit_2_and_left_alone(case: str, pr
     assert code == EXIT_USAGE, err
     assert err.startswith("Error: ") and "`cache`" in err and "Traceback" not in err
     assert str((project / value).resolve()) in err  # the path
-    assert ".leakcheck/cache.sqlite" in err  # the fix
+    assert ".leakcheck/cache.sqlite" in err or "delete it" in err  # the fix
     assert out == ""
     assert tree(project.parent) == before  # not a byte moved, changed, or added
     assert not Path("/etc/leakcheck-test-no-such-folder").exists()
+
+
+def test_sidecar_link_beside_our_store_is_refused(project: Path, run_cli) -> None:
+    """A -wal planted as a link beside a real store of ours: exit 2, the link's target untouched."""
+    check(project / "leakcheck.yaml", jobs=1)
+    _link(project / (STORE + "-wal"), project / "train/6.jpg")
+    before = tree(project)
+    code, _, err = run_cli("check", "--policy", str(project / "leakcheck.yaml"), "-j", "1")
+    assert code == EXIT_USAGE and "cache.sqlite-wal" in err and "`cache`" in err
+    assert tree(project) == before
 
 
 def test_the_action_cache_folder_follows_the_same_rule(project: Path, run_cli) -> None:
