@@ -390,6 +390,57 @@ def compute(
     return sigs
 
 
+def _decode_all(
+    rows: list[int],
+    tasks: list[tuple[str, Spec]],
+    digests: list[bytes | None],
+    cached: dict[str, dict[bytes, tuple[bool, bytes]]],
+    fams: tuple[Family, ...],
+    error_params: str,
+    *,
+    root: Path,
+    paths: Sequence[str],
+    executor: Executor | None,
+    jobs: int | None,
+) -> tuple[list[tuple[bytes, str, str, bool, bytes]], set[bytes], dict[int, str], int]:
+    """Decode ``tasks`` (one per content, at ``rows``) into ``cached``.
+
+    Returns the new store rows, the contents decoded, the rows whose file was
+    deleted or replaced since it was hashed (row -> why) and the decode count.
+    Such a file is judged by the bytes decoded when every signal of them is
+    known, else it is unreadable for now; another file with the content it
+    had is then decoded in its place.
+    """
+    params = {f.name: f.params for f in fams}
+    new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
+    fresh: set[bytes] = set()
+    gone: dict[int, str] = {}
+    decoded = 0
+    while tasks:
+        retry: list[tuple[int, tuple[str, Spec]]] = []
+        for i, task, (digest, ok, result) in zip(rows, tasks, _map(_sign, tasks, executor, jobs)):
+            decoded += 1
+            fresh.add(digest)
+            if ok:
+                assert isinstance(result, dict)
+                for name, data in result.items():
+                    cached[name][digest] = (True, data)
+                    new_sigs.append((digest, name, params[name], True, data))
+            elif digest:
+                cached["error"][digest] = (False, str(result).encode())
+                new_sigs.append((digest, "error", error_params, False, str(result).encode()))
+            if digest == digests[i]:
+                continue
+            was, digests[i] = digests[i], digest or None
+            if not digest or (ok and any(digest not in cached[f.name] for f in fams)):
+                gone[i], digests[i] = str(result) if not digest else "file changed while being checked", None
+            twin = next((j for j, d in enumerate(digests) if d == was), None)
+            if twin is not None:
+                retry.append((twin, (str(root / paths[twin]), task[1])))
+        rows, tasks = [i for i, _ in retry], [task for _, task in retry]
+    return new_sigs, fresh, gone, decoded
+
+
 def _compute_rows(
     records: Sequence[FileRecord],
     policy: Policy,
@@ -451,28 +502,8 @@ def _compute_rows(
         if missing:
             rows.append(i)
             tasks.append((str(root / paths[i]), spec(policy, missing)))
-    new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
-    params = {f.name: f.params for f in fams}
-    decoded = 0
-    fresh: set[bytes] = set()
-    gone: dict[int, str] = {}  # row -> why: deleted or replaced while being checked
-    for i, (digest, ok, result) in zip(rows, _map(_sign, tasks, executor, jobs)):
-        decoded += 1
-        fresh.add(digest)
-        if ok:
-            assert isinstance(result, dict)
-            for name, data in result.items():
-                cached[name][digest] = (True, data)
-                new_sigs.append((digest, name, params[name], True, data))
-        elif digest:
-            cached["error"][digest] = (False, str(result).encode())
-            new_sigs.append((digest, "error", error_params, False, str(result).encode()))
-        if digest != digests[i]:
-            # Deleted or replaced between hashing and decoding: judge the bytes
-            # decoded when every signal of them is known, else it is unreadable.
-            digests[i] = digest or None
-            if not digest or (ok and any(digest not in cached[f.name] for f in fams)):
-                gone[i], digests[i] = str(result) if not digest else "file changed while being checked", None
+    new_sigs, fresh, gone, decoded = _decode_all(rows, tasks, digests, cached, fams, error_params,
+                                                 root=root, paths=paths, executor=executor, jobs=jobs)
     hashed = set(to_hash)
     new_files = [
         (rec.path, rec.size, rec.mtime_ns, digests[i])

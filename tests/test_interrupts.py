@@ -117,6 +117,24 @@ def test_file_deleted_between_hashing_and_decoding_is_a_finding(dataset: Path, m
     assert "unreadable-image" not in {f.kind for f in again.findings}
 
 
+@pytest.mark.parametrize("meddle", ["delete", "replace"])
+def test_copy_that_vanishes_hands_its_decode_to_the_other_copy(meddle: str, dataset: Path, monkeypatch) -> None:
+    """Copies share one decode; when the copy chosen for it vanishes or changes, the other copy is decoded instead."""
+    def act(path: Path) -> None:
+        if meddle == "delete":
+            path.unlink()
+        else:
+            save(photo(4242, SMALL), path, quality=90)
+
+    # test/copy.jpg sorts before train/0.jpg, so it is the one decoded for their shared content.
+    _meddle_before_decoding(monkeypatch, "test/copy.jpg", act)
+    report = check(dataset / "leakcheck.yaml", jobs=1)
+    monkeypatch.undo()
+    assert [f.kind for f in report.findings if "train/0.jpg" in {m.path for m in f.members}] == []
+    assert check(dataset / "leakcheck.yaml", jobs=1).findings == check(
+        dataset / "leakcheck.yaml", use_cache=False, jobs=1).findings
+
+
 def test_file_replaced_between_hashing_and_decoding(dataset: Path, monkeypatch) -> None:
     """Judged by the bytes decoded when all their signals are known; else unreadable for now, never a crash."""
     def replace(path: Path) -> None:
