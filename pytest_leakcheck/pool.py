@@ -18,6 +18,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 
+_HELD = {signal.SIGINT, signal.SIGTERM}
+
+
 def start_pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
 
@@ -28,6 +31,8 @@ def _worker_init() -> None:
     # handler it inherited from the driver through fork.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):  # held by map_all over the fork
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
     # A driver killed outright (SIGKILL; SIGTERM where no handler stops the
     # pool, as under pytest) cannot stop its workers, so they watch for it.
     threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
@@ -52,7 +57,14 @@ def map_all(pool: ProcessPoolExecutor, fn: Callable, items: Sequence, chunksize:
     and both at once race inside concurrent.futures before Python 3.12.
     """
     try:
-        futures = [pool.submit(_apply, fn, items[k:k + chunksize]) for k in range(0, len(items), chunksize)]
+        # The first submit forks the workers, which would take a Ctrl-C like
+        # the driver until their initializer runs: hold signals over it.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD) if hasattr(signal, "pthread_sigmask") else None
+        try:
+            futures = [pool.submit(_apply, fn, items[k:k + chunksize]) for k in range(0, len(items), chunksize)]
+        finally:
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return [out for future in futures for out in future.result()]
     except BaseException:
         workers = list((getattr(pool, "_processes", None) or {}).values())  # no public API before 3.14
