@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-
 _HELD = {signal.SIGINT, signal.SIGTERM}
 
 

@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps
 
-from .pool import map_all, start_pool
 from .errors import StoreDamaged
 from .inventory import FileRecord
 from .policy import ORIENTATIONS, Policy
+from .pool import map_all, start_pool
 from .store import Store
 
 #: Side of the grey square every signal is computed from.

@@ -15,7 +15,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Sequence
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 
 from .errors import StoreError
@@ -146,10 +146,8 @@ def check_sidecars(path: Path) -> None:
 def _discard(path: Path, made: os.stat_result) -> None:
     """Unlink the temporary file this process made; anything else there stays."""
     if is_ours(path, made=made):
-        try:
+        with suppress(OSError):  # a stray temporary file costs nothing but space
             os.unlink(path)
-        except OSError:
-            pass  # a stray temporary file costs nothing but space
 
 
 def create(path: Path, init: Callable[[Path], None]) -> None:

@@ -260,7 +260,7 @@ def test_signal_stops_workers_and_exits_with_its_code(big: Path, sig: int, targe
             os.killpg(proc.pid, sig)
         else:
             os.kill(proc.pid, sig)
-        out, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -210,9 +210,8 @@ def test_only_the_store_module_renames_or_deletes_files() -> None:
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in moves:
                 base = node.func.value
-                if isinstance(base, ast.Name) and base.id in ("os", "shutil", "Path"):
-                    found.add(source.name)
-                elif node.func.attr in ("unlink", "rename", "rmdir"):  # pathlib methods
+                module_call = isinstance(base, ast.Name) and base.id in ("os", "shutil", "Path")
+                if module_call or node.func.attr in ("unlink", "rename", "rmdir"):  # or pathlib's methods
                     found.add(source.name)
     assert found <= {"storefile.py", "report.py"}, found
     text = (package / "storefile.py").read_text()
