@@ -1,22 +1,38 @@
 """``leakcheck`` on the command line.
 
-Exit codes: 0 clean, 1 error-level findings, 2 usage, policy or store error.
-Errors print as ``Error: ...`` on stderr, never as a traceback.
+Exit codes: 0 clean, 1 error-level findings, 2 usage, policy or store error,
+3 internal error, 130 / 143 interrupted (Ctrl-C / SIGTERM).  Errors print as
+``Error: ...`` on stderr, never as a traceback (unless --debug).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .errors import EXIT_CLEAN, EXIT_USAGE, LeakcheckError, UsageError
+from .errors import (
+    EXIT_CLEAN,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    LeakcheckError,
+    Terminated,
+    UsageError,
+)
 from .names import log_line
 from .policy import DEFAULT_POLICY_NAME
 from .render import formats
+
+#: Set to 1 to see the traceback of an internal error (as --debug does).
+DEBUG_ENV = "LEAKCHECK_DEBUG"
 
 if TYPE_CHECKING:
     from .model import Report
@@ -118,6 +134,9 @@ def _parser() -> argparse.ArgumentParser:
     ini.add_argument("root", nargs="?", type=Path, default=Path("."), help="dataset folder (default: .)")
     ini.add_argument("-o", "--output", type=Path, help=f"policy path (default: ROOT/{DEFAULT_POLICY_NAME})")
     ini.add_argument("--force", action="store_true", help="overwrite an existing policy")
+    parser.add_argument("--debug", action="store_true", help=f"traceback of an internal error ({DEBUG_ENV}=1)")
+    for cmd in sub.choices.values():  # `leakcheck check --debug` too; SUPPRESS keeps a top-level --debug
+        cmd.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 
@@ -182,6 +201,7 @@ def _timing(report: Report, progress: Timer) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    previous = _on_sigterm()
     try:
         if args.command == "init":
             return _init(args)
@@ -203,7 +223,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("Error: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print("Error: terminated (SIGTERM)", file=sys.stderr)
+        return EXIT_TERMINATED
+    except Exception as exc:  # a bug: one line and exit 3, never 1 ("leaks found")
+        return _internal_error(args, exc)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _internal_error(args: argparse.Namespace, exc: Exception) -> int:
+    if args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+        traceback.print_exc()
+    what = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]  # one line, whatever the message
+    print(f"Error: internal error in `leakcheck {args.command}`: {what!r}; "
+          f"run with --debug or {DEBUG_ENV}=1 for the traceback", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _on_sigterm() -> Any:
+    """Turn SIGTERM (a cancelled CI job) into :class:`Terminated`, which unwinds
+    like Ctrl-C: worker pools stopped, store transactions rolled back.  Returns
+    the handler to restore, or None off the main thread (no handler there)."""
+
+    def terminated(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    try:
+        return signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # signals can only be handled on the main thread
+        return None
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -281,9 +332,13 @@ def _render(args: argparse.Namespace) -> int:
 def _fingerprint(args: argparse.Namespace) -> int:
     from .policy import load
     from .signatures import fingerprint
+    from .storefile import locate
 
     policy = load(args.policy or find_policy())
-    print(policy.cache.parent if args.cache_dir else fingerprint(policy))
+    if args.cache_dir:  # what the Action caches: the store's folder, by the check's own rules
+        print(locate(policy.cache, (policy.path.parent, policy.root)).parent)
+    else:
+        print(fingerprint(policy))
     return EXIT_CLEAN
 
 

@@ -18,7 +18,8 @@ from . import baseline, executors, findings, groups, inventory, search, signatur
 from .model import Report
 from .policy import Policy, load
 from .progress import SILENT, Progress
-from .store import Store, open_store
+from .store import Store, open_store, recovering
+from .storefile import locate
 
 
 def check(
@@ -56,10 +57,11 @@ def check(
     judged = baseline.load(policy.baseline)
     own = store is None
     if store is None:
-        store = open_store(policy.cache if use_cache else None)
+        store = open_store(locate(policy.cache, (policy.path.parent, policy.root)) if use_cache else None)
     try:
         with executors.connect(executor or policy.executor) as ex:
-            report = _pipeline(policy, store, jobs, focus, t0, progress, ex)
+            # Any damage the store shows during the check: set aside, rebuilt, run again.
+            report = recovering(store, lambda: _pipeline(policy, store, jobs, focus, t0, progress, ex))
         return baseline.apply(report, judged, complete=focus is None)
     finally:
         if own:

@@ -10,6 +10,11 @@ EXIT_CLEAN = 0
 EXIT_LEAKS = 1
 #: Usage, policy, baseline or store error.
 EXIT_USAGE = 2
+#: An unexpected exception: a bug in leakcheck, never a verdict on the data.
+EXIT_INTERNAL = 3
+#: Interrupted by Ctrl-C (SIGINT) or by SIGTERM (a cancelled CI job): 128 + the signal.
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 class LeakcheckError(Exception):
@@ -52,6 +57,16 @@ class PolicyError(LeakcheckError):
 
 class StoreError(LeakcheckError):
     """The signature store cannot be opened or written."""
+
+
+class StoreDamaged(StoreError):
+    """The store's contents are damaged; the check sets it aside, rebuilds it and runs again."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived.  A BaseException, like KeyboardInterrupt, so that it
+    unwinds through every ``except Exception`` to the way in, stopping worker
+    pools and rolling back open store transactions on the way."""
 
 
 class BaselineError(LeakcheckError):

@@ -14,20 +14,28 @@ import os
 import sqlite3
 import time
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
-from .errors import StoreError
+from .errors import StoreDamaged, StoreError
 from .names import from_bytes, is_unicode, to_bytes
+from .storefile import APPLICATION_ID, check_sidecars, create, is_ours, not_ours, set_aside
 
 # Schema history:
 #   1: meta, files, signatures (digest, family, params) -> data.
 #   2: snapshots: the assembled signature arrays of the last full check, so a
 #      warm check of a large dataset reads one row instead of one per file.
 #      A version 1 store is upgraded in place (the new table is only added).
+#   2, stamped: every store is created with `PRAGMA application_id` =
+#      APPLICATION_ID, so that leakcheck can prove a file is its own from the
+#      header alone (bytes 68-71), before anything else is read.  A store
+#      made before the stamp is recognised by its meta table (schema_version,
+#      beside the files and signatures tables) and stamped when next opened.
+#      The tables did not change, so the version number did not either.
 SCHEMA_VERSION = 2
 _UPGRADABLE = {"1"}
 
@@ -144,15 +152,18 @@ class Store:
 
     # -- snapshots ------------------------------------------------------------
     def load_snapshot(self, key: str) -> dict[str, np.ndarray] | None:
-        """The arrays saved under ``key``, or None when absent or unreadable."""
+        """The arrays saved under ``key``, or None when absent."""
         row = self.conn.execute("SELECT data FROM snapshots WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         try:
             with np.load(io.BytesIO(row[0]), allow_pickle=False) as npz:
                 return {name: npz[name] for name in npz.files}
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile):
-            return None  # a derived cache: the caller rebuilds it from the tables
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            # Only damage makes a row we wrote unreadable (its zip CRCs catch
+            # garbage SQLite cannot see), and it is rarely alone in the file.
+            raise StoreDamaged(f"a stored snapshot cannot be read: {exc}",
+                               path=str(self.path) if self.path else None) from None
 
     def save_snapshot(self, key: str, arrays: dict[str, np.ndarray], *, kind: str = "signatures") -> None:
         """Save ``arrays`` under ``key``, replacing every older snapshot of the same ``kind``.
@@ -191,12 +202,23 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def rebuild(self, reason: str) -> None:
+        """Set this damaged store aside and go on with a new, empty one, with a warning."""
+        self.conn.close()
+        if self.path is None:
+            self.conn = _connect(None)  # a damaged memory store: nothing to set aside
+            return
+        self.conn = _rebuilt(self.path, reason, self.warnings)
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         try:
             with self.conn:
                 yield
         except sqlite3.Error as exc:
+            reason = _damage(exc)
+            if reason is not None:
+                raise StoreDamaged(reason, path=str(self.path) if self.path else None) from None
             raise StoreError(
                 f"cannot write the signature store: {exc}",
                 path=str(self.path) if self.path else None,
@@ -249,6 +271,10 @@ def _prepare(conn: sqlite3.Connection, path: Path | None) -> sqlite3.Connection:
             conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
     elif row[0] != str(SCHEMA_VERSION):
         raise _SchemaMismatch(row[0])
+    if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+        # A new store, or one made before stores were stamped (is_ours proved
+        # it by its meta table): from now on its header alone proves it.
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     # A quick read of every table proves the file is a usable store.
     conn.execute("SELECT count(*) FROM files").fetchone()
     conn.execute("SELECT count(*) FROM signatures").fetchone()
@@ -267,12 +293,118 @@ class _SchemaMismatch(Exception):
     pass
 
 
+# Errors that say nothing about the store's contents: setting the store aside
+# would not help (a full disk stays full) or would be wrong (a busy store).
+_NOT_DAMAGE = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR",
+               "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOMEM", "SQLITE_INTERRUPT", "SQLITE_AUTH")
+_NOT_DAMAGE_TEXT = ("locked", "busy", "disk is full", "readonly", "disk i/o error", "unable to open",
+                    "out of memory", "interrupted", "permission")
+
+
+def _damage(exc: BaseException) -> str | None:
+    """Why ``exc`` shows the store itself damaged, or None when it does not.
+
+    Not damage: a busy, full, read-only or unreachable store, and misuse of
+    the sqlite3 API (a bug, which must surface as one).
+    """
+    if isinstance(exc, StoreDamaged):
+        return exc.problem
+    if not isinstance(exc, sqlite3.DatabaseError) or isinstance(
+        exc, (sqlite3.ProgrammingError, sqlite3.NotSupportedError)
+    ):
+        return None
+    name = getattr(exc, "sqlite_errorname", None)  # Python 3.11+
+    if name is not None:
+        return None if name.startswith(_NOT_DAMAGE) else str(exc)
+    return None if any(w in str(exc).lower() for w in _NOT_DAMAGE_TEXT) else str(exc)
+
+
+T = TypeVar("T")
+
+
+def recovering(store: Store, run: Callable[[], T]) -> T:
+    """``run()``; when it finds the store damaged, set it aside and run again on a new one.
+
+    The one place a check meets a store damaged beyond what opening it can
+    see (a snapshot's overflow pages, a page of signatures, a failed write):
+    whatever call it surfaces in, the store is set aside and rebuilt with a
+    warning, and the whole check runs again from scratch, so the findings
+    never depend on the damage.
+    """
+    try:
+        return run()
+    except (sqlite3.DatabaseError, StoreDamaged) as exc:
+        reason = _damage(exc)
+        if reason is None:
+            if isinstance(exc, (sqlite3.ProgrammingError, sqlite3.NotSupportedError)):
+                raise  # a bug, not the store: it must surface as an internal error
+            raise StoreError(
+                f"cannot use the signature store: {exc}",
+                path=str(store.path) if store.path else None,
+                fix="check free disk space and permissions, wait for other leakcheck runs, or pass --no-cache",
+            ) from None
+        store.rebuild(f"{reason}; found during the check, which ran again from scratch")
+    try:
+        return run()
+    except (sqlite3.DatabaseError, StoreDamaged) as exc:
+        raise StoreError(
+            f"the signature store failed again after a rebuild: {exc}",
+            path=str(store.path) if store.path else None,
+            fix="check the disk, or pass --no-cache to check without the store",
+        ) from None
+
+
+def _open_file(path: Path) -> sqlite3.Connection:
+    """Connect to our store at ``path``, creating it when nothing is there.
+
+    Raises :class:`StoreError` for anything at ``path`` that is not provably
+    ours, and :class:`StoreDamaged` when ours cannot be read.
+    """
+    check_sidecars(path)
+    if not os.path.lexists(path):
+        create(path, lambda tmp: _connect(tmp).close())
+    if not is_ours(path):
+        raise not_ours(path)
+    for _ in range(_OPEN_ATTEMPTS):
+        try:
+            return _connect(path)
+        except _SchemaMismatch as exc:
+            raise StoreDamaged(f"schema version {exc}", path=str(path)) from None
+        except sqlite3.Error as exc:
+            # Two runs creating one store race for the switch to WAL, which
+            # may fail at once as "locked": that store is busy, not broken.
+            if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+                time.sleep(0.2)
+                continue
+            reason = _damage(exc)
+            if reason is None:
+                raise StoreError(f"cannot open the signature store: {exc}", path=str(path), key="cache",
+                                 fix="check the file's permissions and free disk space, or pass --no-cache") from None
+            raise StoreDamaged(reason, path=str(path)) from None
+    raise StoreError(
+        "the signature store stayed locked by another run",
+        path=str(path),
+        fix="wait for the other leakcheck run to finish, or pass --no-cache",
+    )
+
+
+def _rebuilt(path: Path, reason: str, warnings: list[str]) -> sqlite3.Connection:
+    aside = set_aside(path)
+    warnings.append(f"{path}: unreadable signature store ({reason}); store set aside ({aside.name}) and rebuilt")
+    try:
+        return _open_file(path)
+    except StoreDamaged as exc:
+        raise StoreError(f"cannot create the signature store: {exc.problem}", path=str(path), key="cache") from None
+
+
 def open_store(path: str | Path | None) -> Store:
     """Open (or create) the store at ``path``; ``None`` keeps it in memory.
 
-    A store that cannot be read (corrupt, truncated, another schema) is
+    Our own store that cannot be read (corrupt, truncated, another schema) is
     renamed to ``<name>.corrupt-<time>`` and rebuilt, with a warning: a cache
-    must never be the reason a check fails.
+    must never be the reason a check fails.  Anything else at ``path`` (a
+    folder, the policy, an image, a foreign file) is a :class:`StoreError`
+    and stays exactly as it is.
     """
     if path is None:
         return Store(_connect(None), None)
@@ -286,43 +418,11 @@ def open_store(path: str | Path | None) -> Store:
             key="cache",
             fix="point `cache` in the policy at a writable location",
         ) from None
-    reason = ""
-    for _ in range(_OPEN_ATTEMPTS):
-        try:
-            return Store(_connect(path), path)
-        except sqlite3.OperationalError as exc:
-            # Two runs creating one store race for the switch to WAL, which
-            # may fail at once as "locked": that store is busy, not broken.
-            if not _is_busy(exc):
-                reason = str(exc)
-                break
-            time.sleep(0.2)
-        except (sqlite3.DatabaseError, _SchemaMismatch) as exc:
-            reason = f"schema version {exc}" if isinstance(exc, _SchemaMismatch) else str(exc)
-            break
-    else:
-        raise StoreError(
-            "the signature store stayed locked by another run",
-            path=str(path),
-            fix="wait for the other leakcheck run to finish, or pass --no-cache",
-        )
-    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    warnings: list[str] = []
     try:
-        os.replace(path, aside)
-        for suffix in ("-wal", "-shm"):
-            side = Path(str(path) + suffix)
-            if side.exists():
-                os.replace(side, Path(str(aside) + suffix))
-    except OSError as exc:
-        raise StoreError(
-            f"cannot read the signature store ({reason}) nor move it aside: {exc}",
-            path=str(path),
-            fix="delete the file; it is a cache and will be rebuilt",
-        ) from None
-    message = f"{path}: unreadable signature store ({reason}); moved to {aside.name} and rebuilt"
-    try:
-        store = Store(_connect(path), path)
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot create the signature store: {exc}", path=str(path)) from None
-    store.warnings.append(message)
+        conn = _open_file(path)
+    except StoreDamaged as exc:
+        conn = _rebuilt(path, exc.problem, warnings)
+    store = Store(conn, path)
+    store.warnings.extend(warnings)
     return store

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import EXIT_USAGE, check, decode, signals, signatures
+from pytest_leakcheck.errors import StoreError
 from pytest_leakcheck.store import SCHEMA_VERSION, open_store
 from pytest_leakcheck.testing import photo, save
 
@@ -166,17 +167,33 @@ def test_no_pixels_are_stored(dataset: Path) -> None:
     assert cache.stat().st_size < 3000 * n
 
 
-def test_garbage_store_is_moved_aside_and_rebuilt(dataset: Path) -> None:
-    """A garbage store file becomes `*.corrupt-<time>` with a warning, and a new one is built."""
+def test_garbage_at_the_store_path_is_left_alone(dataset: Path) -> None:
+    """A file at the store path that is not a leakcheck store is never moved: a store error naming `cache`.
+
+    (Until issue 10 any unreadable file there was renamed and replaced, whatever it was.)
+    """
     cache = dataset / ".leakcheck/cache.sqlite"
     cache.parent.mkdir()
     cache.write_bytes(b"definitely not sqlite " * 500)
+    with pytest.raises(StoreError, match="`cache`: is a file, not a signature store made by leakcheck"):
+        _run(dataset)
+    assert cache.read_bytes() == b"definitely not sqlite " * 500
+    assert sorted(p.name for p in cache.parent.iterdir()) == ["cache.sqlite"]
+
+
+def test_damaged_store_is_moved_aside_and_rebuilt(dataset: Path) -> None:
+    """Our store, damaged past its header, becomes `*.corrupt-<time>` with a warning, and a new one is built."""
+    _run(dataset)
+    cache = dataset / ".leakcheck/cache.sqlite"
+    damaged = cache.read_bytes()[:100] + b"\xff" * (cache.stat().st_size - 100)
+    cache.write_bytes(damaged)
     report = _run(dataset)
     assert len(report.warnings) == 1
     assert "unreadable signature store" in report.warnings[0]
+    assert "store set aside" in report.warnings[0] and "rebuilt" in report.warnings[0]
     aside = list(cache.parent.glob("cache.sqlite.corrupt-*"))
     assert len(aside) == 1
-    assert aside[0].read_bytes() == b"definitely not sqlite " * 500
+    assert aside[0].read_bytes() == damaged
     assert aside[0].name in report.warnings[0]
     assert report.stats["decoded"] == 6
     again = _run(dataset)
@@ -201,9 +218,9 @@ def test_store_of_another_schema_is_rebuilt(dataset: Path) -> None:
 
 def test_warning_is_shown_in_text_report(dataset: Path, run_cli) -> None:
     """The CLI prints the store warning in its report and still checks."""
+    _run(dataset)
     cache = dataset / ".leakcheck/cache.sqlite"
-    cache.parent.mkdir()
-    cache.write_bytes(b"\0" * 4096)
+    cache.write_bytes(cache.read_bytes()[:100] + b"\0" * 8192)
     code, out, err = run_cli("check", "--policy", str(dataset / "leakcheck.yaml"), "-j", "1")
     assert code == 1
     assert "warning: " in out and "unreadable signature store" in out
@@ -305,17 +322,23 @@ def test_snapshot_gives_the_same_signatures_as_the_tables(dataset: Path) -> None
     assert [f.id for f in _run(dataset).findings] == [f.id for f in first.findings]
 
 
-def test_corrupt_snapshot_is_ignored_and_rewritten(dataset: Path) -> None:
-    """A damaged snapshot row costs a rebuild from the tables, never a failure."""
+def test_corrupt_snapshot_sets_the_store_aside(dataset: Path) -> None:
+    """A snapshot row that does not decode is damage like any other: store set aside, check rerun, never a failure.
+
+    (Until issue 10 it was silently rebuilt from the tables, whatever else the damage had hit.)
+    """
     first = _run(dataset)
     with closing(sqlite3.connect(dataset / ".leakcheck/cache.sqlite")) as conn, conn:
         conn.execute("UPDATE snapshots SET data = ?", (b"not a zip file",))
     again = _run(dataset)
-    assert again.stats["decoded"] == 0
+    assert len(again.warnings) == 1 and "store set aside" in again.warnings[0]
+    assert "a stored snapshot cannot be read" in again.warnings[0]
+    assert again.stats["decoded"] == 6
     assert [f.id for f in again.findings] == [f.id for f in first.findings]
     with closing(sqlite3.connect(dataset / ".leakcheck/cache.sqlite")) as conn:
-        (data,) = conn.execute("SELECT data FROM snapshots").fetchone()
+        (data,) = conn.execute("SELECT data FROM snapshots WHERE key LIKE 'signatures:%'").fetchone()
     assert data[:2] == b"PK"
+    assert _run(dataset).stats["decoded"] == 0
 
 
 def test_version_1_store_is_upgraded_in_place(dataset: Path) -> None:
