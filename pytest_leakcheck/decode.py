@@ -141,11 +141,20 @@ def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
         return digest, False, f"corrupt or truncated image: {exc}"
 
 
-def pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
-    """A digest of the fully decoded pixels (and size), for the identical-pixels detector."""
-    path, max_pixels = task
+def pixel_digest(task: tuple[str, int, bytes]) -> tuple[bool, bytes] | None:
+    """A digest of the fully decoded pixels (and size), for the identical-pixels detector.
+
+    ``None`` when the file no longer holds the content it was hashed with
+    (deleted or changed since): nothing can be said, or cached, about that content.
+    """
+    path, max_pixels, expected = task
     try:
         data = read_bytes(path)
+    except OSError:
+        return None
+    if hashlib.sha256(data).digest() != expected:
+        return None
+    try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")

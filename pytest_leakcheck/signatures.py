@@ -20,6 +20,7 @@ import numpy as np
 
 from . import detectors, snapshot, sources
 from .decode import DECODE_PATH, PIXELS_PARAMS, SignTask, Unreadable, check_pixels, sign
+from .errors import StoreDamaged
 from .inventory import FileRecord
 from .policy import Policy
 from .pool import run_map
@@ -112,7 +113,7 @@ def _compute_rows(
     error_params = f"{DECODE_PATH};max_pixels={policy.files.max_pixels}"
     wanted = [(f.name, f.params) for f in fams] + [DIMS, ("error", error_params)]
     cached: Cached = store.get_families([d for d in digests if d], wanted)
-    fresh = _decode_missing(records, digests, cached, fams, policy, store, error_params, jobs, executor,
+    fresh, gone = _decode_missing(records, digests, cached, fams, policy, store, error_params, jobs, executor,
                             progress)
     hashed = set(to_hash)  # in object storage, digested by the workers' decode (the one download)
     new_files = [(rec.path, rec.size, rec.mtime_ns, digests[i])
@@ -121,6 +122,7 @@ def _compute_rows(
         store.put_files(new_files)
     t_decode = time.perf_counter()
     sigs = _assemble(digests, cached, fams, policy.files.max_pixels)
+    sigs.errors.update(gone)
     sigs.stats.update({
         "files": len(records),
         "hashed": len(to_hash),
@@ -186,11 +188,28 @@ def _decode_missing(
     records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
     policy: Policy, store: Store, error_params: str, jobs: int | None, executor: Executor | None,
     progress: Progress = SILENT,
-) -> set[bytes]:
+) -> tuple[set[bytes], dict[int, str]]:
     """Decode each content that lacks a family, once, computing only what it lacks.
 
-    Fills ``cached`` and the store; returns the digests decoded.
+    Fills ``cached`` and the store; returns the digests decoded, and the rows
+    whose file vanished between hashing and decoding (row -> why).  Copies
+    share one decode; when the copy chosen for it vanished or changed, another
+    copy of that content is decoded in a further round.
     """
+    tried: set[int] = set()
+    fresh: set[bytes] = set()
+    gone: dict[int, str] = {}
+    while True:
+        rows, tasks = _tasks(records, digests, cached, fams, policy, tried)
+        if not tasks:
+            return fresh, gone
+        tried.update(rows)
+        _decode_round(records, digests, cached, fams, store, error_params, rows, tasks, jobs, executor,
+                      progress, fresh, gone)
+
+
+def _tasks(records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached,
+           fams: tuple[Family, ...], policy: Policy, tried: set[int]) -> tuple[list[int], list[SignTask]]:
     names = [f.name for f in fams] + [DIMS[0]]
     remote = sources.is_url(policy.root)  # unknown digests come back from the decode
     complete = set(cached[names[0]]).intersection(*(cached[n] for n in names[1:]))
@@ -198,7 +217,7 @@ def _decode_missing(
     rows: list[int] = []
     seen: set[bytes] = set()
     for i, d in enumerate(digests):
-        if (d is None and not remote) or d in complete or d in seen or d in cached["error"]:
+        if i in tried or (d is None and not remote) or d in complete or d in seen or d in cached["error"]:
             continue
         if d is not None:
             seen.add(d)
@@ -206,17 +225,31 @@ def _decode_missing(
         missing = tuple(f for f in fams if d not in cached[f.name])
         rows.append(i)
         tasks.append(SignTask(str(policy.root / records[i].path), policy.files.max_pixels, missing))
+    return rows, tasks
+
+
+def _decode_round(
+    records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
+    store: Store, error_params: str, rows: list[int], tasks: list[SignTask], jobs: int | None,
+    executor: Executor | None, progress: Progress, fresh: set[bytes], gone: dict[int, str],
+) -> None:
     params = {f.name: f.params for f in fams} | {DIMS[0]: DIMS[1]}
     new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
     new_files: list[tuple[str, int, int, bytes]] = []
-    fresh: set[bytes] = set()
-    if tasks:
-        progress.start("decoding", len(tasks))
+    progress.start("decoding", len(tasks))
     # Results first in zip: the last next() on them lets run_map's own pool shut down.
     for (digest, ok, result), i in zip(run_map(sign, tasks, executor, jobs), rows):
         progress.advance()
+        if not digest:
+            # Listed and hashed, gone before its decode: unreadable now, and
+            # nothing about it is cached, so the next run sees it afresh.
+            if digests[i] is not None:
+                gone[i] = str(result)
+                digests[i] = None
+            continue
         fresh.add(digest)
-        if digest and digest != digests[i]:
+        changed = digest != digests[i]
+        if changed:
             # The file changed between hashing and decoding (or, in object
             # storage, was not hashed here); trust the bytes decoded.
             digests[i] = digest
@@ -226,14 +259,18 @@ def _decode_missing(
             for name, data in result.items():
                 cached[name][digest] = (True, data)
                 new_sigs.append((digest, name, params[name], True, data))
-        elif digest:
+            if changed and not all(digest in cached[n] for n in params):
+                # Only the families the old content lacked were computed: judge
+                # the new bytes next time, call the file unreadable for now.
+                gone[i] = "file changed while being checked; run the check again"
+                digests[i] = None
+        else:
             cached["error"][digest] = (False, str(result).encode("utf-8", "surrogateescape"))
             new_sigs.append((digest, "error", error_params, False, cached["error"][digest][1]))
         if len(new_sigs) >= FLUSH:
             _flush(store, new_sigs, new_files)
     progress.done()
     _flush(store, new_sigs, new_files)
-    return fresh
 
 
 def _flush(store: Store, sigs: list[tuple[bytes, str, str, bool, bytes]],
@@ -265,13 +302,15 @@ def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, .
     if ok_rows:
         ix = np.array(ok_rows)
 
-        def column(name: str) -> np.ndarray:
-            sig = cached[name]
-            return np.frombuffer(b"".join([sig[digests[i]][1] for i in ok_rows]), dtype=np.uint8)  # type: ignore[index]
+        def column(name: str, width: int) -> np.ndarray:
+            blobs = [cached[name][digests[i]][1] for i in ok_rows]  # type: ignore[index]
+            if any(len(b) != width for b in blobs):  # no version of this decode path wrote that
+                raise StoreDamaged(f"a stored `{name}` signal has the wrong size")
+            return np.frombuffer(b"".join(blobs), dtype=np.uint8)
 
-        dims[ix] = column("dims").view("<i8").reshape(-1, 2)
+        dims[ix] = column("dims", 16).view("<i8").reshape(-1, 2)
         for f in fams:
-            for name, arr in f.unpack(column(f.name).reshape(len(ix), f.row_bytes)).items():
+            for name, arr in f.unpack(column(f.name, f.row_bytes).reshape(len(ix), f.row_bytes)).items():
                 arrays[name][ix] = arr
         valid[ix] = True
         # Signatures cached under a higher limit must not let a bomb through.

@@ -55,7 +55,7 @@ def _boom(*args, **kwargs):
 @pytest.mark.parametrize("command", ["check", "hook", "report", "baseline"])
 def test_crash_exits_3_with_one_line(command: str, dataset: Path, run_cli, monkeypatch) -> None:
     """Any way in through the CLI: exit 3 (not 1), one neutralised line naming what failed and --debug."""
-    monkeypatch.setattr(search, "find_incremental", _boom)
+    monkeypatch.setattr(search, "_incremental", _boom)
     monkeypatch.setattr(search, "find", _boom)
     monkeypatch.delenv("LEAKCHECK_DEBUG", raising=False)
     args = {"check": ["-j", "1"], "hook": ["test/copy.jpg"], "report": ["--html", str(dataset / "r.html")],
@@ -73,7 +73,7 @@ def test_crash_exits_3_with_one_line(command: str, dataset: Path, run_cli, monke
 
 @pytest.mark.parametrize("how", ["--debug after the command", "--debug before it", "LEAKCHECK_DEBUG=1"])
 def test_debug_shows_the_traceback(how: str, dataset: Path, run_cli, monkeypatch) -> None:
-    monkeypatch.setattr(search, "find_incremental", _boom)
+    monkeypatch.setattr(search, "_incremental", _boom)
     policy = ["--policy", str(dataset / "leakcheck.yaml"), "-j", "1"]
     if how == "LEAKCHECK_DEBUG=1":
         monkeypatch.setenv("LEAKCHECK_DEBUG", "1")
@@ -93,14 +93,14 @@ def test_debug_shows_the_traceback(how: str, dataset: Path, run_cli, monkeypatch
 
 def _meddle_before_decoding(monkeypatch, target: str, action) -> None:
     """Run ``action`` just before ``target`` is read for decoding (after it was listed and hashed)."""
-    real = signatures._sign
+    real = signatures.sign
 
     def sign(task):
-        if Path(task[0]).as_posix().endswith("/" + target):
-            action(Path(task[0]))
+        if Path(task.path).as_posix().endswith("/" + target):
+            action(Path(task.path))
         return real(task)
 
-    monkeypatch.setattr(signatures, "_sign", sign)
+    monkeypatch.setattr(signatures, "sign", sign)
 
 
 def test_file_deleted_between_hashing_and_decoding_is_a_finding(dataset: Path, monkeypatch) -> None:
@@ -165,12 +165,17 @@ def test_pixel_digest_of_a_vanished_or_changed_file_is_not_cached(dataset: Path)
 
     records = scan(policy).records
     rows = [i for i, r in enumerate(records) if r.path in ("train/3.jpg", "train/4.jpg")]
+    from pytest_leakcheck.decode import PIXELS_PARAMS
+    from pytest_leakcheck.detectors.identical_pixels import _pixel_digests
+    from pytest_leakcheck.search import new_run
+
     with open_store(None) as store:
         sigs = signatures.compute(records, policy, store, jobs=1)
+        run = new_run(scan(policy), sigs, policy, store, jobs=1)
         (dataset / "train/3.jpg").unlink()
         save(photo(999, SMALL), dataset / "train/4.jpg", quality=90)
-        assert signatures.pixel_digests(rows, records, sigs, policy, store, jobs=1) == {}
-        assert store.get_signatures([sigs.digests[i] for i in rows], "pixels", signatures.PIXELS_PARAMS) == {}
+        assert _pixel_digests(run, rows) == {}
+        assert store.get_signatures([sigs.digests[i] for i in rows], "pixels", PIXELS_PARAMS) == {}
 
 
 # --------------------------------------------------------------------------
@@ -180,12 +185,12 @@ def test_pixel_digest_of_a_vanished_or_changed_file_is_not_cached(dataset: Path)
 # reliably lands while the pool is decoding.
 _SLOW = (
     "import sys, time\n"
-    "from pytest_leakcheck import signatures\n"
-    "real = signatures.COMPUTE['thumb']\n"
+    "from pytest_leakcheck import signals\n"
+    "real = signals._thumb\n"
     "def slow(*args):\n"
     "    time.sleep(0.05)\n"
     "    return real(*args)\n"
-    "signatures.COMPUTE['thumb'] = slow\n"
+    "signals._thumb = slow\n"
     "from pytest_leakcheck.cli import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )

@@ -66,14 +66,17 @@ def _pixel_digests(run: SearchRun, rows: list[int]) -> dict[int, bytes]:
     for i in rows:
         if digests[i] not in cached:
             todo.setdefault(digests[i], i)
-    tasks = [(str(run.root / run.paths[i]), run.max_pixels) for i in todo.values()]
+    tasks = [(str(run.root / run.paths[i]), run.max_pixels, digest) for digest, i in todo.items()]
     new = []
-    for digest, (ok, data) in zip(todo, run_map(pixel_digest, tasks, run.executor, run.jobs)):
+    for digest, result in zip(todo, run_map(pixel_digest, tasks, run.executor, run.jobs)):
+        if result is None:  # the file changed or vanished since it was hashed: say and cache nothing
+            continue
+        ok, data = result
         cached[digest] = (ok, data)
         new.append((digest, "pixels", PIXELS_PARAMS, ok, data))
     if new:
         run.store.put_signatures(new)
-    return {i: cached[digests[i]][1] for i in rows if cached[digests[i]][0]}
+    return {i: cached[digests[i]][1] for i in rows if digests[i] in cached and cached[digests[i]][0]}
 
 
 DETECTOR = IdenticalPixels()
