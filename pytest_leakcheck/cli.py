@@ -136,7 +136,8 @@ def _parser() -> argparse.ArgumentParser:
     ini.add_argument("--force", action="store_true", help="overwrite an existing policy")
     parser.add_argument("--debug", action="store_true", help=f"traceback of an internal error ({DEBUG_ENV}=1)")
     for cmd in sub.choices.values():  # `leakcheck check --debug` too; SUPPRESS keeps a top-level --debug
-        cmd.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        cmd.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                         help=f"show the traceback of an internal error ({DEBUG_ENV}=1)")
     return parser
 
 
@@ -336,7 +337,7 @@ def _fingerprint(args: argparse.Namespace) -> int:
 
     policy = load(args.policy or find_policy())
     if args.cache_dir:  # what the Action caches: the store's folder, by the check's own rules
-        print(locate(policy.cache, (policy.path.parent, policy.root)).parent)
+        print(locate(policy.cache, policy.store_folders).parent)
     else:
         print(fingerprint(policy))
     return EXIT_CLEAN

@@ -57,7 +57,7 @@ def check(
     judged = baseline.load(policy.baseline)
     own = store is None
     if store is None:
-        store = open_store(locate(policy.cache, (policy.path.parent, policy.root)) if use_cache else None)
+        store = open_store(locate(policy.cache, policy.store_folders) if use_cache else None)
     try:
         with executors.connect(executor or policy.executor) as ex:
             # Any damage the store shows during the check: set aside, rebuilt, run again.

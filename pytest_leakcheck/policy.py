@@ -68,6 +68,11 @@ class Policy:
     lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
+    def store_folders(self) -> tuple[Path, ...]:
+        """Local folders the signature store may live in (a URL root is not one)."""
+        return tuple(p for p in (self.path.parent, self.root) if isinstance(p, Path))
+
+    @property
     def orientations(self) -> tuple[str, ...]:
         return ("identity", *self.augmentations)
 
