@@ -56,10 +56,12 @@ CREATE TABLE IF NOT EXISTS files (
     digest   BLOB NOT NULL       -- sha256 of the file's bytes
 );
 
--- One row per content digest and signal family, e.g. family 'phash' with
--- params 'kind=phash;bits=64;base=64'.  `data` is the packed signal (uint64
--- values stored as raw little-endian bytes), or the error text when `ok` is 0
--- so an unreadable file is not decoded again either.
+-- One row per content digest and signal family, keyed by the family's name
+-- and parameter fingerprint (signals.Family): e.g. 'hash:rot90' with
+-- 'phash;64;<decode path>', 'thumb', 'desc' (aligned), 'dhash:identity', plus
+-- 'dims', 'pixels' (identical-pixels) and 'error'.  `data` is the packed signal
+-- in the family's byte layout (uint64 values as raw little-endian bytes), or
+-- the error text when `ok` is 0 so an unreadable file is not decoded again.
 CREATE TABLE IF NOT EXISTS signatures (
     digest BLOB NOT NULL,
     family TEXT NOT NULL,
@@ -71,7 +73,7 @@ CREATE TABLE IF NOT EXISTS signatures (
 
 -- What the last full check assembled, as an uncompressed .npz without
 -- pickles: `signatures:<fingerprint>` holds the arrays (paths, sizes, mtimes,
--- digests, hashes, thumbnails), `matches:<fingerprint>` the search results
+-- digests, and every family's arrays as `sig:<name>`), `matches:<fingerprint>` the search results
 -- between files that have not changed since.  Derived entirely from the
 -- tables above and the files: a row that fails to load is ignored and rewritten.
 CREATE TABLE IF NOT EXISTS snapshots (
