@@ -13,14 +13,17 @@ small picklable tasks and never raise; errors come back as text.
 from __future__ import annotations
 
 import hashlib
-import io
 import struct
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from PIL import Image, ImageOps
+from PIL import Image
 
+from . import imagedepth
+
+# Re-exported: the rest of the package opens images through this module.
+from .imagedepth import Unreadable, check_pixels, open_image  # noqa: F401
 from .sources import read_bytes
 
 #: Side of the grey square every signal is computed from.
@@ -32,8 +35,9 @@ DRAFT = 32
 #: Side of the colour square that families with ``colour=True`` read.
 COLOUR = 32
 #: Changes whenever the decode path changes, invalidating cached signals.
-DECODE_PATH = f"draft{DRAFT}-rgb-exif-lanczos{BASE}-v1"
-PIXELS_PARAMS = "rgba-exif-v1"
+DECODE_PATH = f"draft{DRAFT}-{imagedepth.PATH}-rgb-exif-lanczos{BASE}-v2"
+# v2: high-depth images digest their original values, not Pillow's clipped 8 bits.
+PIXELS_PARAMS = "rgba-exif-v2"
 
 TRANSPOSE = {
     "identity": None,
@@ -45,10 +49,6 @@ TRANSPOSE = {
     "transpose": Image.Transpose.TRANSPOSE,
     "transverse": Image.Transpose.TRANSVERSE,
 }
-
-
-class Unreadable(Exception):
-    """The file cannot be decoded as an image; the message says why."""
 
 
 @dataclass
@@ -72,42 +72,22 @@ class SignTask:
     families: tuple[Any, ...]
 
 
-def open_image(data: bytes, max_pixels: int) -> Image.Image:
-    """Open lazily, refusing decompression bombs; raises :class:`Unreadable`."""
-    with warnings.catch_warnings():
-        # Pillow warns above 89 Mpx and raises above 179 Mpx; our own limit
-        # below is the one the policy controls.
-        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-        try:
-            img = Image.open(io.BytesIO(data))
-        except Image.DecompressionBombError as exc:
-            raise Unreadable(f"decompression bomb: {exc}") from None
-    w, h = img.size
-    check_pixels(w, h, max_pixels)
-    if w == 0 or h == 0:
-        raise Unreadable("image has no pixels")
-    return img
-
-
-def check_pixels(w: int, h: int, max_pixels: int) -> None:
-    if w * h > max_pixels:
-        raise Unreadable(
-            f"decompression bomb: {w}x{h} = {w * h:,} pixels exceeds files.max_pixels ({max_pixels:,})"
-        )
-
-
 def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
-    """The one decode path for every cached signal: small, grey, upright.
+    """The one decode path for every cached signal: small, grey, upright, 8-bit by value range.
 
     With ``colour`` also a ``colour`` x ``colour`` RGB square from the same
     decode (descriptors that need colour; the grey path is unchanged).
     """
     img = open_image(data, max_pixels)
     w, h = img.size
-    if img.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # orientations that swap the axes
-        w, h = h, w
+    # Draft first: the memory bound applies to what is decoded, and reading
+    # the EXIF of some formats (PNG) decodes the whole image.
     img.draft("RGB", (DRAFT, DRAFT))
-    rgb = ImageOps.exif_transpose(img).convert("RGB")
+    imagedepth.check_memory(img)
+    orient = imagedepth.orientation(img)
+    if orient in (5, 6, 7, 8):  # orientations that swap the axes
+        w, h = h, w
+    rgb = imagedepth.upright_rgb(img, orient)
     small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
     grey = rgb.convert("L").resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
     return Decoded(grey, (w, h), small)
@@ -137,7 +117,9 @@ def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
         return digest, False, str(exc)
     except Image.UnidentifiedImageError:
         return digest, False, "not an image Pillow can identify (wrong suffix, or corrupt header)"
-    except (OSError, ValueError, SyntaxError, EOFError, struct.error, MemoryError, IndexError) as exc:
+    except Exception as exc:
+        # Pillow's parsers raise almost any type on hostile bytes (a TIFF tag
+        # of the wrong type gives TypeError): all of them mean a damaged file.
         return digest, False, f"corrupt or truncated image: {exc}"
 
 
@@ -157,7 +139,8 @@ def pixel_digest(task: tuple[str, int, bytes]) -> tuple[bool, bytes] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")
-        return True, hashlib.sha256(struct.pack("<qq", *img.size) + img.tobytes()).digest()
+            img = open_image(data, max_pixels)
+            imagedepth.check_memory(img)
+            return True, imagedepth.pixel_digest(img, imagedepth.orientation(img))
     except Exception as exc:  # any decode failure: the pair is simply not identical
         return False, str(exc).encode("utf-8", "surrogateescape")  # it may quote a file name
