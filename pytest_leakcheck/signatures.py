@@ -10,7 +10,6 @@ check needs a full decode, and only for candidate files.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import struct
 import time
@@ -22,8 +21,11 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image
 
+from . import decode
+from .decode import Unreadable, open_image
+from .decode import check_pixels as _check_pixels
 from .inventory import FileRecord
 from .policy import ORIENTATIONS, Policy
 from .store import Store
@@ -35,8 +37,9 @@ BASE = 64
 # and 16 px thumbnails.
 DRAFT = 32
 #: Changes whenever the decode path changes, invalidating cached signals.
-DECODE_PATH = f"draft{DRAFT}-rgb-exif-lanczos{BASE}-v1"
-PIXELS_PARAMS = "rgba-exif-v1"
+DECODE_PATH = f"draft{DRAFT}-{decode.PATH}-rgb-exif-lanczos{BASE}-v2"
+# v2: high-depth images digest their original values, not Pillow's clipped 8 bits.
+PIXELS_PARAMS = "rgba-exif-v2"
 
 TRANSPOSE = {
     "identity": None,
@@ -48,10 +51,6 @@ TRANSPOSE = {
     "transpose": Image.Transpose.TRANSPOSE,
     "transverse": Image.Transpose.TRANSVERSE,
 }
-
-
-class Unreadable(Exception):
-    """The file cannot be decoded as an image; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -213,30 +212,6 @@ class Signatures:
 # Decoding (runs in worker processes)
 
 
-def open_image(data: bytes, max_pixels: int) -> Image.Image:
-    """Open lazily, refusing decompression bombs; raises :class:`Unreadable`."""
-    with warnings.catch_warnings():
-        # Pillow warns above 89 Mpx and raises above 179 Mpx; our own limit
-        # below is the one the policy controls.
-        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-        try:
-            img = Image.open(io.BytesIO(data))
-        except Image.DecompressionBombError as exc:
-            raise Unreadable(f"decompression bomb: {exc}") from None
-    w, h = img.size
-    _check_pixels(w, h, max_pixels)
-    if w == 0 or h == 0:
-        raise Unreadable("image has no pixels")
-    return img
-
-
-def _check_pixels(w: int, h: int, max_pixels: int) -> None:
-    if w * h > max_pixels:
-        raise Unreadable(
-            f"decompression bomb: {w}x{h} = {w * h:,} pixels exceeds files.max_pixels ({max_pixels:,})"
-        )
-
-
 def _decode(
     data: bytes, max_pixels: int, colour: int = 0
 ) -> tuple[Image.Image, tuple[int, int], Image.Image | None]:
@@ -248,10 +223,14 @@ def _decode(
     """
     img = open_image(data, max_pixels)
     w, h = img.size
-    if img.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # orientations that swap the axes
-        w, h = h, w
+    # Draft first: the memory bound applies to what is decoded, and reading
+    # the EXIF of some formats (PNG) decodes the whole image.
     img.draft("RGB", (DRAFT, DRAFT))
-    rgb = ImageOps.exif_transpose(img).convert("RGB")
+    decode.check_memory(img)
+    orient = decode.orientation(img)
+    if orient in (5, 6, 7, 8):  # orientations that swap the axes
+        w, h = h, w
+    rgb = decode.upright_rgb(img, orient)
     small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
     return rgb.convert("L").resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0), (w, h), small
 
@@ -301,8 +280,9 @@ def _pixel_digest(task: tuple[str, int]) -> tuple[bool, bytes]:
         data = Path(path).read_bytes()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            img = ImageOps.exif_transpose(open_image(data, max_pixels)).convert("RGBA")
-        return True, hashlib.sha256(struct.pack("<qq", *img.size) + img.tobytes()).digest()
+            img = open_image(data, max_pixels)
+            decode.check_memory(img)
+            return True, decode.pixel_digest(img, decode.orientation(img))
     except Exception as exc:  # any decode failure: the pair is simply not identical
         return False, str(exc).encode()
 

@@ -69,3 +69,48 @@ def save(img: Image.Image, path: Path, **options: object) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     img.save(path, **options)
     return path
+
+
+def scan(seed: int, size: tuple[int, int] = (160, 120), bits: int = 12) -> np.ndarray:
+    """A grey, photo-like ``bits``-deep scan as uint16 (values 0 .. 2**bits - 1).
+
+    The 8-bit photo is spread over the full range and given sub-8-bit
+    detail, so clipping or keeping only the top byte loses it.
+    """
+    rng = np.random.default_rng(seed + 10_000)
+    grey = np.asarray(photo(seed, size).convert("L"), dtype=np.float64) / 255
+    top = 2**bits - 1
+    return np.clip(np.rint(grey * top + rng.normal(0, top / 2000, grey.shape)), 0, top).astype(np.uint16)
+
+
+def streamed_png(path: Path, size: tuple[int, int], channels: int = 3) -> Path:
+    """A huge but mostly uniform 8-bit PNG (grey or RGB), written row by row.
+
+    Writing it with Pillow would hold the whole image in memory; this writes
+    a few hundred kilobytes without ever holding more than one row.
+    """
+    import struct
+    import zlib
+
+    w, h = size
+    colour_type = {1: 0, 3: 2}[channels]
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    z = zlib.compressobj(9)
+    idat = bytearray()
+    for y in range(h):
+        # A few horizontal bands and a diagonal edge: some structure to sign.
+        row = np.full((w, channels), 40 + 50 * (y * 4 // h), dtype=np.uint8)
+        row[: w * y // h] = 200
+        idat += z.compress(b"\0" + row.tobytes())
+    idat += z.flush()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, colour_type, 0, 0, 0))
+        + chunk(b"IDAT", bytes(idat))
+        + chunk(b"IEND", b"")
+    )
+    return path
