@@ -163,7 +163,7 @@ def _mapped(img: Image.Image, fx: int, fy: int) -> Image.Image:
     lo, hi = np.inf, -np.inf
     parts = []
     for box in _strips(img, fy, 4):
-        values = np.asarray(img.crop(box), dtype=np.float32)
+        values = np.array(img.crop(box), dtype=np.float32)  # a writable copy, whatever the mode
         finite = np.isfinite(values)
         if finite.any():
             lo, hi = min(lo, float(values[finite].min())), max(hi, float(values[finite].max()))

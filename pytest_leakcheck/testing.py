@@ -83,8 +83,8 @@ def scan(seed: int, size: tuple[int, int] = (160, 120), bits: int = 12) -> np.nd
     return np.clip(np.rint(grey * top + rng.normal(0, top / 2000, grey.shape)), 0, top).astype(np.uint16)
 
 
-def streamed_png(path: Path, size: tuple[int, int], channels: int = 3) -> Path:
-    """A huge but mostly uniform 8-bit PNG (grey or RGB), written row by row.
+def streamed_png(path: Path, size: tuple[int, int], channels: int = 3, depth: int = 8) -> Path:
+    """A huge but mostly uniform grey or RGB PNG, 8 or 16 bits deep, written row by row.
 
     Writing it with Pillow would hold the whole image in memory; this writes
     a few hundred kilobytes without ever holding more than one row.
@@ -94,6 +94,8 @@ def streamed_png(path: Path, size: tuple[int, int], channels: int = 3) -> Path:
 
     w, h = size
     colour_type = {1: 0, 3: 2}[channels]
+    dtype = {8: np.uint8, 16: np.dtype(">u2")}[depth]
+    scale = 1 if depth == 8 else 4095 / 255  # 16-bit rows hold 12-bit values, like a scan
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
@@ -102,14 +104,14 @@ def streamed_png(path: Path, size: tuple[int, int], channels: int = 3) -> Path:
     idat = bytearray()
     for y in range(h):
         # A few horizontal bands and a diagonal edge: some structure to sign.
-        row = np.full((w, channels), 40 + 50 * (y * 4 // h), dtype=np.uint8)
-        row[: w * y // h] = 200
+        row = np.full((w, channels), (40 + 50 * (y * 4 // h)) * scale, dtype=dtype)
+        row[: w * y // h] = 200 * scale
         idat += z.compress(b"\0" + row.tobytes())
     idat += z.flush()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(
         b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, colour_type, 0, 0, 0))
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, colour_type, 0, 0, 0))
         + chunk(b"IDAT", bytes(idat))
         + chunk(b"IEND", b"")
     )

@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from pytest_leakcheck import check
 from pytest_leakcheck.signatures import Spec, _pixel_digest, _sign
-from pytest_leakcheck.testing import photo
+from pytest_leakcheck.testing import photo, scan
+
+from .conftest import write_policy
 
 # --------------------------------------------------------------------------
 # 8-bit images: signatures pinned before the high-depth and huge-image paths
@@ -88,3 +91,95 @@ def test_eight_bit_signatures_are_pinned(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     _eight_bit_files()[name](path)
     assert (_signature_pin(path), _pixel_pin(path)) == PINS[name]
+
+
+# --------------------------------------------------------------------------
+# High-depth images: mapped to 8 bits by their value range; digests on their values.
+
+#: How a 12-bit scan (uint16 array) is written in each high-depth mode Pillow reads back.
+DEEP_WRITERS: dict[str, Callable[[np.ndarray, Path], None]] = {
+    "I;16.png": lambda a, p: Image.fromarray(a).save(p),
+    "I;16B.tif": lambda a, p: Image.frombytes("I;16B", a.shape[::-1], a.astype(">u2").tobytes()).save(p),
+    "I.tif": lambda a, p: Image.fromarray(a.astype(np.int32)).save(p),
+    "F.tif": lambda a, p: Image.fromarray(a.astype(np.float32)).save(p),
+}
+
+
+def _write_deep(arr: np.ndarray, path: Path, how: str) -> Path:
+    """``arr`` written as ``how`` (a DEEP_WRITERS key) at ``path`` plus the format's suffix."""
+    out = path.with_name(f"{path.name}.{how.split('.')[1]}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    DEEP_WRITERS[how](arr, out)
+    return out
+
+
+def test_written_modes_are_read_back_high_depth(tmp_path: Path) -> None:
+    """The fixtures below really are high-depth files (else they would test nothing)."""
+    modes = {how: Image.open(_write_deep(scan(0, (32, 24)), tmp_path / str(k), how)).mode
+             for k, how in enumerate(DEEP_WRITERS)}
+    assert modes == {how: how.split(".")[0] for how in DEEP_WRITERS}
+
+
+TWO_SPLITS = "version: 1\nsplits: {train: [train/**], test: [test/**]}\n"
+
+
+def _leaks(report) -> list[tuple[str, list[str]]]:
+    return sorted((f.kind, sorted(m.path for m in f.members)) for f in report.findings)
+
+
+def test_seven_distinct_12bit_scans_stay_distinct(tmp_path: Path) -> None:
+    """Seven different 12-bit scans, in four high-depth modes, are seven signatures and no finding.
+
+    Clipped to 8 bits they were one white square: an `identical-pixels` error.
+    """
+    hows = list(DEEP_WRITERS)
+    paths = [_write_deep(scan(seed), tmp_path / ("train" if seed < 4 else "test") / f"scan{seed}", hows[seed % 4])
+             for seed in range(7)]
+    write_policy(tmp_path, TWO_SPLITS)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert _leaks(report) == []
+    signed = [_sign((str(p), SPEC)) for p in paths]
+    assert all(ok for _, ok, _ in signed)
+    assert len({out["hash:identity"] for _, _, out in signed}) == 7
+    assert len({out["thumb"] for _, _, out in signed}) == 7
+    assert len({_pixel_digest((str(p), SPEC.max_pixels))[1] for p in paths}) == 7
+
+
+def _one_scan_among_others(root: Path) -> np.ndarray:
+    """Train holds four 12-bit scans as 16-bit PNGs; returns the first."""
+    for seed in range(4):
+        _write_deep(scan(seed), root / "train" / f"scan{seed}", "I;16.png")
+    _write_deep(scan(9), root / "test" / "other", "I;16.png")
+    write_policy(root, TWO_SPLITS)
+    return scan(0)
+
+
+def test_brightened_12bit_scan_is_found(tmp_path: Path) -> None:
+    """A 12-bit scan brightened x1.2 (values past 4095, still 16-bit) is a near-duplicate of it."""
+    original = _one_scan_among_others(tmp_path)
+    brighter = np.clip(np.rint(original * 1.2), 0, 65535).astype(np.uint16)
+    _write_deep(brighter, tmp_path / "test" / "brighter", "I;16.png")
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert _leaks(report) == [("near-duplicate", ["test/brighter.png", "train/scan0.png"])]
+
+
+def test_float_copy_of_a_scan_is_found(tmp_path: Path) -> None:
+    """The scan saved as a 0..1 float TIFF is found; as 8-bit it was all black."""
+    original = _one_scan_among_others(tmp_path)
+    Image.fromarray((original / 4095).astype(np.float32)).save(tmp_path / "test/float.tif")
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert _leaks(report) == [("near-duplicate", ["test/float.tif", "train/scan0.png"])]
+
+
+def test_pixel_digests_keep_the_original_values(tmp_path: Path) -> None:
+    """A copy changed only where values exceed 8 bits is not `identical-pixels` (clipped, it was),
+    while the same values in any high-depth mode and byte order have one digest."""
+    original = _one_scan_among_others(tmp_path)
+    changed = np.where(original > 300, original ^ 1, original)
+    _write_deep(changed, tmp_path / "test" / "changed", "I;16.png")
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert _leaks(report) == [("near-duplicate", ["test/changed.png", "train/scan0.png"])]
+    same = [_write_deep(original, tmp_path / "same" / str(k), how) for k, how in enumerate(DEEP_WRITERS)
+            if not how.startswith("F")]
+    digests = {_pixel_digest((str(p), SPEC.max_pixels)) for p in same}
+    assert len(same) == 3 and len(digests) == 1
