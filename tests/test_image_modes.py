@@ -5,6 +5,7 @@ and damaged image bytes never raise."""
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pytest_leakcheck import check
+from pytest_leakcheck import check, decode
+from pytest_leakcheck.decode import HIGH_DEPTH, upright_rgb
 from pytest_leakcheck.signatures import Spec, _pixel_digest, _sign
 from pytest_leakcheck.testing import photo, scan
 
@@ -183,3 +185,73 @@ def test_pixel_digests_keep_the_original_values(tmp_path: Path) -> None:
             if not how.startswith("F")]
     digests = {_pixel_digest((str(p), SPEC.max_pixels)) for p in same}
     assert len(same) == 3 and len(digests) == 1
+
+
+def _deep_image(arr: np.ndarray, mode: str) -> Image.Image:
+    """``arr`` as an in-memory image of any high-depth mode, byte order included."""
+    dtype = {"I;16": "<u2", "I;16L": "<u2", "I;16B": ">u2", "I;16N": "=u2", "I": "=i4", "F": "=f4"}[mode]
+    return Image.frombytes(mode, arr.shape[::-1], arr.astype(dtype).tobytes())
+
+
+@pytest.mark.parametrize("mode", sorted(HIGH_DEPTH))
+def test_every_high_depth_mode_maps_by_its_value_range(mode: str) -> None:
+    """Each high-depth mode, with any value offset and scale, maps to the same full-range 8-bit image."""
+    arr = scan(5, (40, 30))
+    want = np.asarray(upright_rgb(_deep_image(arr, "I;16"), 1))
+    assert want.min() == 0 and want.max() == 255
+    for values in (arr, arr * 3 + 100):  # brighter, more contrast: the same picture
+        got = np.asarray(upright_rgb(_deep_image(values, mode), 1))
+        np.testing.assert_allclose(got, want, atol=1)
+
+
+def test_non_finite_and_flat_float_images() -> None:
+    """NaN and infinities do not set the range (they map to its bottom); a flat image is flat."""
+    arr = scan(6, (40, 30)).astype(np.float32)
+    holes = arr.copy()
+    holes[:5, :5], holes[10, 10], holes[11, 11] = np.nan, np.inf, -np.inf
+    clean = np.asarray(upright_rgb(_deep_image(arr, "F"), 1))
+    got = np.asarray(upright_rgb(_deep_image(holes, "F"), 1))
+    np.testing.assert_array_equal(got[5:, 5:][got[5:, 5:] != 0], clean[5:, 5:][got[5:, 5:] != 0])
+    assert (got[:5, :5] == 0).all()
+    flat = np.asarray(upright_rgb(_deep_image(np.full((30, 40), 7.0), "F"), 1))
+    assert flat.shape == (30, 40, 3) and not flat.any()
+
+
+ORIENT_OPS = {2: "FLIP_LEFT_RIGHT", 3: "ROTATE_180", 4: "FLIP_TOP_BOTTOM", 5: "TRANSPOSE",
+              6: "ROTATE_270", 7: "TRANSVERSE", 8: "ROTATE_90"}
+
+
+@pytest.mark.parametrize("orient", range(1, 9))
+@pytest.mark.parametrize("mode", ["RGB", "P", "I;16B", "F"])
+def test_pixel_digest_in_strips_equals_whole_image(monkeypatch, orient: int, mode: str) -> None:
+    """Hashing upright strips of a few rows gives the digest of the whole upright image."""
+    arr = scan(7, (33, 23))
+    img = photo(7, (33, 23)).convert(mode) if mode in ("RGB", "P") else _deep_image(arr, mode)
+    whole = img if orient == 1 else img.transpose(getattr(Image.Transpose, ORIENT_OPS[orient]))
+    head = struct.pack("<qq", *whole.size)
+    if mode in HIGH_DEPTH:
+        dtype = "<f4" if mode == "F" else "<i4"
+        want = hashlib.sha256(head + f"values:{dtype}".encode() + np.asarray(whole).astype(dtype).tobytes())
+    else:
+        want = hashlib.sha256(head + whole.convert("RGBA").tobytes())
+    monkeypatch.setattr(decode, "STRIP_BYTES", 300)  # two rows a strip, or one
+    assert decode.pixel_digest(img, orient) == want.digest()
+
+
+@pytest.mark.parametrize("mode", ["RGB", "L", "P", "1", "CMYK", "I;16", "F"])
+def test_large_images_reduce_alike_whatever_the_strip_height(monkeypatch, mode: str) -> None:
+    """The strip path of a large image equals reducing the whole image at once, for any strip height."""
+    monkeypatch.setattr(decode, "LARGE", 1000)
+    monkeypatch.setattr(decode, "REDUCED", 8)
+    big = photo(8, (120, 50))
+    img = _deep_image(np.asarray(big.convert("L"), np.uint16) * 16, mode) if mode in HIGH_DEPTH else big.convert(mode)
+    outs = []
+    for strip_bytes in (1, 2000, 10**9):
+        monkeypatch.setattr(decode, "STRIP_BYTES", strip_bytes)
+        outs.append(np.asarray(upright_rgb(img, 6)))
+    assert outs[0].shape == (8, 9, 3)  # 120x50 reduced by (15, 6) to 8x9, then turned upright
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])
+    if mode not in HIGH_DEPTH:
+        whole = img.convert("RGB").reduce((15, 6)).transpose(Image.Transpose.ROTATE_270)
+        np.testing.assert_array_equal(outs[0], np.asarray(whole))
