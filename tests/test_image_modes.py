@@ -5,7 +5,10 @@ and damaged image bytes never raise."""
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +19,7 @@ from PIL import Image
 from pytest_leakcheck import check, decode
 from pytest_leakcheck.decode import HIGH_DEPTH, upright_rgb
 from pytest_leakcheck.signatures import Spec, _pixel_digest, _sign
-from pytest_leakcheck.testing import photo, scan
+from pytest_leakcheck.testing import photo, save, scan, streamed_png
 
 from .conftest import write_policy
 
@@ -255,3 +258,58 @@ def test_large_images_reduce_alike_whatever_the_strip_height(monkeypatch, mode: 
     if mode not in HIGH_DEPTH:
         whole = img.convert("RGB").reduce((15, 6)).transpose(Image.Transpose.ROTATE_270)
         np.testing.assert_array_equal(outs[0], np.asarray(whole))
+
+
+# --------------------------------------------------------------------------
+# Huge images: bounded memory, whatever the input.
+
+#: Peak resident memory allowed to a process signing the huge images below
+#: (Python, numpy and Pillow alone take about 45 MB; before bounded decoding
+#: the 12,000 x 12,000 PNGs took 1.7 to 1.8 GB).
+PEAK_MB = 400
+
+_SIGN_IN_CHILD = """
+import json, resource, sys
+from pytest_leakcheck.signatures import Spec, _pixel_digest, _sign
+spec = Spec("phash", 64, 16, 178_956_970, (("dims", ""), ("hash:identity", ""), ("thumb", ""), ("desc", "")))
+out = {}
+for path in sys.argv[1:]:
+    _, ok, result = _sign((path, spec))
+    pixels_ok, _ = _pixel_digest((path, spec.max_pixels))
+    thumb = list(result["thumb"]) if ok else None
+    out[path] = [ok, pixels_ok, None if ok else result, thumb]
+out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def test_huge_images_decode_in_bounded_memory(tmp_path: Path) -> None:
+    """12,000 x 12,000 PNGs (allowed by the default pixel limit, tiny on disk) and a 10,000 x
+    10,000 16-bit one: signed or refused with the reason, and the pixel digest too, in bounded memory."""
+    grey = streamed_png(tmp_path / "grey.png", (12_000, 12_000), channels=1)
+    rgb = streamed_png(tmp_path / "rgb.png", (12_000, 12_000), channels=3)
+    deep = streamed_png(tmp_path / "deep.png", (10_000, 10_000), channels=1, depth=16)
+    run = subprocess.run([sys.executable, "-c", _SIGN_IN_CHILD, str(grey), str(rgb), str(deep)],
+                         capture_output=True, text=True, check=True)
+    out = json.loads(run.stdout)
+    assert out["peak_mb"] < PEAK_MB
+    for signed in (grey, deep):
+        ok, pixels_ok, _, thumb = out[str(signed)]
+        assert ok and pixels_ok
+        assert len(set(thumb)) > 2  # the bands and the diagonal survive the reduction
+    ok, pixels_ok, message, _ = out[str(rgb)]
+    assert not ok and not pixels_ok
+    assert "12000x12000 RGB PNG needs 549 MiB" in message and "bounded memory" in message
+
+
+def test_too_large_image_is_an_unreadable_finding(tmp_path: Path) -> None:
+    """An image over the decode bound is an `unreadable-image` finding that says why; the rest is checked."""
+    streamed_png(tmp_path / "train/huge.png", (8_200, 8_200), channels=3)
+    save(photo(1), tmp_path / "train/a.png")
+    save(photo(1), tmp_path / "test/a.jpg", quality=80)
+    write_policy(tmp_path, TWO_SPLITS)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert _leaks(report) == [("near-duplicate", ["test/a.jpg", "train/a.png"]),
+                              ("unreadable-image", ["train/huge.png"])]
+    message = next(f.message for f in report.findings if f.kind == "unreadable-image")
+    assert "too large to decode in bounded memory" in message
