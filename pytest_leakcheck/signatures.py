@@ -270,7 +270,9 @@ def _sign(task: tuple[str, Spec]) -> tuple[bytes, bool, dict[str, bytes] | str]:
         return digest, False, str(exc)
     except Image.UnidentifiedImageError:
         return digest, False, "not an image Pillow can identify (wrong suffix, or corrupt header)"
-    except (OSError, ValueError, SyntaxError, EOFError, struct.error, MemoryError, IndexError) as exc:
+    except Exception as exc:
+        # Pillow's parsers raise almost any type on hostile bytes (a TIFF tag
+        # of the wrong type gives TypeError): all of them mean a damaged file.
         return digest, False, f"corrupt or truncated image: {exc}"
 
 

@@ -5,6 +5,7 @@ and damaged image bytes never raise."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import struct
 import subprocess
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from pytest_leakcheck import check, decode
@@ -313,3 +316,81 @@ def test_too_large_image_is_an_unreadable_finding(tmp_path: Path) -> None:
                               ("unreadable-image", ["train/huge.png"])]
     message = next(f.message for f in report.findings if f.kind == "unreadable-image")
     assert "too large to decode in bounded memory" in message
+
+
+# --------------------------------------------------------------------------
+# Damaged bytes: a signature or an error message, never an exception.
+
+#: Examples hypothesis tries (derandomized: the same ones on every run).
+MUTATION_EXAMPLES = 200
+
+
+def _encoded(img: Image.Image, fmt: str, **options: object) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, fmt, **options)
+    return buf.getvalue()
+
+
+def _seed_files() -> dict[str, bytes]:
+    img = photo(21, (48, 36))
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    deep = scan(21, (48, 36))
+    return {
+        "rgb.jpg": _encoded(img, "JPEG", quality=85, exif=exif),
+        "progressive.jpg": _encoded(img.convert("L"), "JPEG", quality=70, progressive=True),
+        "rgb.png": _encoded(img, "PNG"),
+        "p.png": _encoded(img.quantize(16), "PNG"),
+        "i16.png": _encoded(Image.fromarray(deep), "PNG"),
+        "rgb.tif": _encoded(img, "TIFF"),
+        "deflate.tif": _encoded(img, "TIFF", compression="tiff_adobe_deflate"),
+        "f.tif": _encoded(Image.fromarray(deep.astype(np.float32)), "TIFF"),
+    }
+
+
+SEEDS = _seed_files()
+_POSITION = st.one_of(st.integers(0, 96), st.integers(0, 10**6))  # headers are where parsers break
+MUTATION = st.one_of(
+    st.tuples(st.just("flip"), _POSITION, st.integers(0, 7)),
+    st.tuples(st.just("cut"), _POSITION, st.just(0)),
+    st.tuples(st.just("insert"), _POSITION, st.binary(min_size=1, max_size=32)),
+)
+
+
+def _mutate(data: bytes, mutations: list[tuple[str, int, object]]) -> bytes:
+    out = bytearray(data)
+    for kind, where, arg in mutations:
+        at = where % (len(out) + 1)
+        if kind == "flip" and at < len(out):
+            out[at] ^= 1 << int(arg)  # type: ignore[call-overload]
+        elif kind == "cut":
+            del out[at:]
+        elif kind == "insert":
+            out[at:at] = arg  # type: ignore[assignment]
+    return bytes(out)
+
+
+@pytest.fixture(scope="module")
+def mutation_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("mutated")
+
+
+@settings(max_examples=MUTATION_EXAMPLES, deadline=None, derandomize=True, database=None)
+@given(seed=st.sampled_from(sorted(SEEDS)), mutations=st.lists(MUTATION, min_size=1, max_size=4))
+@example(seed="rgb.tif", mutations=[("flip", 72, 0)])  # strip offsets as a rational: TypeError
+def test_mutated_image_bytes_never_raise(mutation_dir: Path, seed: str, mutations: list) -> None:
+    """Bit flips, truncation and inserted junk in real JPEG, PNG and TIFF files give a full
+    signature row or an error message (an `unreadable-image` finding), never an exception."""
+    data = _mutate(SEEDS[seed], mutations)
+    path = mutation_dir / seed
+    path.write_bytes(data)
+    digest, ok, result = _sign((str(path), SPEC))
+    assert digest == hashlib.sha256(data).digest()
+    if ok:
+        assert isinstance(result, dict)
+        assert {name: len(result[name]) for name, _ in WANTED} == {
+            "dims": 16, "hash:identity": 8, "hash:hflip": 8, "hash:rot90": 8, "thumb": 256, "desc": 1472}
+    else:
+        assert isinstance(result, str) and result
+    pixels_ok, pixels = _pixel_digest((str(path), SPEC.max_pixels))
+    assert isinstance(pixels, bytes) and (len(pixels) == 32 or not pixels_ok)
