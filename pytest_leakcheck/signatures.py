@@ -4,7 +4,8 @@ Every signal comes from one decode path: JPEG draft mode to a small RGB
 image, EXIF orientation applied, squashed to a ``BASE`` x ``BASE`` grey
 square.  Draft and full decodes give perceptual hashes a few bits apart, so
 the path is part of every parameter fingerprint; only the identical-pixels
-check needs a full decode, and only for candidate files.
+check needs a full decode, and only for candidate files.  High-depth
+and huge images, and the memory bound, are decode.py's.
 """
 
 from __future__ import annotations
