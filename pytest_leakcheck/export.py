@@ -12,17 +12,15 @@ one convention for all three formats keeps them interchangeable.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .atomic import replacing, write_atomic
 from .config import ORIENTATIONS
 from .decode import PIXELS_PARAMS
 from .errors import UsageError
@@ -180,7 +178,6 @@ def to_text(tab: Table, fmt: str) -> str:
 
 def write(tab: Table, path: Path, fmt: str | None = None) -> str:
     """Write ``tab`` to ``path`` atomically; returns the format written."""
-    from .atomic import write_atomic
 
     fmt = format_of(path, fmt)
     try:
@@ -202,18 +199,5 @@ def _write_parquet(tab: Table, path: Path) -> None:
                          fix="pip install 'pytest-leakcheck[parquet]', or export .csv or .jsonl") from None
     columns = {name: pa.array([row[k] for row in tab.rows], type=pa.string())
                for k, name in enumerate(tab.columns)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777  # keep the mode of the file it replaces
-    except OSError:
-        mode = 0o644  # mkstemp's 0600 would hide the table from the rest of a team
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
+    with replacing(path) as tmp:
         pq.write_table(pa.table(columns), tmp)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
