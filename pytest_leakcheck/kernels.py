@@ -31,6 +31,10 @@ class Match:
     detector: str
     value: float
     orientation: str = "identity"
+    #: Below the detector's near-certain level ("probably the same shot, please
+    #: look"): the finding it makes is at most a warning, and a weak link never
+    #: merges two clusters (findings.py).
+    weak: bool = False
 
 
 def blocks(na: int, nb: int, per_pair: int, same: bool = False) -> Iterator[tuple[int, int, int, int]]:
