@@ -33,7 +33,7 @@ from .atomic import write_atomic
 from .config import Ctx, read_yaml
 from .errors import BaselineError, PolicyError, UsageError
 from .model import Finding, Report
-from .names import display
+from .names import display, excerpt
 
 #: 2 added ``splits`` to entries; version 1 files are still read (their
 #: entries hold for no split until re-recorded).
@@ -227,7 +227,7 @@ def load(path: Path | None) -> Baseline:
         raise fail((str(unknown[0]),), "unknown key", "allowed keys: version, findings")
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise fail(("version",), f"invalid or missing version {version!r}",
+        raise fail(("version",), f"invalid or missing version {excerpt(version)}",
                    f"use `version: {SCHEMA_VERSION}`")
     if version > SCHEMA_VERSION:
         raise fail(("version",),
@@ -259,7 +259,7 @@ def _refuse_conflict_markers(path: Path) -> None:
 def _entry(key: Any, value: Any, fail: Any) -> Entry:
     at = ("findings", str(key))
     if not isinstance(key, str) or not _ID.match(key):
-        raise fail(at, f"finding id {key!r} is not 12 hex digits",
+        raise fail(at, f"finding id {excerpt(key)} is not 12 hex digits",
                    "copy the id from the report, quoted: '0123abcd4567'")
     value = value or {}
     if not isinstance(value, dict):
@@ -269,7 +269,7 @@ def _entry(key: Any, value: Any, fail: Any) -> Entry:
             raise fail((*at, str(k)), "unknown key", "allowed keys: " + ", ".join(_ENTRY_KEYS))
     verdict = value.get("verdict")
     if verdict is not None and verdict not in VERDICTS:
-        raise fail((*at, "verdict"), f"invalid verdict {verdict!r}", "use duplicate or distinct")
+        raise fail((*at, "verdict"), f"invalid verdict {excerpt(verdict)}", "use duplicate or distinct")
     reason = value.get("reason") or ""
     kind = value.get("kind") or ""
     if not isinstance(reason, str) or not isinstance(kind, str):
@@ -282,7 +282,7 @@ def _entry(key: Any, value: Any, fail: Any) -> Entry:
         lists[name] = tuple(sorted(items))
     bad = [d for d in lists["digests"] if not _DIGEST.match(d)]
     if bad:
-        raise fail((*at, "digests"), f"{bad[0]!r} is not a sha256 hex digest",
+        raise fail((*at, "digests"), f"{excerpt(bad[0])} is not a sha256 hex digest",
                    "leave digests as `leakcheck baseline` wrote them")
     return Entry(key, kind, lists["digests"], lists["paths"], verdict, reason, _splits(value, at, fail))
 

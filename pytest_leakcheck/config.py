@@ -9,12 +9,14 @@ below all of them and imports none of them.
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .errors import LeakcheckError, PolicyError
+from .names import excerpt
 
 SEVERITIES = ("error", "warning", "off")
 #: The eight orientations of a square; ``identity`` is always searched.
@@ -22,8 +24,81 @@ ORIENTATIONS = ("identity", "hflip", "vflip", "rot90", "rot180", "rot270", "tran
 AUGMENTATIONS = ORIENTATIONS[1:]
 
 
-def read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
+@dataclass(frozen=True)
+class Bounds:
+    """Limits on a YAML document, checked while its node graph is composed.
+
+    A pull request controls the YAML: an alias bomb ("billion laughs") is a
+    few hundred bytes that expand to billions of nodes, and deep nesting
+    overflows the recursive composer.  So the node graph is built with a
+    count of every node it would expand to, aliases included, and construction
+    into Python objects only starts once it is known to be small.
+    """
+
+    #: Bytes of the document, checked before parsing.
+    max_bytes: int = 1 << 20
+    #: Nodes after expanding every alias (the cost of walking the data).
+    max_nodes: int = 100_000
+    max_depth: int = 64
+    #: Alias uses (`*name`) in the document.
+    max_aliases: int = 1_000
+
+
+POLICY_BOUNDS = Bounds()
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader whose composer refuses documents beyond its :class:`Bounds`."""
+
+    def __init__(self, text: str, bounds: Bounds) -> None:
+        super().__init__(text)
+        self.bounds = bounds
+        self.depth = 0
+        self.aliases = 0
+        self.weight = 0  # nodes so far, each alias counted as the nodes it expands to
+        self.sizes: dict[int, int] = {}  # id(node) -> expanded node count, once composed
+
+    def _refuse(self, problem: str, mark: Any) -> yaml.YAMLError:
+        return yaml.composer.ComposerError(None, None, problem, mark)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        b = self.bounds
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            target = self.anchors.get(event.anchor)
+            if target is not None:
+                self.aliases += 1
+                if self.aliases > b.max_aliases:
+                    raise self._refuse(f"more than {b.max_aliases} aliases", event.start_mark)
+                size = self.sizes.get(id(target))
+                if size is None:  # the anchor is still open: the alias is inside its own node
+                    raise self._refuse(f"alias *{event.anchor} refers to a node that contains it",
+                                       event.start_mark)
+                self._add(size, event.start_mark)
+            return super().compose_node(parent, index)
+        mark = self.peek_event().start_mark
+        self.depth += 1
+        if self.depth > b.max_depth:
+            raise self._refuse(f"nested more than {b.max_depth} levels deep", mark)
+        start = self.weight
+        self._add(1, mark)
+        node = super().compose_node(parent, index)
+        self.sizes[id(node)] = self.weight - start
+        self.depth -= 1
+        return node
+
+    def _add(self, nodes: int, mark: Any) -> None:
+        self.weight += nodes
+        if self.weight > self.bounds.max_nodes:
+            raise self._refuse(f"more than {self.bounds.max_nodes:,} values once aliases are expanded", mark)
+
+
+def read_yaml(path: Path, bounds: Bounds = POLICY_BOUNDS) -> tuple[Any, dict[tuple[str, ...], int]]:
     try:
+        size = path.stat().st_size
+        if size > bounds.max_bytes:
+            raise PolicyError(f"the file is {size:,} bytes, over the limit of {bounds.max_bytes:,}",
+                              path=str(path), fix="long lists of files belong in a manifest CSV, not in YAML")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise PolicyError(
@@ -33,7 +108,7 @@ def read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(f"cannot read policy: {exc}", path=str(path)) from None
-    loader = yaml.SafeLoader(text)
+    loader = _BoundedLoader(text[: bounds.max_bytes + 1], bounds)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
@@ -45,6 +120,10 @@ def read_yaml(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
             line=mark.line + 1 if mark else None,
             fix="check indentation and quoting near that line",
         ) from None
+    except (ValueError, OverflowError) as exc:
+        # int() of a 5,000-digit number, a timestamp like 2020-13-45: the value, not the syntax.
+        raise PolicyError(f"invalid YAML value: {excerpt(str(exc))}", path=str(path),
+                          fix="quote the value if it is text, or correct the number or date") from None
     finally:
         loader.dispose()
     lines: dict[tuple[str, ...], int] = {}
@@ -119,7 +198,7 @@ class Ctx:
         if value not in choices:
             close = difflib.get_close_matches(str(value), choices, n=1)
             fix = f"did you mean `{close[0]}`?" if close else "use one of: " + ", ".join(choices)
-            raise self.fail(at, f"invalid value {value!r}", fix)
+            raise self.fail(at, f"invalid value {excerpt(value)}", fix)
         return value
 
     def number(self, value: Any, at: tuple[str, ...], kind: type, lo: float, hi: float) -> Any:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Ctx
+from .names import excerpt
 from .sources import Url, locate
 
 #: Rule sources, each a key of one item under ``groups:``.
@@ -95,7 +96,7 @@ def parse_rules(
                 kind = "CSV" if source == "csv" else "COCO JSON"
                 raise ctx.fail(
                     spot,
-                    f"{kind} file {value!r} not found ({path})",
+                    f"{kind} file {excerpt(value)} not found ({path})",
                     "fix the path; it is relative to `root`",
                 )
             field = item.get(extra, "group" if source == "csv" else None)
@@ -117,13 +118,13 @@ def _regex(ctx: Ctx, value: Any, at: tuple[str, ...]) -> str:
     except re.error as exc:
         raise ctx.fail(
             at,
-            f"malformed regular expression {value!r}: {exc}",
+            f"malformed regular expression {excerpt(value)}: {exc}",
             "check brackets and escapes; quote the regex in single quotes",
         ) from None
     if "group" not in pattern.groupindex:
         raise ctx.fail(
             at,
-            f"regular expression {value!r} has no named group `group`",
+            f"regular expression {excerpt(value)} has no named group `group`",
             r"wrap the group part as (?P<group>...), e.g. '(?P<group>part\d+)_shot\d+'",
         )
     return value

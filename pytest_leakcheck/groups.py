@@ -24,6 +24,7 @@ from .errors import PolicyError
 from .grouprules import GroupRule, ShareRules
 from .inventory import Inventory, clean_path
 from .model import Finding, Member, finding_id
+from .names import excerpt
 from .policy import Policy
 
 #: Example files listed per split in a group-split finding.
@@ -62,7 +63,7 @@ def read_column(path: Path, column: str, what: str = "manifest") -> dict[str, st
             for need in ("path", column):
                 if need not in fields:
                     raise PolicyError(
-                        f"{what} has no `{need}` column (columns: {', '.join(fields) or 'none'})",
+                        f"{what} has no `{need}` column (columns: {excerpt(', '.join(fields)) if fields else 'none'})",
                         path=str(path),
                         line=1,
                         fix=f"add a `{need}` column to the header, or name an existing one",

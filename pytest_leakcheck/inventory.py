@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TextIO
 
-from . import sources, splitsources
+from . import globs, sources, splitsources
 from .errors import PolicyError
+from .names import excerpt
 from .policy import Policy, with_splits
 from .progress import SILENT, Progress
 
@@ -53,71 +53,18 @@ class Inventory:
         return self.policy.split_names
 
 
-@lru_cache(maxsize=512)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a gitignore-like glob to a regex over POSIX relative paths.
-
-    ``**`` spans folders, ``*`` and ``?`` stay inside one name, and a pattern
-    naming a folder (``train`` or ``train/``) matches everything below it,
-    which is what people mean when they write it.
-    """
-    pat = pattern.strip()
-    while pat.startswith("./"):
-        pat = pat[2:]
-    pat = pat.lstrip("/")
-    dir_only = pat.endswith("/")
-    pat = pat.rstrip("/")
-    out = []
-    i = 0
-    while i < len(pat):
-        c = pat[i]
-        if pat.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pat.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            j = pat.find("]", i + 1)
-            if j == -1:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pat[i + 1 : j].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    body = "".join(out)
-    # A pattern without a slash matches a name at any depth, as in .gitignore.
-    prefix = "(?:.*/)?" if "/" not in pat else ""
-    tail = "/.*" if dir_only else "(?:/.*)?"
-    # DOTALL and \Z: a file name may hold a newline, and `.` or `$` stopping
-    # at one let such a copy escape every split glob.
-    return re.compile(f"^{prefix}{body}{tail}\\Z", re.DOTALL)
-
-
 @lru_cache(maxsize=256)
-def _any_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
-    # One alternation instead of a loop over patterns: scan calls this for
-    # every file and split, and the loop's overhead showed up at 50,000 files.
+def _any_glob(patterns: tuple[str, ...]) -> globs.GlobSet | None:
+    # Compiled once per set of patterns: scan asks for every file and split.
     if not patterns:
         return None
-    return re.compile("|".join(f"(?:{glob_regex(p).pattern})" for p in patterns), re.DOTALL)
+    return globs.GlobSet(tuple(globs.compile(p) for p in patterns))
 
 
 def matches(path: str, patterns: tuple[str, ...]) -> bool:
-    regex = _any_regex(tuple(patterns))
-    return regex is not None and regex.match(path) is not None
+    """Whether ``path`` (POSIX, relative to root) matches any of the globs (globs.py)."""
+    found = _any_glob(tuple(patterns))
+    return found is not None and found.match(path)
 
 
 def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> list[tuple[str, os.stat_result]]:
@@ -126,7 +73,7 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> list[tuple
     root_real = os.path.realpath(root)
     cache_dir = os.path.dirname(str(policy.cache))
     found: list[tuple[str, os.stat_result]] = []
-    ignore = _any_regex(policy.ignore)
+    ignore = _any_glob(policy.ignore)
 
     def inside(p: str) -> bool:
         real = os.path.realpath(p)
@@ -183,7 +130,7 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> list[tuple
 def _walk_url(policy: Policy) -> list[tuple[str, sources.Stat]]:
     """Image objects under a URL root, filtered as :func:`_walk` filters files."""
     exts = policy.files.extensions
-    ignore = _any_regex(policy.ignore)
+    ignore = _any_glob(policy.ignore)
     try:
         found = sources.find(policy.root)  # type: ignore[arg-type]
     except OSError as exc:
@@ -203,7 +150,7 @@ def manifest_reader(fh: TextIO, path: Path) -> csv.DictReader:
     for column in ("path", "split"):
         if column not in fields:
             raise PolicyError(
-                f"manifest has no `{column}` column (columns: {', '.join(fields) or 'none'})",
+                f"manifest has no `{column}` column (columns: {excerpt(', '.join(fields)) if fields else 'none'})",
                 path=str(path),
                 line=1,
                 fix="the first row must be a header like `path,split,group`",
@@ -284,9 +231,9 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
         for rel in sorted(set(rows) - on_disk):
             issues.append(FileIssue("missing", rel, (rows[rel][0][0],), "listed in the manifest, not on disk"))
     else:
-        rules = [(name, regex) for name, globs in policy.splits if (regex := _any_regex(globs))]
+        rules = [(name, found) for name, patterns in policy.splits if (found := _any_glob(patterns))]
         for rel, st in files:
-            splits = [name for name, regex in rules if regex.match(rel)]
+            splits = [name for name, found in rules if found.match(rel)]
             if not splits:
                 issues.append(FileIssue("unassigned", rel, (), "matches no split's globs"))
             elif len(splits) > 1:

@@ -61,6 +61,27 @@ def display(text: str) -> str:
     return _UNSAFE.sub(_escape, text)
 
 
+#: Characters of file or policy content an error message may quote.
+EXCERPT_CHARS = 60
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``value`` as a short excerpt for an error message: at most ``limit``
+    characters, escaped by :func:`display`, ``…`` when cut; a string is quoted
+    as ``repr`` quotes it, anything else is its ``repr``.
+
+    Messages that quote a file's content (a manifest header, a policy value)
+    go through this, so an error can never print a whole file, whatever the
+    policy points it at.
+    """
+    try:
+        text = value if isinstance(value, str) else repr(value)
+    except ValueError:  # an int past Python's 4,300-digit limit for str()
+        text = f"<{type(value).__name__} too long to show>"
+    cut = display(text[:limit]) + ("…" if len(text) > limit else "")
+    return f"'{cut}'" if isinstance(value, str) else cut
+
+
 # GitHub's runner takes a line as a workflow command when it starts with
 # `::` after leading whitespace, or when it holds `##[` anywhere (the legacy
 # form; actions/runner ActionCommand.TryParseV2 and TryParse).

@@ -16,6 +16,7 @@ from .config import AUGMENTATIONS, SEVERITIES, Ctx, read_yaml, type_name
 from .errors import PolicyError
 from .executors import ADDRESS
 from .grouprules import GroupRule, ShareRules
+from .names import excerpt
 
 SCHEMA_VERSION = 1
 DEFAULT_POLICY_NAME = "leakcheck.yaml"
@@ -103,10 +104,10 @@ def _splits(
             raise ctx.fail((*at, "manifest"), "expected a path to a CSV file")
         manifest = sources.locate(root, raw["manifest"])
         if manifest is None:
-            raise ctx.fail((*at, "manifest"), f"{raw['manifest']!r} is not a usable URL",
+            raise ctx.fail((*at, "manifest"), f"{excerpt(raw['manifest'])} is not a usable URL",
                            "write it as s3://bucket/key, without `..` above the bucket")
         if need_manifest and not manifest.is_file():
-            raise ctx.fail((*at, "manifest"), f"manifest {raw['manifest']!r} not found",
+            raise ctx.fail((*at, "manifest"), f"manifest {excerpt(raw['manifest'])} not found",
                            "write a CSV with columns path,split[,group]")
         return (), manifest, ()
     rules = []
@@ -132,10 +133,10 @@ def _pairs(ctx: Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str,
         where = (*at, "compare", str(i))
         parts = [p.strip() for p in item.split("~")] if isinstance(item, str) else item
         if not isinstance(parts, list) or len(parts) != 2 or parts[0] == parts[1]:
-            raise ctx.fail(where, f"invalid pair {item!r}", "write two different splits as `train~test`")
+            raise ctx.fail(where, f"invalid pair {excerpt(item)}", "write two different splits as `train~test`")
         for part in parts:
             if names and part not in names:
-                raise ctx.fail(where, f"unknown split {part!r}", "splits are: " + ", ".join(names))
+                raise ctx.fail(where, f"unknown split {excerpt(part)}", "splits are: " + ", ".join(names))
         pairs.append(tuple(parts))
     return tuple(pairs), within
 
@@ -180,14 +181,14 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         raise ctx.fail(("version",), "missing `version`", f"add `version: {SCHEMA_VERSION}` at the top")
     version = raw["version"]
     if version != SCHEMA_VERSION:
-        raise ctx.fail(("version",), f"unsupported policy version {version!r}",
+        raise ctx.fail(("version",), f"unsupported policy version {excerpt(version)}",
                        f"this leakcheck reads version {SCHEMA_VERSION}; upgrade pytest-leakcheck")
     root_raw = raw.get("root", ".")
     if not isinstance(root_raw, str):
         raise ctx.fail(("root",), "expected a folder path")
     root = _root(ctx, path, root_raw)
     if not isinstance(root, sources.Url) and not root.is_dir():
-        raise ctx.fail(("root",), f"folder {root_raw!r} does not exist", "point `root` at the dataset folder")
+        raise ctx.fail(("root",), f"folder {excerpt(root_raw)} does not exist", "point `root` at the dataset folder")
     split_sources = splitsources.parse(ctx, raw.get("splits"), root)
     if split_sources is not None:
         splits, manifest, names = (), None, split_sources.names
@@ -230,7 +231,7 @@ def _root(ctx: Ctx, path: Path, raw: str) -> Path | sources.Url:
         return (path.parent / raw).resolve()
     url = sources.parse(raw)
     if url is None:
-        raise ctx.fail(("root",), f"{raw!r} is not a usable URL", "write it as s3://bucket/prefix, without `..`")
+        raise ctx.fail(("root",), f"{excerpt(raw)} is not a usable URL", "write it as s3://bucket/prefix, without `..`")
     return url
 
 
@@ -238,7 +239,7 @@ def _executor(ctx: Ctx, raw: Any) -> str | None:
     if raw is None:
         return None
     if not isinstance(raw, str) or not ADDRESS.match(raw.strip()):
-        raise ctx.fail(("executor",), f"expected a Dask scheduler address, got {raw!r}",
+        raise ctx.fail(("executor",), f"expected a Dask scheduler address, got {excerpt(raw)}",
                        "write it as tcp://HOST:8786 (what `dask scheduler` prints), or drop the key")
     return raw.strip()
 
@@ -264,7 +265,7 @@ def with_splits(policy: Policy, names: tuple[str, ...]) -> Policy:
     unknown = [p for pair in pairs for p in pair if p not in names]
     if unknown:
         raise PolicyError(
-            f"pair names split {unknown[0]!r}, which the manifest does not use",
+            f"pair names split {excerpt(unknown[0])}, which the manifest does not use",
             path=policy.display(("pairs", "compare")),
             key="pairs.compare",
             fix="splits in the manifest are: " + ", ".join(names),

@@ -29,6 +29,7 @@ import numpy as np
 from . import groups as group_rules
 from . import inventory
 from .errors import PolicyError, UsageError
+from .names import excerpt
 from .policy import Policy
 
 #: Kinds of finding that mean "same picture": their members must share a split.
@@ -415,7 +416,7 @@ def _labels(stratify: str | None, paths: Sequence[str], source: Path | None, fie
         )
     if stratify not in fields:
         raise PolicyError(
-            f"manifest has no `{stratify}` column (columns: {', '.join(fields)})",
+            f"manifest has no `{stratify}` column (columns: {excerpt(', '.join(fields))})",
             path=str(source),
             line=1,
             fix="name an existing column in --stratify, or `folder`",

@@ -30,6 +30,7 @@ from typing import Any
 
 from .config import Ctx, type_name
 from .errors import PolicyError
+from .names import excerpt
 
 #: Keys under ``splits:`` that name a split source instead of a split.
 KINDS = ("coco", "metadata")
@@ -93,7 +94,7 @@ def parse(ctx: Ctx, raw: Any, root: Path) -> SplitSources | None:
         if not isinstance(images, str):
             raise ctx.fail((*where, "images"), "expected a folder relative to root")
         if images and not (root / images).is_dir():
-            raise ctx.fail((*where, "images"), f"image folder {images!r} not found",
+            raise ctx.fail((*where, "images"), f"image folder {excerpt(images)} not found",
                            "the folder the file_name values are relative to, relative to root")
         files.append(SourceFile(path, name, images.strip("/").replace("\\", "/")))
     return SplitSources(kind, tuple(files))
@@ -102,12 +103,12 @@ def parse(ctx: Ctx, raw: Any, root: Path) -> SplitSources | None:
 def _metadata_file(ctx: Ctx, value: Any, root: Path) -> SourceFile:
     path = _existing(ctx, value, ("splits", "metadata"), root, "metadata file")
     if path.suffix.lower() not in (".csv", ".jsonl"):
-        raise ctx.fail(("splits", "metadata"), f"metadata file {value!r} is neither .csv nor .jsonl",
+        raise ctx.fail(("splits", "metadata"), f"metadata file {excerpt(value)} is neither .csv nor .jsonl",
                        "name a metadata.csv or metadata.jsonl with file_name and split")
     try:
         images = path.parent.relative_to(root).as_posix()
     except ValueError:
-        raise ctx.fail(("splits", "metadata"), f"metadata file {value!r} is outside root",
+        raise ctx.fail(("splits", "metadata"), f"metadata file {excerpt(value)} is outside root",
                        "keep it beside the images it lists") from None
     return SourceFile(path, None, "" if images == "." else images)
 
@@ -117,7 +118,7 @@ def _existing(ctx: Ctx, value: Any, at: tuple[str, ...], root: Path, what: str) 
         raise ctx.fail(at, f"expected a path to a {what}")
     path = (root / value).resolve()
     if not path.is_file():
-        raise ctx.fail(at, f"{what} {value!r} not found ({path})", "fix the path; it is relative to `root`")
+        raise ctx.fail(at, f"{what} {excerpt(value)} not found ({path})", "fix the path; it is relative to `root`")
     return path
 
 
@@ -200,7 +201,8 @@ def _rows(path: Path, fields: list[str], records: Any) -> list[tuple[str, str]]:
     column = next((c for c in PATH_FIELDS if c in fields), None)
     if column is None or "split" not in fields:
         need = "split" if column else "file_name"
-        raise PolicyError(f"metadata has no `{need}` field (fields: {', '.join(fields) or 'none'})",
+        listed = excerpt(", ".join(fields)) if fields else "none"
+        raise PolicyError(f"metadata has no `{need}` field (fields: {listed})",
                           path=str(path), line=1,
                           fix="metadata needs `file_name` (or `path`) and `split` for every image")
     out = []

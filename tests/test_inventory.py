@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import check
-from pytest_leakcheck.inventory import glob_regex, scan
+from pytest_leakcheck.globs import compile as compile_glob
+from pytest_leakcheck.inventory import scan
 from pytest_leakcheck.policy import load
 from pytest_leakcheck.testing import photo, save
 
@@ -57,7 +58,7 @@ def _kinds(report) -> dict[str, set[str]]:
 )
 def test_glob_semantics(pattern: str, yes: list[str], no: list[str]) -> None:
     """Globs act as in .gitignore: `**` spans folders, `*` stays in one name."""
-    rx = glob_regex(pattern)
+    rx = compile_glob(pattern)
     assert [p for p in yes if not rx.match(p)] == []
     assert [p for p in no if rx.match(p)] == []
 

@@ -16,6 +16,7 @@ import numpy as np
 from ..config import SEVERITIES, Ctx
 from ..context import SearchRun
 from ..kernels import Match, hamming_pairs
+from ..names import excerpt
 from ..signals import Family, hash_family, hash_stack, search_orientations
 from .base import Detector, PolicyView, section
 
@@ -35,8 +36,10 @@ def parse_hash(ctx: Ctx, raw: Any, at: tuple[str, ...], d: HashSettings, kinds: 
     """A hash detector's section: severity, kind, bits, max_distance."""
     raw = section(ctx, raw, at, ("severity", "kind", "bits", "max_distance"))
     bits = raw.get("bits", d.bits)
-    if bits not in HASH_BITS or isinstance(bits, bool):
-        raise ctx.fail((*at, "bits"), f"invalid value {bits!r}", "use 64 or 256")
+    # `64.0` is 64; a boolean, a list or NaN is refused here rather than deep in numpy.
+    if isinstance(bits, bool) or not isinstance(bits, (int, float)) or bits not in HASH_BITS:
+        raise ctx.fail((*at, "bits"), f"invalid value {excerpt(bits)}", "use 64 or 256")
+    bits = int(bits)
     return HashSettings(
         severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
         kind=ctx.choice(raw.get("kind", d.kind), (*at, "kind"), kinds),
