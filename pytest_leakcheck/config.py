@@ -9,6 +9,7 @@ below all of them and imports none of them.
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import yaml
 
 from .errors import LeakcheckError, PolicyError
-from .names import excerpt
+from .names import display, excerpt
 
 SEVERITIES = ("error", "warning", "off")
 #: The eight orientations of a square; ``identity`` is always searched.
@@ -218,6 +219,35 @@ class Ctx:
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise self.fail(at, f"expected a list of strings, got {type_name(value)}")
         return tuple(value)
+
+
+#: Folders (separated by os.pathsep) that files named in the policy may also lie in.  The
+#: explicit opt-out of the rule that they stay inside the policy's folder and root: a pull
+#: request can edit the policy but not the environment of the job that runs leakcheck.
+ALLOW_ENV = "LEAKCHECK_ALLOW_PATHS"
+
+
+def allowed_folders() -> tuple[Path, ...]:
+    """The folders :data:`ALLOW_ENV` names, resolved; empty when it is unset."""
+    raw = os.environ.get(ALLOW_ENV, "")
+    return tuple(Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip())
+
+
+def inside(ctx: Ctx, at: tuple[str, ...], raw: str, path: Path, folders: tuple[Path, ...], what: str) -> Path:
+    """``path`` resolved (links followed), refused unless it is in one of ``folders``
+    (the policy's folder first), or in a folder of :data:`ALLOW_ENV`.
+
+    Checked before the file is opened or even tested for existence: a policy
+    naming ``/proc/self/environ`` or ``~/.ssh/id_rsa`` must not get its
+    contents into an error message or a report.
+    """
+    real = path.resolve()
+    bases = list(dict.fromkeys([*(f.resolve() for f in folders), *allowed_folders()]))
+    if any(real == base or base in real.parents for base in bases):
+        return real
+    where = " or ".join(display(str(b)) for b in bases)
+    fix = f"keep it inside {where}; to read files elsewhere on purpose, set {ALLOW_ENV}=FOLDER in the environment"
+    raise ctx.fail(at, f"{what} {excerpt(raw)} is outside the policy's folder ({display(str(real))})", fix)
 
 
 def type_name(value: Any) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import baseline, executors, findings, groups, inventory, search, signatures
+from . import baseline, blind, executors, findings, groups, inventory, search, signatures
 from .model import Report
 from .policy import Policy, load
 from .progress import SILENT, Progress
@@ -72,6 +72,7 @@ def _pipeline(policy: Policy, store: Store, jobs: int | None, focus: Iterable[st
               progress: Progress = SILENT, executor: Executor | None = None) -> Report:
     inv = groups.resolve(inventory.scan(policy, progress))
     policy = inv.policy  # a manifest may have filled in the split names
+    blind.require_sight(inv)  # before any image is read: a check over nothing is a policy error
     # A focus check (hook, pull request) reads the snapshot of the last
     # full check but does not pay for rewriting it.
     sigs = signatures.compute(inv.records, policy, store, jobs=jobs, update_snapshot=focus is None,
@@ -87,11 +88,5 @@ def _pipeline(policy: Policy, store: Store, jobs: int | None, focus: Iterable[st
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     per_split = Counter(r.split for r in inv.records)  # one pass: this ran once per split
     stats["splits"] = {s: per_split[s] for s in inv.splits}
-    # A split with no image is almost always a wrong glob or folder, and a
-    # check over nothing must not look like a clean one.
-    empty = [
-        f"split `{s}` has no images; check its globs or manifest rows in {policy.path.name}"
-        for s in inv.splits if not per_split[s]
-    ]
-    return findings.build(matches, inv, sigs, policy, stats=stats, warnings=[*store.warnings, *empty],
+    return findings.build(matches, inv, sigs, policy, stats=stats, warnings=list(store.warnings),
                           focus=wanted, extra=groups.findings(inv))

@@ -132,7 +132,8 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
 def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Finding]:
     rules = policy.files
     out = []
-    kinds = {"unassigned": "unassigned-file", "ambiguous": "ambiguous-file", "missing": "missing-file"}
+    kinds = {"unassigned": "unassigned-file", "ambiguous": "ambiguous-file", "missing": "missing-file",
+             "outside_root": "outside-root"}
     for issue in inv.issues:
         severity = getattr(rules, issue.kind)
         if severity == "off":

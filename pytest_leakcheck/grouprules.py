@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import Ctx
+from .config import Ctx, inside
 from .names import excerpt
 from .sources import Url, locate
 
@@ -92,6 +92,8 @@ def parse_rules(
             if not isinstance(value, str) or not value:
                 raise ctx.fail(spot, "expected a file path")
             path = locate(root, value)  # under a URL root, an object in the bucket
+            if isinstance(path, Path):
+                path = inside(ctx, spot, value, path, (ctx.path.parent, root), f"`{source}` file")
             if path is None or not path.is_file():
                 kind = "CSV" if source == "csv" else "COCO JSON"
                 raise ctx.fail(

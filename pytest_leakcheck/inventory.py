@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -34,7 +36,7 @@ class FileRecord:
 
 @dataclass(frozen=True)
 class FileIssue:
-    """A file-level problem: ``unassigned``, ``ambiguous`` or ``missing``."""
+    """A file-level problem: ``unassigned``, ``ambiguous``, ``missing`` or ``outside_root``."""
 
     kind: str
     path: str
@@ -47,6 +49,8 @@ class Inventory:
     policy: Policy
     records: tuple[FileRecord, ...]
     issues: tuple[FileIssue, ...]
+    #: Files and folders the policy's ``ignore`` skipped: tells "ignore hides everything" from a wrong glob.
+    ignored: int = 0
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -67,12 +71,24 @@ def matches(path: str, patterns: tuple[str, ...]) -> bool:
     return found is not None and found.match(path)
 
 
-def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> list[tuple[str, os.stat_result]]:
-    """All image files under root, sorted; symlinks that leave root are skipped."""
+@dataclass(frozen=True)
+class Listing:
+    """What a walk found: image files (path, stat), sorted; links leaving root; how much ``ignore`` skipped."""
+
+    files: list[tuple[str, os.stat_result | sources.Stat]]
+    #: (path, real target, whether it is a folder) of each link whose target is outside root.
+    outside: list[tuple[str, str, bool]]
+    ignored: int = 0
+
+
+def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
+    """All image files under root, sorted; symlinks that leave root are listed apart, never followed."""
     exts = policy.files.extensions
     root_real = os.path.realpath(root)
     cache_dir = os.path.dirname(str(policy.cache))
     found: list[tuple[str, os.stat_result]] = []
+    outside: list[tuple[str, str, bool]] = []
+    ignored = 0
     ignore = _any_glob(policy.ignore)
 
     def inside(p: str) -> bool:
@@ -104,19 +120,26 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> list[tuple
             if name.startswith("."):
                 continue
             rel = base + name
+            if ignore is not None and ignore.match(rel):
+                with suppress(OSError):
+                    ignored += entry.is_dir() or name.lower().endswith(exts)
+                continue
             try:
                 if entry.is_symlink():
-                    if not inside(entry.path) or (ignore is not None and ignore.match(rel)):
+                    if not inside(entry.path):
+                        # Not followed (a pull request could link /etc or a home folder), and
+                        # not skipped either: a split folder linked away would check nothing.
+                        if entry.is_dir() or name.lower().endswith(exts):
+                            outside.append((rel, os.path.realpath(entry.path), entry.is_dir()))
                         continue
                     if entry.is_dir():
                         stack.append((entry.path, ancestors))
                     elif name.lower().endswith(exts) and entry.is_file():
                         found.append((rel, entry.stat()))
                 elif entry.is_dir(follow_symlinks=False):
-                    if entry.path != cache_dir and not (ignore is not None and ignore.match(rel)):
+                    if entry.path != cache_dir:
                         stack.append((entry.path, ancestors))
-                elif (name.lower().endswith(exts) and entry.is_file(follow_symlinks=False)
-                      and not (ignore is not None and ignore.match(rel))):
+                elif name.lower().endswith(exts) and entry.is_file(follow_symlinks=False):
                     # is_file() comes from the folder listing: a FIFO named x.jpg
                     # would otherwise hang the read.
                     found.append((rel, entry.stat(follow_symlinks=False)))
@@ -124,10 +147,11 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> list[tuple
                 continue
         progress.advance(len(found) - before)
     found.sort(key=lambda item: item[0])
-    return found
+    outside.sort()
+    return Listing(found, outside, ignored)  # type: ignore[arg-type]
 
 
-def _walk_url(policy: Policy) -> list[tuple[str, sources.Stat]]:
+def _walk_url(policy: Policy) -> Listing:
     """Image objects under a URL root, filtered as :func:`_walk` filters files."""
     exts = policy.files.extensions
     ignore = _any_glob(policy.ignore)
@@ -136,11 +160,10 @@ def _walk_url(policy: Policy) -> list[tuple[str, sources.Stat]]:
     except OSError as exc:
         raise PolicyError(f"cannot list root {policy.root}: {exc}", path=policy.display(("root",)), key="root",
                           fix="check the URL and the AWS_* credentials and endpoint in the environment") from None
-    return [
-        (rel, st) for rel, st in found
-        if rel.lower().endswith(exts) and not any(part.startswith(".") for part in rel.split("/"))
-        and not (ignore is not None and ignore.match(rel))
-    ]
+    images = [(rel, st) for rel, st in found
+              if rel.lower().endswith(exts) and not any(part.startswith(".") for part in rel.split("/"))]
+    kept = [(rel, st) for rel, st in images if not (ignore is not None and ignore.match(rel))]
+    return Listing(kept, [], len(images) - len(kept))  # type: ignore[arg-type]
 
 
 def manifest_reader(fh: TextIO, path: Path) -> csv.DictReader:
@@ -209,35 +232,64 @@ def clean_path(rel: str) -> str:
 def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     """List the dataset: every image file, its split, or the issue that stops it having one."""
     progress.start("listing")
-    files = _walk_url(policy) if sources.is_url(policy.root) else _walk(policy.root, policy, progress)
+    listing = _walk_url(policy) if sources.is_url(policy.root) else _walk(policy.root, policy, progress)
     progress.done()
-    records: list[FileRecord] = []
-    issues: list[FileIssue] = []
     if policy.manifest is not None or policy.split_sources is not None:
         rows, names = _read_rows(policy)
         policy = with_splits(policy, names)
-        on_disk = set()
-        for rel, st in files:
-            on_disk.add(rel)
-            entries = rows.get(rel)
-            if not entries:
-                issues.append(FileIssue("unassigned", rel, (), "not listed in the manifest"))
-                continue
-            splits = tuple(dict.fromkeys(s for s, _ in entries))
-            if len(splits) > 1:
-                issues.append(FileIssue("ambiguous", rel, splits, "listed in several splits"))
-                continue
-            records.append(FileRecord(rel, splits[0], entries[0][1], st.st_size, st.st_mtime_ns))
-        for rel in sorted(set(rows) - on_disk):
-            issues.append(FileIssue("missing", rel, (rows[rel][0][0],), "listed in the manifest, not on disk"))
+
+        def split_of(rel: str) -> tuple[str, ...]:
+            return tuple(dict.fromkeys(s for s, _ in rows.get(rel, ())))
+        records, issues = _assign_rows(listing, rows)
     else:
         rules = [(name, found) for name, patterns in policy.splits if (found := _any_glob(patterns))]
-        for rel, st in files:
-            splits = [name for name, found in rules if found.match(rel)]
-            if not splits:
-                issues.append(FileIssue("unassigned", rel, (), "matches no split's globs"))
-            elif len(splits) > 1:
-                issues.append(FileIssue("ambiguous", rel, tuple(splits), "matches the globs of several splits"))
-            else:
-                records.append(FileRecord(rel, splits[0], None, st.st_size, st.st_mtime_ns))
-    return Inventory(policy=policy, records=tuple(records), issues=tuple(issues))
+
+        def split_of(rel: str) -> tuple[str, ...]:
+            return tuple(name for name, found in rules if found.match(rel))
+        records, issues = _assign_globs(listing, split_of)
+    for rel, target, folder in listing.outside:
+        # A folder link is put in the splits a file inside it would fall in.
+        splits = split_of(rel) or (split_of(rel + "/\x00") if folder else ())
+        what = "a folder" if folder else "a file"
+        issues.append(FileIssue("outside_root", rel, splits,
+                                f"a symbolic link to {what} outside root ({target}); not followed, so not checked"))
+    return Inventory(policy=policy, records=tuple(records), issues=tuple(issues), ignored=listing.ignored)
+
+
+def _assign_rows(listing: Listing, rows: dict[str, list[tuple[str, str | None]]],
+                 ) -> tuple[list[FileRecord], list[FileIssue]]:
+    """Files against manifest rows: records, and unassigned, ambiguous and missing files."""
+    records: list[FileRecord] = []
+    issues: list[FileIssue] = []
+    # A listed link that leaves root is its own finding, not also a missing file.
+    seen = {rel for rel, _, _ in listing.outside}
+    for rel, st in listing.files:
+        seen.add(rel)
+        entries = rows.get(rel)
+        if not entries:
+            issues.append(FileIssue("unassigned", rel, (), "not listed in the manifest"))
+            continue
+        splits = tuple(dict.fromkeys(s for s, _ in entries))
+        if len(splits) > 1:
+            issues.append(FileIssue("ambiguous", rel, splits, "listed in several splits"))
+            continue
+        records.append(FileRecord(rel, splits[0], entries[0][1], st.st_size, st.st_mtime_ns))
+    for rel in sorted(set(rows) - seen):
+        issues.append(FileIssue("missing", rel, (rows[rel][0][0],), "listed in the manifest, not on disk"))
+    return records, issues
+
+
+def _assign_globs(listing: Listing, split_of: Callable[[str], tuple[str, ...]],
+                  ) -> tuple[list[FileRecord], list[FileIssue]]:
+    """Files against split globs: records, and unassigned and ambiguous files."""
+    records: list[FileRecord] = []
+    issues: list[FileIssue] = []
+    for rel, st in listing.files:
+        splits = split_of(rel)
+        if not splits:
+            issues.append(FileIssue("unassigned", rel, (), "matches no split's globs"))
+        elif len(splits) > 1:
+            issues.append(FileIssue("ambiguous", rel, splits, "matches the globs of several splits"))
+        else:
+            records.append(FileRecord(rel, splits[0], None, st.st_size, st.st_mtime_ns))
+    return records, issues

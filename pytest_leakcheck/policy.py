@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import detectors, grouprules, sources, splitsources
-from .config import AUGMENTATIONS, SEVERITIES, Ctx, read_yaml, type_name
+from . import detectors, globs, grouprules, sources, splitsources
+from .config import AUGMENTATIONS, SEVERITIES, Ctx, inside, read_yaml, type_name
 from .errors import PolicyError
 from .executors import ADDRESS
 from .grouprules import GroupRule, ShareRules
@@ -34,6 +34,8 @@ class FileRules:
     ambiguous: str = "error"
     unreadable: str = "error"
     missing: str = "error"
+    #: A symbolic link under root whose target is outside it (its files are not checked).
+    outside_root: str = "error"
     max_pixels: int = DEFAULT_MAX_PIXELS
 
 
@@ -106,16 +108,31 @@ def _splits(
         if manifest is None:
             raise ctx.fail((*at, "manifest"), f"{excerpt(raw['manifest'])} is not a usable URL",
                            "write it as s3://bucket/key, without `..` above the bucket")
+        if isinstance(manifest, Path):
+            manifest = inside(ctx, (*at, "manifest"), raw["manifest"], manifest, _folders(ctx, root), "manifest")
         if need_manifest and not manifest.is_file():
             raise ctx.fail((*at, "manifest"), f"manifest {excerpt(raw['manifest'])} not found",
                            "write a CSV with columns path,split[,group]")
         return (), manifest, ()
     rules = []
-    for name, globs in raw.items():
+    for name, patterns in raw.items():
         if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
             raise ctx.fail((*at, str(name)), "split names use letters, digits, - and _")
-        rules.append((name, ctx.strings(globs, (*at, name))))
+        rules.append((name, _globs(ctx, patterns, (*at, name))))
     return tuple(rules), None, tuple(name for name, _ in rules)
+
+
+def _globs(ctx: Ctx, raw: Any, at: tuple[str, ...]) -> tuple[str, ...]:
+    """A list of globs, each parsed now: a typo in a class fails here, not in the middle of a scan."""
+    patterns = ctx.strings(raw, at)
+    for i, pattern in enumerate(patterns):
+        try:
+            globs.compile(pattern)
+        except globs.GlobError as exc:
+            raise ctx.fail((*at, str(i)), f"malformed glob {excerpt(pattern)}: {exc}",
+                           "globs follow .gitignore: `**` spans folders, `*` and `?` one name, `[a-z]` a class",
+                           ) from None
+    return patterns
 
 
 def _pairs(ctx: Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str, str], ...], str]:
@@ -128,6 +145,9 @@ def _pairs(ctx: Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str,
         return tuple(pairs), within
     if not isinstance(compare, list):
         raise ctx.fail((*at, "compare"), f"expected `all` or a list like [train~test], got {type_name(compare)}")
+    if not compare:
+        raise ctx.fail((*at, "compare"), "compares no pair of splits, so no leak between splits can be found",
+                       "list the pairs to search, e.g. `[train~test, val~test]`, or write `all`")
     pairs = []
     for i, item in enumerate(compare):
         where = (*at, "compare", str(i))
@@ -143,7 +163,7 @@ def _pairs(ctx: Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str,
 
 def _files(ctx: Ctx, raw: Any) -> FileRules:
     at = ("files",)
-    keys = ("extensions", "unassigned", "ambiguous", "unreadable", "missing", "max_pixels")
+    keys = ("extensions", "unassigned", "ambiguous", "unreadable", "missing", "outside_root", "max_pixels")
     raw = ctx.mapping(raw, at, keys)
     d = FileRules()
     exts = d.extensions
@@ -153,7 +173,7 @@ def _files(ctx: Ctx, raw: Any) -> FileRules:
         )
     sev: dict[str, str] = {
         k: ctx.choice(raw.get(k, getattr(d, k)), (*at, k), SEVERITIES)
-        for k in ("unassigned", "ambiguous", "unreadable", "missing")
+        for k in ("unassigned", "ambiguous", "unreadable", "missing", "outside_root")
     }
     max_pixels = ctx.number(raw.get("max_pixels", d.max_pixels), (*at, "max_pixels"), int, 1, 10**12)
     return FileRules(extensions=exts, max_pixels=max_pixels, **sev)
@@ -215,9 +235,9 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         detectors=detectors.parse(ctx, raw.get("detectors")),
         augmentations=tuple(dict.fromkeys(augs)),
         files=_files(ctx, raw.get("files")),
-        ignore=ctx.strings(raw["ignore"], ("ignore",)) if raw.get("ignore") else (),
+        ignore=_globs(ctx, raw["ignore"], ("ignore",)) if raw.get("ignore") else (),
         cache=(path.parent / cache).resolve(),
-        baseline=(path.parent / baseline).resolve(),
+        baseline=inside(ctx, ("baseline",), baseline, path.parent / baseline, _folders(ctx, root), "baseline"),
         lines=lines,
         split_sources=split_sources,
         executor=_executor(ctx, raw.get("executor")),
@@ -228,11 +248,16 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
 def _root(ctx: Ctx, path: Path, raw: str) -> Path | sources.Url:
     """A folder relative to the policy, or a URL; a URL root is checked when it is listed."""
     if not sources.is_url(raw):
-        return (path.parent / raw).resolve()
+        return inside(ctx, ("root",), raw, path.parent / raw, (path.parent,), "root folder")
     url = sources.parse(raw)
     if url is None:
         raise ctx.fail(("root",), f"{excerpt(raw)} is not a usable URL", "write it as s3://bucket/prefix, without `..`")
     return url
+
+
+def _folders(ctx: Ctx, root: Path | sources.Url) -> tuple[Path, ...]:
+    """Where files the policy names may lie: its own folder and a local root."""
+    return (ctx.path.parent, root) if isinstance(root, Path) else (ctx.path.parent,)
 
 
 def _executor(ctx: Ctx, raw: Any) -> str | None:

@@ -345,7 +345,8 @@ def plan(
     else:
         groups = [rows.get(p, {}).get("group") or None for p in paths]
     row_of = {p: i for i, p in enumerate(paths)}
-    clusters = copy_clusters(policy, pooled, store=store, jobs=jobs, use_cache=use_cache)
+    # No image, no cluster: and a check over nothing is refused (blind.py), rightly, for a check.
+    clusters = copy_clusters(policy, pooled, store=store, jobs=jobs, use_cache=use_cache) if paths else []
     gids = factorize(groups, paths)
     comp = components(gids, ([row_of[p] for p in c if p in row_of] for c in clusters))
     labels = _labels(stratify, paths, source, fields, rows)

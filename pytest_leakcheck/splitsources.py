@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import Ctx, type_name
+from .config import Ctx, inside, type_name
 from .errors import PolicyError
 from .names import excerpt
 
@@ -116,7 +116,7 @@ def _metadata_file(ctx: Ctx, value: Any, root: Path) -> SourceFile:
 def _existing(ctx: Ctx, value: Any, at: tuple[str, ...], root: Path, what: str) -> Path:
     if not isinstance(value, str) or not value:
         raise ctx.fail(at, f"expected a path to a {what}")
-    path = (root / value).resolve()
+    path = inside(ctx, at, value, root / value, (ctx.path.parent, root), what)
     if not path.is_file():
         raise ctx.fail(at, f"{what} {excerpt(value)} not found ({path})", "fix the path; it is relative to `root`")
     return path

@@ -294,16 +294,16 @@ def test_init_missing_folder_exits_2(tmp_path: Path, run_cli) -> None:
     assert "does not exist" in err
 
 
-def test_empty_split_is_warned_about(tmp_path: Path, run_cli) -> None:
-    """A split whose globs match nothing is named in a warning rather than passing silently."""
+def test_empty_split_is_a_policy_error(tmp_path: Path, run_cli) -> None:
+    """A split whose globs match nothing is exit 2 naming the split's key, never a pass with a warning."""
     from pytest_leakcheck.testing import photo, save
 
     save(photo(1, (64, 48)), tmp_path / "train/a.jpg")
     (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [tset/**]}\n")
-    code, out, _err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"))
-    assert code == 0
-    assert "split `test` has no images" in out
-    assert "split `train`" not in out
+    code, _out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"))
+    assert code == 2
+    assert "`splits.test`: split `test` has no images" in err
+    assert "split `train`" not in err
 
 
 def test_written_files_are_not_private(tmp_path: Path) -> None:

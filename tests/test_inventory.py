@@ -128,15 +128,15 @@ def test_manifest_splits_groups_and_missing_files(tmp_path: Path) -> None:
         "./img/b.jpg,test,\n"
         "img\\c.jpg,train,p2\n"
         "img/c.jpg,test,p2\n"
-        "img/gone.jpg,val,p3\n"
+        "img/gone.jpg,test,p3\n"
     )
     inv = _scan(tmp_path, "version: 1\nsplits:\n  manifest: splits.csv\n")
     assert [(r.path, r.split, r.group) for r in inv.records] == [
         ("img/a.jpg", "train", "p1"),
         ("img/b.jpg", "test", None),
     ]
-    assert inv.splits == ("train", "test", "val")
-    assert inv.policy.pairs == (("train", "test"), ("train", "val"), ("test", "val"))
+    assert inv.splits == ("train", "test")
+    assert inv.policy.pairs == (("train", "test"),)
     assert {(i.kind, i.path) for i in inv.issues} == {
         ("ambiguous", "img/c.jpg"),
         ("unassigned", "img/d.jpg"),
@@ -168,7 +168,9 @@ def test_symlinks_leaving_the_root_are_not_followed(tmp_path: Path) -> None:
         root, "version: 1\nsplits: {train: [train/**], test: [test/**]}\nignore: [pool/**]\n"
     )
     assert [r.path for r in inv.records] == ["test/alias.jpg", "test/pool/p.jpg", "train/a.jpg"]
-    assert inv.issues == ()
+    # Not followed, and not silent either: each is an `outside_root` issue in the split it sits in.
+    assert [(i.kind, i.path, i.splits) for i in inv.issues] == [
+        ("outside_root", "train/ext", ("train",)), ("outside_root", "train/ext_file.jpg", ("train",))]
 
 
 def test_train_folder_linked_into_test_is_a_leak(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ _RULES = {
     "ambiguous-file": "A file matches the globs of several splits.",
     "missing-file": "A file the manifest lists is not on disk.",
     "unassigned-file": "An image belongs to no split.",
+    "outside-root": "A symbolic link under root points outside it; its files are not checked.",
 }
 _HELP = {
     "identical-file": "Keep each cluster in one split: move or delete the copies.",
@@ -38,6 +39,7 @@ _HELP = {
     "ambiguous-file": "Narrow the split globs in the policy so the file matches one split.",
     "missing-file": "Add the file, or remove its row from the manifest.",
     "unassigned-file": "Add the file to a split in the policy, or to `ignore`.",
+    "outside-root": "Replace the link with the files themselves, or move its target under root.",
 }
 
 

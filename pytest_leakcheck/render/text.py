@@ -23,6 +23,7 @@ FIXES = {
     "ambiguous-file": "make the file match one split only: narrow the globs, or list it once in the manifest",
     "missing-file": "restore the file, or delete its row from the manifest or split file",
     "unassigned-file": "put the file in a split (a glob or a manifest row), or skip it with `ignore:`",
+    "outside-root": "replace the link with the files themselves, or move its target under root",
     "ungrouped-file": "extend the group rules to cover the file, or set `ungrouped: own-group`",
 }
 
