@@ -149,11 +149,11 @@ def test_manifest_splits_groups_and_missing_files(tmp_path: Path) -> None:
     assert kinds["ambiguous-file"] == {"img/c.jpg"}
     missing = next(f for f in report.findings if f.kind == "missing-file")
     assert missing.severity == "error"
-    assert missing.members[0].split == "val"
+    assert missing.members[0].split == "test"
 
 
 def test_symlinks_leaving_the_root_are_not_followed(tmp_path: Path) -> None:
-    """A linked folder or file outside the root is skipped; links that stay inside are listed."""
+    """A linked folder or file outside the root is not followed but reported; links that stay inside are listed."""
     root = tmp_path / "data"
     _touch(tmp_path / "outside/x.jpg")
     _touch(tmp_path / "outside/y.jpg")
