@@ -131,6 +131,8 @@ def read(sources: SplitSources) -> tuple[Rows, tuple[str, ...]]:
     rows: Rows = {}
     names: dict[str, None] = {}
     for source in sources.files:
+        if source.split is not None:  # a COCO split is declared even when its file lists no image
+            names.setdefault(source.split)
         pairs = _coco(source.path) if sources.kind == "coco" else _metadata(source.path)
         prefix = source.images + "/" if source.images else ""
         for rel, split in pairs:
