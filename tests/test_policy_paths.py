@@ -96,7 +96,7 @@ def test_excerpt_is_short_escaped_and_quoted(tmp_path: Path, run_cli) -> None:
     save(photo(1), tmp_path / "train/a.jpg")
     (tmp_path / "splits.csv").write_text(header + "\ntrain/a.jpg,train\n")
     (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {manifest: splits.csv}\n")
-    code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "--no-cache")
+    code, _out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "--no-cache")
     assert code == EXIT_USAGE
     assert "no `path` column" in err
     assert tail_marker not in err and "c" * (EXCERPT_CHARS + 1) not in err
