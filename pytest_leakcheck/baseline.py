@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from .atomic import write_atomic
-from .config import Ctx, read_yaml
+from .config import Bounds, Ctx, read_yaml
 from .errors import BaselineError, PolicyError, UsageError
 from .model import Finding, Report
 from .names import display, excerpt
@@ -202,13 +202,18 @@ def check_prefix(prefix: str) -> str:
 # Reading and writing
 
 
+#: A baseline lists every judged finding, so it may be far longer than a policy; still bounded,
+#: since a pull request can rewrite it (an alias bomb in it must fail as fast as in the policy).
+BASELINE_BOUNDS = Bounds(max_bytes=64 << 20, max_nodes=5_000_000, max_depth=64, max_aliases=100_000)
+
+
 def load(path: Path | None) -> Baseline:
     """Read and validate a baseline; a missing file is an empty baseline."""
     if path is None or not path.exists():
         return Baseline(path)
     _refuse_conflict_markers(path)
     try:
-        data, lines = read_yaml(path)
+        data, lines = read_yaml(path, BASELINE_BOUNDS)
     except PolicyError as exc:
         raise BaselineError(
             exc.problem, path=str(path), line=exc.line, key=exc.key,
@@ -244,7 +249,8 @@ def _refuse_conflict_markers(path: Path) -> None:
     # The file is committed and edited on branches; a merge conflict is its
     # most likely breakage, and YAML would point past it with a vaguer message.
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(BASELINE_BOUNDS.max_bytes + 1)  # a longer file fails in read_yaml, unread
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineError(f"cannot read baseline: {exc}", path=str(path)) from None
     for n, line in enumerate(text.splitlines(), 1):

@@ -96,11 +96,9 @@ class _BoundedLoader(yaml.SafeLoader):
 
 def read_yaml(path: Path, bounds: Bounds = POLICY_BOUNDS) -> tuple[Any, dict[tuple[str, ...], int]]:
     try:
-        size = path.stat().st_size
-        if size > bounds.max_bytes:
-            raise PolicyError(f"the file is {size:,} bytes, over the limit of {bounds.max_bytes:,}",
-                              path=str(path), fix="long lists of files belong in a manifest CSV, not in YAML")
-        text = path.read_text(encoding="utf-8")
+        # Read at most one byte past the limit (a FIFO or /proc file has no size to check first).
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(bounds.max_bytes + 1)
     except FileNotFoundError:
         raise PolicyError(
             "policy file not found",
@@ -109,7 +107,10 @@ def read_yaml(path: Path, bounds: Bounds = POLICY_BOUNDS) -> tuple[Any, dict[tup
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(f"cannot read policy: {exc}", path=str(path)) from None
-    loader = _BoundedLoader(text[: bounds.max_bytes + 1], bounds)
+    if len(text) > bounds.max_bytes:
+        raise PolicyError(f"the file is longer than the limit of {bounds.max_bytes:,} characters", path=str(path),
+                          fix="long lists of files belong in a manifest CSV, not in YAML")
+    loader = _BoundedLoader(text, bounds)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
