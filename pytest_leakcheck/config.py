@@ -110,8 +110,9 @@ def read_yaml(path: Path, bounds: Bounds = POLICY_BOUNDS) -> tuple[Any, dict[tup
     if len(text) > bounds.max_bytes:
         raise PolicyError(f"the file is longer than the limit of {bounds.max_bytes:,} characters", path=str(path),
                           fix="long lists of files belong in a manifest CSV, not in YAML")
-    loader = _BoundedLoader(text, bounds)
+    loader = None
     try:
+        loader = _BoundedLoader(text, bounds)  # the reader refuses control characters here already
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
@@ -122,12 +123,14 @@ def read_yaml(path: Path, bounds: Bounds = POLICY_BOUNDS) -> tuple[Any, dict[tup
             line=mark.line + 1 if mark else None,
             fix="check indentation and quoting near that line",
         ) from None
-    except (ValueError, OverflowError) as exc:
-        # int() of a 5,000-digit number, a timestamp like 2020-13-45: the value, not the syntax.
+    except Exception as exc:
+        # int() of a 5,000-digit number, a date like 2020-13-45, an empty `!!int` (an IndexError
+        # inside PyYAML): the graph is already bounded, so whatever fails now is the document's value.
         raise PolicyError(f"invalid YAML value: {excerpt(str(exc))}", path=str(path),
                           fix="quote the value if it is text, or correct the number or date") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     lines: dict[tuple[str, ...], int] = {}
     if node is not None:
         _record_lines(node, (), lines, path)
