@@ -214,7 +214,7 @@ class Ctx:
         if not ok:
             raise self.fail(at, f"expected {'an integer' if kind is int else 'a number'}, got {type_name(value)}")
         if not lo <= value <= hi:
-            raise self.fail(at, f"{value} is out of range", f"use a value from {lo} to {hi}")
+            raise self.fail(at, f"{excerpt(value)} is out of range", f"use a value from {lo} to {hi}")
         return kind(value)
 
     def strings(self, value: Any, at: tuple[str, ...]) -> tuple[str, ...]:

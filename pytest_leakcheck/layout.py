@@ -89,6 +89,7 @@ files:
   unassigned: warning       # image in no split
   ambiguous: error          # image in two splits
   unreadable: error         # corrupt, truncated, zero-byte or decompression bomb
+  outside_root: error       # symbolic link to a file or folder outside root (not followed)
 
 ignore: []                  # globs to skip, e.g. [docs/**]
 cache: .leakcheck/cache.sqlite
