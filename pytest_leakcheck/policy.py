@@ -200,7 +200,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
     if "version" not in raw:
         raise ctx.fail(("version",), "missing `version`", f"add `version: {SCHEMA_VERSION}` at the top")
     version = raw["version"]
-    if version != SCHEMA_VERSION:
+    if isinstance(version, bool) or version != SCHEMA_VERSION:  # `version: true` equals 1 in Python
         raise ctx.fail(("version",), f"unsupported policy version {excerpt(version)}",
                        f"this leakcheck reads version {SCHEMA_VERSION}; upgrade pytest-leakcheck")
     root_raw = raw.get("root", ".")
