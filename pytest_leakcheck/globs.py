@@ -183,6 +183,8 @@ def _linear_regex(chunks: list[tuple[_Name | str, ...]]) -> re.Pattern[str] | No
     runs = ["/".join(_token_regex(t) for t in run) for run in chunks]
     first, *inner, _ = runs  # the last run is empty: every glob ends in the folder tail
     body = first + "".join(("/" if first else "") + "(?:.*/)?" + run for run in inner)
+    # DOTALL and \Z: a file name may hold a newline, and `.` or `$` stopping at
+    # one would let such a copy escape every split glob.
     if not first and not inner:
         return re.compile(".*", re.DOTALL)
     return re.compile(f"{body}(?:/.*)?\\Z", re.DOTALL)

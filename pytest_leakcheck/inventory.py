@@ -121,8 +121,9 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
                 continue
             rel = base + name
             if ignore is not None and ignore.match(rel):
-                with suppress(OSError):
-                    ignored += entry.is_dir() or name.lower().endswith(exts)
+                with suppress(OSError):  # counted only to word the error when nothing is left
+                    if entry.is_dir() or name.lower().endswith(exts):
+                        ignored += 1
                 continue
             try:
                 if entry.is_symlink():
