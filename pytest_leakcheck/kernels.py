@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import mih
+
 # Elements per block; bounds the temporaries of one step to ~32 MB.
 _BLOCK = 1 << 22
 
@@ -72,8 +74,19 @@ def hamming_pairs(
 
     ``qa`` is (Na, K, W) uint64, ``qb`` is (Nb, W) uint64.  With ``same`` the
     two are the same rows and only a < b is reported.  Returns a, b, distance
-    and the index k of the best orientation.
+    and the index k of the best orientation (the first of equals), sorted by
+    (a, b).  Large searches go through the multi-index (``mih.py``) when its
+    cost model says it is cheaper; the result is the same either way.
     """
+    if len(qa) and len(qb) and mih.choose(len(qa), qa.shape[1], len(qb), qa.shape[2], max_distance).faster:
+        return mih.search(qa, qb, max_distance, brute_hamming_pairs, same=same)[0]
+    return brute_hamming_pairs(qa, qb, max_distance, same=same)
+
+
+def brute_hamming_pairs(
+    qa: np.ndarray, qb: np.ndarray, max_distance: int, *, same: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`hamming_pairs` comparing every pair, block by block."""
     _na, k_count, words = qa.shape
     out: list[tuple[np.ndarray, ...]] = []
     for a0, a1, b0, b1 in blocks(len(qa), len(qb), words, same):
@@ -100,7 +113,10 @@ def hamming_pairs(
     if not out:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty, empty
-    return tuple(np.concatenate(parts) for parts in zip(*out))  # type: ignore[return-value]
+    a, b, d, k = (np.concatenate(parts) for parts in zip(*out))
+    # One order whatever the block size (and the same as the index's).
+    order = np.lexsort((b, a))
+    return a[order], b[order], d[order], k[order]
 
 
 def normalised_thumbs(thumb: np.ndarray) -> np.ndarray:
