@@ -120,7 +120,8 @@ def test_ties_between_orientations_resolve_to_the_first() -> None:
 def test_empty_inputs(na: int, nb: int) -> None:
     qa = np.zeros((na, 2, 1), dtype=np.uint64)
     qb = np.zeros((nb, 1), dtype=np.uint64)
-    for result in (hamming_pairs(qa, qb, 8), mih.search(qa, qb, 8, brute_hamming_pairs, plan=_forced(qa, qb, 8, False))[0]):
+    indexed, _ = mih.search(qa, qb, 8, brute_hamming_pairs, plan=_forced(qa, qb, 8, False))
+    for result in (hamming_pairs(qa, qb, 8), indexed):
         assert [len(x) for x in result] == [0, 0, 0, 0]
 
 
