@@ -24,10 +24,11 @@ survivors get the full float32 product.  Nothing is approximate: the result is
 the brute force's.  (numpy has no fast float16 or int8 matrix product, so
 blocks are cast to float32 for BLAS; the storage may stay float16.)
 
-``backend="faiss"`` (``pip install 'pytest-leakcheck[faiss]'``) asks a FAISS
-inverted-file index with 8-bit scalar-quantised codes for candidates, then
-re-ranks them exactly in float32.  It is approximate: a pair whose cells are
-not probed is missed; ``nprobe`` trades time for recall
+``backend="faiss"`` (``pip install 'pytest-leakcheck[faiss]'``) puts the same
+bound coordinates in a FAISS inverted-file index and asks it for the pairs
+whose bound reaches the threshold (or the ``8 * k`` highest bounds), then
+re-ranks them exactly in float32 (``faissindex.py``).  It is approximate: a pair
+in a cell the query does not scan is missed; ``nprobe`` trades time for recall
 (``benchmarks/scale.py`` reports the recall against brute force).  faiss is
 imported only by this backend.
 """
@@ -119,6 +120,19 @@ def _faiss():  # type: ignore[no-untyped-def]
     return faissindex
 
 
+def _coordinates(queries: np.ndarray, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both sides' bound coordinates, computed block by block (never a float32 copy of all rows)."""
+    basis = Basis.fit(refs)
+
+    def coords(x: np.ndarray) -> np.ndarray:
+        out = np.empty((len(x), basis.low + 1), dtype=np.float32)
+        for r0, r1 in _blocks(len(x), _REFS):
+            out[r0:r1] = basis.split(x[r0:r1])[1]
+        return out
+
+    return coords(queries), coords(refs)
+
+
 def _check(queries: np.ndarray, refs: np.ndarray, backend: str) -> None:
     if backend not in BACKENDS:
         raise RetrievalError(f"retrieval backend {backend!r} is not known", fix=f"use one of {', '.join(BACKENDS)}")
@@ -140,7 +154,8 @@ def within(
     if backend == "faiss":
         faissindex = _faiss()
 
-        a, b = faissindex.range_candidates(queries, refs, min_cosine, nprobe)
+        q_coords, r_coords = _coordinates(queries, refs)
+        a, b = faissindex.range_candidates(q_coords, r_coords, min_cosine, nprobe)
         return _exact_filter(queries, refs, a, b, min_cosine, same)
     basis = Basis.fit(refs)
     q32, q_bound = basis.split(queries)
@@ -195,7 +210,8 @@ def topk(
     if backend == "faiss":
         faissindex = _faiss()
 
-        cand = faissindex.knn_candidates(queries, refs, min(len(refs), 4 * k_eff), nprobe)
+        q_coords, r_coords = _coordinates(queries, refs)
+        cand = faissindex.knn_candidates(q_coords, r_coords, min(len(refs), 8 * k_eff), nprobe)
         best_i, best_s = _rerank(queries, refs, cand, k_eff)
     else:
         best_i, best_s = _exact_topk(queries, refs, k_eff)
