@@ -27,7 +27,12 @@ _EPS = 1e-4
 def _build(coords: np.ndarray, nprobe: int) -> faiss.Index:
     d = coords.shape[1]
     # About sqrt(N) cells: the classic balance between the coarse search and scanning cells.
-    nlist = max(1, min(1024, round(math.sqrt(len(coords)))))
+    # faiss warns (on stderr) below 39 training points per cell: fewer cells, or none at all.
+    nlist = min(1024, round(math.sqrt(len(coords))), len(coords) // 39)
+    if nlist < 2:
+        index = faiss.IndexFlatIP(d)
+        index.add(np.ascontiguousarray(coords, dtype=np.float32))
+        return index
     index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
     index.cp.niter = 10
     rng = np.random.default_rng(0)

@@ -3,6 +3,8 @@
 Catches re-encoded, resized and recoloured copies whose hashes drift apart.
 Thumbnails are normalised (zero mean, unit norm), so the cosine ignores a
 brightness or contrast change; the search is exact but pruned (kernels.py).
+``search: faiss`` trades exactness for time on very large splits: FAISS
+candidates, re-ranked exactly (retrieval.py, the ``faiss`` extra).
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from .. import retrieval
 from ..config import SEVERITIES, Ctx
 from ..context import SearchRun
 from ..kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs
@@ -22,6 +27,37 @@ class ThumbnailSettings:
     severity: str = "error"
     size: int = 16
     min_cosine: float = 0.95
+    #: "exact" (kernels.cosine_pairs) or "faiss" (approximate candidates, exact scores).
+    search: str = "exact"
+
+
+def _unit(thumbs: np.ndarray, orientation: str = "identity") -> np.ndarray:
+    """Normalised (and turned) thumbnails, block by block.  float32, not float16: the scores
+    must be the exact search's (a float16 row moves a cosine by ~1e-4)."""
+    out = np.empty(thumbs.shape, dtype=np.float32)
+    for r0 in range(0, len(thumbs), 1 << 16):
+        out[r0 : r0 + (1 << 16)] = orient_thumbs(normalised_thumbs(thumbs[r0 : r0 + (1 << 16)]), orientation)
+    return out
+
+
+def faiss_pairs(
+    ta: np.ndarray, tb: np.ndarray, orientations: list[str], min_cosine: float, *, same: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`kernels.cosine_pairs` through ``retrieval.within(backend="faiss")``, one orientation
+    at a time: the same (a, b, cosine, orientation) rows, minus the pairs FAISS misses."""
+    refs = _unit(tb)
+    parts = [
+        (*retrieval.within(_unit(ta, o), refs, min_cosine, same=same, backend="faiss"), k)
+        for k, o in enumerate(orientations)
+    ]
+    a, b, cos = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    kk = np.concatenate([np.full(len(p[0]), p[3]) for p in parts]).astype(np.int64)
+    # Best orientation per pair: highest cosine, then the first orientation.
+    order = np.lexsort((kk, -cos, b, a))
+    a, b, cos, kk = a[order], b[order], cos[order], kk[order]
+    first = np.ones(len(a), dtype=bool)
+    first[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    return a[first], b[first], cos[first], kk[first]
 
 
 class Thumbnail(Detector):
@@ -32,12 +68,13 @@ class Thumbnail(Detector):
     default = ThumbnailSettings()
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> ThumbnailSettings:
-        raw = section(ctx, raw, at, ("severity", "size", "min_cosine"))
+        raw = section(ctx, raw, at, ("severity", "size", "min_cosine", "search"))
         d = self.default
         return ThumbnailSettings(
             severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
             size=ctx.number(raw.get("size", d.size), (*at, "size"), int, 4, 64),
             min_cosine=ctx.number(raw.get("min_cosine", d.min_cosine), (*at, "min_cosine"), float, 0.5, 1.0),
+            search=ctx.choice(raw.get("search", d.search), (*at, "search"), retrieval.BACKENDS),
         )
 
     def families(self, settings: ThumbnailSettings, policy: PolicyView) -> tuple[Family, ...]:
@@ -51,7 +88,8 @@ class Thumbnail(Detector):
         out: list[Match] = []
         for a, b in run.comparisons:
             for ra, rb, same in run.sides(a, b, rows):
-                ia, ib, cos, kk = cosine_pairs(thumbs[ra], thumbs[rb], names, settings.min_cosine, same=same)
+                search = cosine_pairs if settings.search == "exact" else faiss_pairs
+                ia, ib, cos, kk = search(thumbs[ra], thumbs[rb], names, settings.min_cosine, same=same)
                 tex = run.texture(ra[ia]) & run.texture(rb[ib])
                 out += [
                     Match(int(ra[x]), int(rb[y]), self.name, round(float(c), 4), names[int(o)])
