@@ -44,7 +44,8 @@ _LOOKUP = 24.0
 _CANDIDATE = 32.0
 _BUILD = 48.0  # per indexed row and chunk: the argsort
 _TABLE = 8.0  # per table entry: bincount and cumsum
-_STEP = 2e5  # Python overhead of one step, and the floor below which brute force always wins
+_STEP = 2e5  # Python overhead of one step
+_SMALL = 4e6  # below this brute-force cost the index never wins (measured: 2,000 x 2,000 at d = 8)
 
 Hits = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 Brute = Callable[[np.ndarray, np.ndarray, int], Hits]
@@ -129,6 +130,8 @@ def choose(na: int, k_count: int, nb: int, words: int, max_distance: int) -> Pla
     """The cheapest index layout and direction for (Na, K) queries against Nb references."""
     brute = float(na) * k_count * nb * words + _STEP
     best = Plan((), False, math.inf, brute)
+    if brute < _SMALL:  # a few milliseconds of brute force: not worth planning (about 1 ms)
+        return best
     for per_word in range(3, 17):
         chunks = _layout(words, per_word, max_distance)
         if max(c.width for c in chunks) > _MAX_WIDTH or any(
