@@ -230,6 +230,8 @@ def search(
     ``qa`` is (Na, K, W) uint64, ``qb`` (Nb, W) uint64; with ``same`` only a < b."""
     na, k_count, words = qa.shape
     plan = plan or choose(na, k_count, len(qb), words, max_distance)
+    if not plan.chunks:  # no layout prunes (or the search is tiny): all brute force
+        return _merge([_brute_block(qa, qb, max_distance, brute, False, 0, na, same)]), Stats(plan, 0, 1, 0)
     flat = qa.reshape(na * k_count, words)
     indexed, probing = (flat, qb) if plan.index_queries else (qb, flat)
     tables = [_build(indexed, c) for c in plan.chunks]

@@ -148,6 +148,10 @@ def test_hamming_pairs_chooses_the_index_for_large_searches_only(monkeypatch: py
     _assert_identical(got, brute_hamming_pairs(qa, qb, 8))
     hamming_pairs(qa[:40], qb[:50], 8)
     assert len(calls) == 1
+    # Asked directly without a plan, a search no layout prunes is brute force, and still right.
+    got, stats = real(qa[:300], qb[:400], 30, brute_hamming_pairs)
+    assert stats.brute_blocks == 1 and not stats.plan.chunks
+    _assert_identical(got, brute_hamming_pairs(qa[:300], qb[:400], 30))
 
 
 @pytest.mark.parametrize("words", [1, 4])
