@@ -25,7 +25,9 @@ spectrum (plus planted noisy copies), normalised and stored as float16, searched
 cosine >= 0.95 (the ``thumbnail`` default) by: ``retrieval.within`` with FAISS (whole
 comparison, approximate), ``retrieval.within`` exact and ``kernels.cosine_pairs`` (the
 detector's path), both on the sample and scaled, and float32 brute force on the sample,
-which gives the recall.  ``--no-float`` skips this part.
+which gives the recall.  The sampled methods are timed on one query (their fixed cost:
+fitting and transforming the references) and on the sample, and extrapolated linearly to
+every query.  ``--no-float`` skips this part.
 
 Each measurement is repeated ``--repeat`` times; the range is printed.  The last line is
 one JSON object.
@@ -151,16 +153,16 @@ def child(method: str, folder: Path, d: int, nprobe: int) -> dict:
             out = run(np.ascontiguousarray(te))
             info["seconds"] = time.perf_counter() - t
         else:
-            # Each call has a fixed cost (the references' transform) besides its per-query
-            # cost: time half the sample and all of it, and extrapolate the line to every query.
+            # Each call has a fixed cost (fitting and transforming the references) besides its
+            # per-query cost: time one query (the fixed cost) and the sample, and extrapolate.
+            run(np.ascontiguousarray(te[fsample[:1]]))  # warm-up (first BLAS and LAPACK calls)
             t = time.perf_counter()
-            run(np.ascontiguousarray(te[fsample[: len(fsample) // 2]]))
-            half = time.perf_counter() - t
+            run(np.ascontiguousarray(te[fsample[:1]]))
+            fixed = time.perf_counter() - t
             t = time.perf_counter()
             out = run(np.ascontiguousarray(te[fsample]))
             full = time.perf_counter() - t
-            per_query = max(0.0, full - half) / (len(fsample) - len(fsample) // 2)
-            fixed = max(0.0, full - per_query * len(fsample))
+            per_query = max(0.0, full - fixed) / (len(fsample) - 1)
             info.update(seconds=full, fixed=fixed, per_query=per_query, whole=fixed + per_query * len(te))
     np.savez(folder / f"out-{method}.npz", *out)
     info["pairs"] = len(out[0])
@@ -238,8 +240,9 @@ def hash_part(folder: Path, args: argparse.Namespace) -> dict:
             runs[method].append(run_child(method, folder, args))
         checks.append(check_hashes(folder, args.max_distance))
         i, b = runs["index"][-1], runs["brute"][-1]
-        print(f"  run {r + 1}: indexed {i['seconds']:.2f} s ({i['pairs']:,} pairs, peak RSS {i['peak_rss_mb']:.0f} MB), "
-              f"brute force {b['seconds']:.2f} s on the sample -> {b['seconds'] * scale:.1f} s scaled, "
+        print(f"  run {r + 1}: indexed {i['seconds']:.2f} s ({i['pairs']:,} pairs, "
+              f"peak RSS {i['peak_rss_mb']:.0f} MB), brute force {b['seconds']:.2f} s on the sample -> "
+              f"{b['seconds'] * scale:.1f} s scaled, "
               f"exact {checks[-1]['exact']}", flush=True)
     idx_s = [x["seconds"] for x in runs["index"]]
     brute_s = [x["seconds"] * scale for x in runs["brute"]]
@@ -262,10 +265,11 @@ def float_part(folder: Path, args: argparse.Namespace) -> dict:
         for m in methods:
             runs[m].append(run_child(m, folder, args))
         quality = check_floats(folder)
-        print(f"  run {r + 1}: " + ", ".join(f"{m} {runs[m][-1]['seconds']:.1f} s" for m in methods)
+        fixed = {m: f" (fixed {x[-1]['fixed']:.1f} s)" if "fixed" in x[-1] else "" for m, x in runs.items()}
+        print(f"  run {r + 1}: " + ", ".join(f"{m} {runs[m][-1]['seconds']:.1f} s{fixed[m]}" for m in methods)
               + f"; {quality}", flush=True)
     secs = {m: [x["seconds"] if m == "float-faiss" else x["whole"] for x in runs[m]] for m in methods}
-    print("floats (whole comparison; all but faiss extrapolated from the sample): "
+    print("floats (whole comparison; all but faiss extrapolated from one query and the sample): "
           + ", ".join(f"{m} {_range(secs[m])} s" for m in methods))
     return {"min_cosine": MIN_COSINE, "sampled_queries": args.float_sample, "nprobe": args.nprobe,
             **{f"{m}_seconds": [min(secs[m]), max(secs[m])] for m in methods},
