@@ -35,8 +35,8 @@ imported only by this backend.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -57,28 +57,36 @@ class RetrievalError(LeakcheckError):
     """A retrieval backend that is not installed or not known."""
 
 
+def as_float32(rows: np.ndarray) -> np.ndarray:
+    return rows.astype(np.float32)
+
+
+Rows = Callable[[np.ndarray], np.ndarray]
+
+
 @dataclass(frozen=True)
 class Basis:
-    """An orthonormal basis, leading directions first, and how many count as "low"."""
+    """An orthonormal basis, leading directions first, how many count as "low", and the map
+    from stored rows to the float32 vectors compared (applied block by block)."""
 
     vectors: np.ndarray  # (D, D) float32, columns orthonormal
     low: int
+    rows: Rows = field(default=as_float32)
 
     @classmethod
-    def fit(cls, refs: np.ndarray, low: int | None = None) -> Basis:
+    def fit(cls, refs: np.ndarray, rows: Rows = as_float32) -> Basis:
         rng = np.random.default_rng(0)
-        rows = refs if len(refs) <= _SAMPLE else refs[np.sort(rng.choice(len(refs), _SAMPLE, replace=False))]
-        x = rows.astype(np.float64)
+        pick = refs if len(refs) <= _SAMPLE else refs[np.sort(rng.choice(len(refs), _SAMPLE, replace=False))]
+        x = rows(pick).astype(np.float64)
         _, vectors = np.linalg.eigh(x.T @ x)
-        d = refs.shape[1]
-        return cls(np.ascontiguousarray(vectors[:, ::-1], dtype=np.float32), low or max(1, d // 4))
+        d = x.shape[1]
+        return cls(np.ascontiguousarray(vectors[:, ::-1], dtype=np.float32), max(1, d // 4), rows)
 
-    def split(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Rows as float32, and their bound coordinates: the leading ones, then the norm of the rest.
-
-        The product of two rows' bound coordinates is the bound itself, so one
-        matmul computes it (no elementwise pass over the block)."""
-        x = rows.astype(np.float32)
+    def split(self, raw: np.ndarray, rows: Rows | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Rows as compared (float32), and their bound coordinates: the leading ones, then the
+        norm of the rest.  The product of two rows' bound coordinates is the bound itself, so
+        one matmul computes it (no elementwise pass over the block)."""
+        x = (rows or self.rows)(raw)
         coef = x @ self.vectors
         out = np.empty((len(x), self.low + 1), dtype=np.float32)
         out[:, : self.low] = coef[:, : self.low]
@@ -120,17 +128,19 @@ def _faiss():  # type: ignore[no-untyped-def]
     return faissindex
 
 
-def _coordinates(queries: np.ndarray, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _coordinates(
+    queries: np.ndarray, refs: np.ndarray, query_rows: Rows, ref_rows: Rows
+) -> tuple[np.ndarray, np.ndarray]:
     """Both sides' bound coordinates, computed block by block (never a float32 copy of all rows)."""
-    basis = Basis.fit(refs)
+    basis = Basis.fit(refs, ref_rows)
 
-    def coords(x: np.ndarray) -> np.ndarray:
+    def coords(x: np.ndarray, rows: Rows) -> np.ndarray:
         out = np.empty((len(x), basis.low + 1), dtype=np.float32)
         for r0, r1 in _blocks(len(x), _REFS):
-            out[r0:r1] = basis.split(x[r0:r1])[1]
+            out[r0:r1] = basis.split(x[r0:r1], rows)[1]
         return out
 
-    return coords(queries), coords(refs)
+    return coords(queries, query_rows), coords(refs, ref_rows)
 
 
 def _check(queries: np.ndarray, refs: np.ndarray, backend: str) -> None:
@@ -145,20 +155,24 @@ def _check(queries: np.ndarray, refs: np.ndarray, backend: str) -> None:
 
 def within(
     queries: np.ndarray, refs: np.ndarray, min_cosine: float, *, same: bool = False, backend: str = "exact",
-    nprobe: int = 16,
+    nprobe: int = 16, query_rows: Rows = as_float32, ref_rows: Rows = as_float32,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every (a, b) with ``queries[a] @ refs[b] >= min_cosine``, sorted, and its float32 score."""
+    """Every (a, b) with ``queries[a] @ refs[b] >= min_cosine``, sorted, and its float32 score.
+
+    ``query_rows`` and ``ref_rows`` map stored rows (e.g. uint8 thumbnails) to the float32
+    vectors compared, applied a block at a time: the references need never exist as a
+    float32 copy (a million 256-value rows would be a gigabyte)."""
     _check(queries, refs, backend)
     if not len(queries) or not len(refs):
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
     if backend == "faiss":
         faissindex = _faiss()
 
-        q_coords, r_coords = _coordinates(queries, refs)
+        q_coords, r_coords = _coordinates(queries, refs, query_rows, ref_rows)
         a, b = faissindex.range_candidates(q_coords, r_coords, min_cosine, nprobe)
-        return _exact_filter(queries, refs, a, b, min_cosine, same)
-    basis = Basis.fit(refs)
-    q32, q_bound = basis.split(queries)
+        return _exact_filter(queries, refs, a, b, min_cosine, same, query_rows, ref_rows)
+    basis = Basis.fit(refs, ref_rows)
+    q32, q_bound = basis.split(queries, query_rows)
     found: list[tuple[np.ndarray, ...]] = []
     for b0, b1 in _blocks(len(refs), _REFS):
         r32, r_bound = basis.split(refs[b0:b1])
@@ -176,14 +190,15 @@ def within(
 
 
 def _exact_filter(
-    queries: np.ndarray, refs: np.ndarray, a: np.ndarray, b: np.ndarray, min_cosine: float, same: bool
+    queries: np.ndarray, refs: np.ndarray, a: np.ndarray, b: np.ndarray, min_cosine: float, same: bool,
+    query_rows: Rows, ref_rows: Rows,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Re-rank candidates with the float32 product of the rows as given."""
+    """Re-rank candidates with the float32 product of the rows as compared."""
     if same:
         a, b = a[a < b], b[a < b]
     found = []
     for s0, s1 in _blocks(len(a), 1 << 20):
-        score = np.einsum("ij,ij->i", queries[a[s0:s1]].astype(np.float32), refs[b[s0:s1]].astype(np.float32))
+        score = np.einsum("ij,ij->i", query_rows(queries[a[s0:s1]]), ref_rows(refs[b[s0:s1]]))
         keep = score >= min_cosine
         found.append((a[s0:s1][keep], b[s0:s1][keep], score[keep]))
     return _sorted(found)
@@ -210,7 +225,7 @@ def topk(
     if backend == "faiss":
         faissindex = _faiss()
 
-        q_coords, r_coords = _coordinates(queries, refs)
+        q_coords, r_coords = _coordinates(queries, refs, as_float32, as_float32)
         # Ranked by the leading coordinates alone (the rest's norm left out of the query):
         # the PCA estimate of the cosine orders candidates better than its upper bound.
         q_coords[:, -1] = 0.0

@@ -125,12 +125,12 @@ def test_unknown_backend_and_missing_faiss_name_the_fix(monkeypatch: pytest.Monk
         topk(x, x, 2, backend="faiss")
 
 
+@pytest.mark.parametrize("backend", ["exact", "faiss"])
 @pytest.mark.parametrize("same", [False, True])
-def test_thumbnail_faiss_search_finds_the_exact_pairs_when_every_cell_is_scanned(same: bool) -> None:
-    """``thumbnail: {search: faiss}`` goes through FAISS; on a small split (every cell scanned)
-    it returns cosine_pairs' rows: pairs, cosines, and the best orientation."""
-    from pytest_leakcheck.detectors.thumbnail import faiss_pairs
-    from pytest_leakcheck.kernels import cosine_pairs, orient_thumbs
+def test_oriented_within_returns_cosine_pairs_rows(same: bool, backend: str) -> None:
+    """cosine_pairs at scale (exact) and ``thumbnail: {search: faiss}`` go through retrieval; on a
+    small split (FAISS scans every cell) both return cosine_pairs' rows: pairs, cosines, best orientation."""
+    from pytest_leakcheck.kernels import cosine_pairs, orient_thumbs, oriented_within
 
     rng = np.random.default_rng(8)
     names = ["identity", "hflip", "rot90"]
@@ -145,7 +145,7 @@ def test_thumbnail_faiss_search_finds_the_exact_pairs_when_every_cell_is_scanned
     if same:
         tb = ta
     want = cosine_pairs(ta, tb, names, 0.95, same=same)
-    got = faiss_pairs(ta, tb, names, 0.95, same=same)
+    got = oriented_within(ta, tb, names, 0.95, same=same, backend=backend)
     assert len(want[0]) >= 50
     for g, w in zip(got[:2] + got[3:], want[:2] + want[3:]):
         np.testing.assert_array_equal(g, w)
@@ -172,3 +172,22 @@ def test_thumbnail_search_faiss_in_a_policy_gives_the_exact_report(leaky_dataset
     assert findings("detectors:\n  thumbnail: {search: faiss}\n") == exact
     with pytest.raises(PolicyError, match=r"thumbnail.search.*exact, faiss"):
         findings("detectors:\n  thumbnail: {search: annoy}\n")
+
+
+def test_cosine_pairs_at_scale_goes_through_exact_retrieval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past _RETRIEVAL_PAIRS cosine_pairs answers through retrieval.within, with the same result."""
+    from pytest_leakcheck import kernels
+
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 256, (400, 256)).astype(np.uint8)
+    noisy = np.clip(base[:300].astype(int) + rng.integers(-12, 13, (300, 256)), 0, 255).astype(np.uint8)
+    small = kernels.cosine_pairs(noisy, base, ["identity", "hflip"], 0.9)
+    calls = []
+    real = retrieval.within
+    monkeypatch.setattr(retrieval, "within", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(kernels, "_RETRIEVAL_PAIRS", 1)
+    large = kernels.cosine_pairs(noisy, base, ["identity", "hflip"], 0.9)
+    assert len(calls) == 2 and len(small[0]) == 300
+    for x, y in zip(small[:2] + small[3:], large[:2] + large[3:]):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_allclose(small[2], large[2], atol=1e-5)

@@ -12,12 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .. import retrieval
 from ..config import SEVERITIES, Ctx
 from ..context import SearchRun
-from ..kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs
+from ..kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs, oriented_within
 from ..signals import Family, search_orientations, thumb_family
 from .base import Detector, PolicyView, section
 
@@ -29,35 +27,6 @@ class ThumbnailSettings:
     min_cosine: float = 0.95
     #: "exact" (kernels.cosine_pairs) or "faiss" (approximate candidates, exact scores).
     search: str = "exact"
-
-
-def _unit(thumbs: np.ndarray, orientation: str = "identity") -> np.ndarray:
-    """Normalised (and turned) thumbnails, block by block.  float32, not float16: the scores
-    must be the exact search's (a float16 row moves a cosine by ~1e-4)."""
-    out = np.empty(thumbs.shape, dtype=np.float32)
-    for r0 in range(0, len(thumbs), 1 << 16):
-        out[r0 : r0 + (1 << 16)] = orient_thumbs(normalised_thumbs(thumbs[r0 : r0 + (1 << 16)]), orientation)
-    return out
-
-
-def faiss_pairs(
-    ta: np.ndarray, tb: np.ndarray, orientations: list[str], min_cosine: float, *, same: bool = False
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`kernels.cosine_pairs` through ``retrieval.within(backend="faiss")``, one orientation
-    at a time: the same (a, b, cosine, orientation) rows, minus the pairs FAISS misses."""
-    refs = _unit(tb)
-    parts = [
-        (*retrieval.within(_unit(ta, o), refs, min_cosine, same=same, backend="faiss"), k)
-        for k, o in enumerate(orientations)
-    ]
-    a, b, cos = (np.concatenate([p[i] for p in parts]) for i in range(3))
-    kk = np.concatenate([np.full(len(p[0]), p[3]) for p in parts]).astype(np.int64)
-    # Best orientation per pair: highest cosine, then the first orientation.
-    order = np.lexsort((kk, -cos, b, a))
-    a, b, cos, kk = a[order], b[order], cos[order], kk[order]
-    first = np.ones(len(a), dtype=bool)
-    first[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
-    return a[first], b[first], cos[first], kk[first]
 
 
 class Thumbnail(Detector):
@@ -88,8 +57,13 @@ class Thumbnail(Detector):
         out: list[Match] = []
         for a, b in run.comparisons:
             for ra, rb, same in run.sides(a, b, rows):
-                search = cosine_pairs if settings.search == "exact" else faiss_pairs
-                ia, ib, cos, kk = search(thumbs[ra], thumbs[rb], names, settings.min_cosine, same=same)
+                if settings.search == "exact":
+                    found = cosine_pairs(thumbs[ra], thumbs[rb], names, settings.min_cosine, same=same)
+                else:
+                    found = oriented_within(
+                        thumbs[ra], thumbs[rb], names, settings.min_cosine, same=same, backend="faiss"
+                    )
+                ia, ib, cos, kk = found
                 tex = run.texture(ra[ia]) & run.texture(rb[ib])
                 out += [
                     Match(int(ra[x]), int(rb[y]), self.name, round(float(c), 4), names[int(o)])
