@@ -18,7 +18,7 @@ from . import mih, retrieval
 # Elements per block; bounds the temporaries of one step to ~32 MB.
 _BLOCK = 1 << 22
 # Query rows x reference rows x orientations from which cosine_pairs goes through
-# retrieval.within (exact too; ~7x faster at 2,048 x 1,000,000, benchmarks/scale.py).
+# retrieval.within (exact too; 1.7-7x faster at 2,048 x 1,000,000 in benchmarks/scale.py).
 _RETRIEVAL_PAIRS = 2e9
 
 
