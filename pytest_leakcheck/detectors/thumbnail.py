@@ -3,6 +3,8 @@
 Catches re-encoded, resized and recoloured copies whose hashes drift apart.
 Thumbnails are normalised (zero mean, unit norm), so the cosine ignores a
 brightness or contrast change; the search is exact but pruned (kernels.py).
+``search: faiss`` trades exactness for time on very large splits: FAISS
+candidates, re-ranked exactly (retrieval.py, the ``faiss`` extra).
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .. import retrieval
 from ..config import SEVERITIES, Ctx
 from ..context import SearchRun
-from ..kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs
+from ..kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs, oriented_within
 from ..signals import Family, search_orientations, thumb_family
 from .base import Detector, PolicyView, section
 
@@ -22,6 +25,8 @@ class ThumbnailSettings:
     severity: str = "error"
     size: int = 16
     min_cosine: float = 0.95
+    #: "exact" (kernels.cosine_pairs) or "faiss" (approximate candidates, exact scores).
+    search: str = "exact"
 
 
 class Thumbnail(Detector):
@@ -32,12 +37,13 @@ class Thumbnail(Detector):
     default = ThumbnailSettings()
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> ThumbnailSettings:
-        raw = section(ctx, raw, at, ("severity", "size", "min_cosine"))
+        raw = section(ctx, raw, at, ("severity", "size", "min_cosine", "search"))
         d = self.default
         return ThumbnailSettings(
             severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
             size=ctx.number(raw.get("size", d.size), (*at, "size"), int, 4, 64),
             min_cosine=ctx.number(raw.get("min_cosine", d.min_cosine), (*at, "min_cosine"), float, 0.5, 1.0),
+            search=ctx.choice(raw.get("search", d.search), (*at, "search"), retrieval.BACKENDS),
         )
 
     def families(self, settings: ThumbnailSettings, policy: PolicyView) -> tuple[Family, ...]:
@@ -51,7 +57,13 @@ class Thumbnail(Detector):
         out: list[Match] = []
         for a, b in run.comparisons:
             for ra, rb, same in run.sides(a, b, rows):
-                ia, ib, cos, kk = cosine_pairs(thumbs[ra], thumbs[rb], names, settings.min_cosine, same=same)
+                if settings.search == "exact":
+                    found = cosine_pairs(thumbs[ra], thumbs[rb], names, settings.min_cosine, same=same)
+                else:
+                    found = oriented_within(
+                        thumbs[ra], thumbs[rb], names, settings.min_cosine, same=same, backend="faiss"
+                    )
+                ia, ib, cos, kk = found
                 tex = run.texture(ra[ia]) & run.texture(rb[ib])
                 out += [
                     Match(int(ra[x]), int(rb[y]), self.name, round(float(c), 4), names[int(o)])
