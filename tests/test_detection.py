@@ -50,8 +50,8 @@ def test_identical_file_kind_and_orientation(leaky_dataset: Path) -> None:
 
 
 def test_flip_not_found_without_augmentation(leaky_dataset: Path, make_policy) -> None:
-    """Orientations are searched only when the policy lists them."""
-    make_policy("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    """`augmentations: []` searches upright copies only."""
+    make_policy("version: 1\nsplits: {train: [train/**], test: [test/**]}\naugmentations: []\n")
     report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
     paths = {m.path for f in report.findings for m in f.members}
     assert "test/hflip.jpg" not in paths
