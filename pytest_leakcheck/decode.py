@@ -112,10 +112,15 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     return Decoded(grey, (w, h), small)
 
 
+def _uniform(lines: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """Which of ``lines`` (n, length, 3) are nearly all within tolerance of ``colour``."""
+    return (np.abs(lines - colour).max(axis=2) <= BORDER_TOLERANCE).mean(axis=1) >= BORDER_SHARE
+
+
 def _border_depth(lines: np.ndarray) -> int:
     """How many of ``lines`` (n, length, 3), outermost first, are uniform in the outermost one's colour."""
-    colour = np.median(lines[0], axis=0)
-    close = (np.abs(lines - colour).max(axis=2) <= BORDER_TOLERANCE).mean(axis=1) >= BORDER_SHARE
+    colour = np.median(lines[0], axis=0).astype(np.int16)  # robust to the few stray pixels allowed
+    close = _uniform(lines, colour)
     return len(close) if close.all() else int(np.argmin(close))
 
 
@@ -139,6 +144,11 @@ def content_box(rgb: Image.Image) -> tuple[int, int, int, int] | None:
     a = np.asarray(probe, dtype=np.int16)
     ph, pw = a.shape[:2]
     if ph < 8 or pw < 8:
+        return None
+    # Most photos have no uniform edge: one look at the four outermost lines.
+    rows, cols = a[[0, -1]], a[:, [0, -1]].transpose(1, 0, 2)
+    if not (_uniform(rows, rows.mean(axis=1, keepdims=True).astype(np.int16)).any()
+            or _uniform(cols, cols.mean(axis=1, keepdims=True).astype(np.int16)).any()):
         return None
     cols = a.transpose(1, 0, 2)
     top, bottom = _trimmed(_border_depth(a), _border_depth(a[::-1]), ph)
