@@ -106,8 +106,9 @@ def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
 
 def _matches_key(policy: Policy, chosen: Sequence[tuple[Detector, Any]], snapshot_key: str) -> str:
     """Everything a match between two unchanged files depends on."""
+    # v3: matches carry the weak flag, and hash pairs are searched both ways.
     parts = ([d.params(s) for d, s in chosen], policy.pairs, policy.within_split,
-             search_orientations(policy.orientations), snapshot_key, "matches-v3")  # v3: weak flag; both-way hash search
+             search_orientations(policy.orientations), snapshot_key, "matches-v3")
     return "matches:" + hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
 
 

@@ -14,8 +14,8 @@ from ..config import SEVERITIES, Ctx
 from ..context import SearchRun
 from ..kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs
 from ..signals import Family, Signatures, inverse, search_orientations, thumb_family
-from .phash import far, hash_distance
 from .base import Detector, PolicyView, section
+from .phash import far, hash_distance
 
 
 @dataclass(frozen=True)
