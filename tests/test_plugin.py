@@ -81,7 +81,8 @@ def test_failure_shows_the_cli_text_and_writes_the_report(pytester: pytest.Pytes
     result.stdout.fnmatch_lines([
         "*_ leakcheck train~test _*",
         "ERROR identical-file  train~test  [[]*[]]",
-        "    train/img_0.jpg  (train)",
+        # Each member but one says how it joined the cluster.
+        "    train/img_0.jpg  (train)  linked by identical-file to test/copy_0.jpg",
         "    test/copy_0.jpg  (test)",
         "    evidence: same bytes",
         f"full report: {leaky / '.leakcheck' / 'report.json'}",
