@@ -164,7 +164,7 @@ def _finding(group: list[Match], inv: Inventory, sigs: Signatures, policy: Polic
 
 def _tree(group: Sequence[Match], rows: Sequence[int], policy: Policy,
           rank: dict[str, int]) -> dict[int, tuple[Match, int]]:
-    """Each member but one -> (the match linking it, the member it links to).
+    """Each member but the first -> (the match linking it, the member it links to).
 
     The links form a maximum spanning tree (strongest links first, Kruskal),
     so every member is stated by the strongest chain that reaches it.
@@ -178,10 +178,10 @@ def _tree(group: Sequence[Match], rows: Sequence[int], policy: Policy,
             adjacent.setdefault(m.i, []).append((m.j, m))
             adjacent.setdefault(m.j, []).append((m.i, m))
     links: dict[int, tuple[Match, int]] = {}
-    # Rooted at the first file in inventory order, not in split order: how a
-    # member is linked must not change when the files swap splits.
-    first = min(rows)
-    todo, seen = [first], {first}
+    # Rooted at the first member as listed (the earliest split), so every file
+    # after it says how it joined.  Which links form the tree does not depend
+    # on the root, so files swapping splits only turns some links around.
+    todo, seen = [rows[0]], {rows[0]}
     while todo:
         node = todo.pop(0)
         for other, m in adjacent.get(node, ()):

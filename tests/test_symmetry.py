@@ -15,7 +15,8 @@ import pytest
 from PIL import Image, ImageEnhance
 
 from pytest_leakcheck import check
-from pytest_leakcheck.model import Report
+from pytest_leakcheck.model import Link, Report
+from pytest_leakcheck.signals import inverse
 from pytest_leakcheck.testing import brighter, cropped, jpeg_quality, photo, resized, save
 
 T = Image.Transpose
@@ -79,13 +80,19 @@ def _view(report: Report, rename: dict[str, str]) -> set[tuple]:
     """Findings with split names mapped through ``rename``, in a comparable form."""
     out = set()
     for f in report.findings:
-        members = frozenset(
-            (m.path, rename.get(m.split, m.split), m.digest,
-             None if m.link is None else (m.link.to, m.link.detector, m.link.orientation, m.link.weak))
-            for m in f.members
-        )
-        out.add((f.id, f.kind, f.severity, members))
+        members = frozenset((m.path, rename.get(m.split, m.split), m.digest) for m in f.members)
+        # The same links, whichever end lists them: each member links to the
+        # first listed one, and which file is listed first follows the splits.
+        links = frozenset(_undirected(m.path, m.link) for m in f.members if m.link)
+        out.add((f.id, f.kind, f.severity, members, links))
     return out
+
+
+def _undirected(path: str, link: Link) -> tuple:
+    """A link read from the end whose path sorts first: "a after o is b"."""
+    if path < link.to:
+        return path, link.to, link.detector, link.orientation, link.weak
+    return link.to, path, link.detector, inverse(link.orientation), link.weak
 
 
 def _both_ways(root: Path, extra: str) -> tuple[set[tuple], set[tuple], Report]:
