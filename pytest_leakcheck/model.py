@@ -116,6 +116,12 @@ class Finding:
         return self.kind in COPY_KINDS
 
     @property
+    def weak(self) -> bool:
+        """Made by a weak link ("probably the same shot, please look"): a warning that
+        joins two clusters without merging them (findings.py)."""
+        return any(m.link is not None and m.link.weak for m in self.members)
+
+    @property
     def fails(self) -> bool:
         """The one rule for what fails a check: a new error-level finding."""
         return self.severity == "error" and self.status == "new"

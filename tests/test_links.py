@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageEnhance
 
-from pytest_leakcheck import check, findings, groups, inventory, signatures
+from pytest_leakcheck import check, findings, groups, inventory, signatures, split
 from pytest_leakcheck.kernels import Match
 from pytest_leakcheck.model import load_report
 from pytest_leakcheck.policy import load
@@ -134,3 +134,17 @@ def test_a_thumbnail_match_far_in_phash_cannot_chain_photos(tmp_path: Path) -> N
     far = [f for f in copies if f.pairs[0].signals.get("phash_distance", 0) > 16]
     assert far and all(f.severity == "warning" for f in far)
     assert all(m.link.weak for f in far for m in f.members if m.link)
+
+
+def test_split_planning_does_not_chain_weak_links(tmp_path: Path) -> None:
+    """`leakcheck split` keeps clusters together, but not the pairs a weak link joins."""
+    for k in range(12):
+        save(_torn(k), tmp_path / ("train" if k % 2 else "test") / f"pad_{k:02d}.jpg", quality=90)
+    (tmp_path / "leakcheck.yaml").write_text(POLICY)
+    policy = load(tmp_path / "leakcheck.yaml")
+    report = check(policy=policy, use_cache=False)
+    weak = [f for f in report.findings if f.weak]
+    assert weak and all(f.severity == "warning" for f in weak)
+    clusters = split.copy_clusters(policy, policy, use_cache=False)
+    assert sorted(map(sorted, clusters)) == sorted(sorted(m.path for m in f.members)
+                                                   for f in report.findings if f.is_copy and not f.weak)
