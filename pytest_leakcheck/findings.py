@@ -6,6 +6,7 @@ leak means moving or deleting the whole cluster, not one pair of it.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 from . import detectors
@@ -181,9 +182,9 @@ def _tree(group: Sequence[Match], rows: Sequence[int], policy: Policy,
     # Rooted at the first member as listed (the earliest split), so every file
     # after it says how it joined.  Which links form the tree does not depend
     # on the root, so files swapping splits only turns some links around.
-    todo, seen = [rows[0]], {rows[0]}
+    todo, seen = deque([rows[0]]), {rows[0]}
     while todo:
-        node = todo.pop(0)
+        node = todo.popleft()
         for other, m in adjacent.get(node, ()):
             if other not in seen:
                 seen.add(other)
