@@ -61,16 +61,19 @@ def hash_matches(run: SearchRun, name: str, prefix: str, max_distance: int) -> l
     best: dict[tuple[int, int], tuple[float, int, str]] = {}
     for a, b in run.comparisons:
         for ra, rb, same in run.sides(a, b, rows):
-            # The second search turns the reference side.  Compared with itself
+            # The second search turns the reference side, in every orientation
+            # but identity (H(a, b) is symmetric already).  Compared with itself
             # a split is searched a < b only, so the reverse direction (b
             # turned against a) reads the rows backwards.
             qa, qb = (ra[::-1], rb[::-1]) if same else (rb, ra)
-            for query, ref in ((ra, rb), (qa, qb)):
-                ia, ib, dist, kk = hamming_pairs(stack[query], upright[ref], max_distance, same=same)
+            for query, ref, first in ((ra, rb, 0), (qa, qb, 1)):
+                if first >= len(names):
+                    continue
+                ia, ib, dist, kk = hamming_pairs(stack[query, first:], upright[ref], max_distance, same=same)
                 gi, gj = query[ia], ref[ib]
                 tex = run.texture(gi) & run.texture(gj)
                 for x, y, d, o in zip(gi[tex].tolist(), gj[tex].tolist(), dist[tex].tolist(), kk[tex].tolist()):
-                    _keep_best(best, x, y, float(d), names[o])
+                    _keep_best(best, x, y, float(d), names[first + o])
     return [Match(i, j, name, d, o) for (i, j), (d, _, o) in sorted(best.items())]
 
 
