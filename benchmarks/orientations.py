@@ -64,11 +64,12 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=SCRATCH)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--only", choices=list(SETTINGS), help="run one setting")
     args = ap.parse_args()
     pairs = listed()
     print(f"{sum(1 for _ in args.data.glob('*/*/*.jpg'))} images under {args.data}, jobs={args.jobs}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for name in SETTINGS:
+        for name in [args.only] if args.only else SETTINGS:
             runs = [one(name, args.data, Path(tmp), args.jobs) for _ in range(args.repeat)]
             report, _ = runs[0]
             times = sorted(t for _, t in runs)

@@ -55,7 +55,8 @@ class Detector:
     section: ClassVar[str]
     #: Kind of finding its matches make: ``identical-file``, ``identical-pixels`` or ``near-duplicate``.
     kind: ClassVar[str] = "near-duplicate"
-    #: Order of strength, strongest first: a cluster takes its kind from its strongest detector.
+    #: Order of strength, strongest first: members are linked by their strongest matches, and a
+    #: cluster's kind is that of its weakest link (findings.py).
     rank: ClassVar[int]
     #: Whether matches between two unchanged files can be reused from the last full search.
     incremental: ClassVar[bool] = True
