@@ -300,5 +300,5 @@ def test_findings_in_the_baseline_do_not_fail(pytester: pytest.Pytester, leaky: 
     shutil.copyfile(leaky / "train/img_1.jpg", leaky / "test/copy_new.jpg")
     result = pytester.runpytest("--leakcheck")
     result.assert_outcomes(failed=1, passed=2)
-    result.stdout.fnmatch_lines(["    test/copy_new.jpg  (test)"])
+    result.stdout.fnmatch_lines(["    test/copy_new.jpg  (test)   linked by identical-file to train/img_1.jpg"])
     assert "copy_0.jpg" not in result.stdout.str().split("= FAILURES =")[1].split("= leakcheck =")[0]
