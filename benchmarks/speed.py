@@ -39,12 +39,28 @@ def baseline(files: list[Path]) -> float:
     return time.perf_counter() - t
 
 
-def timed_check(root: Path, jobs: int) -> tuple[float, dict]:
+def own_policy(root: Path, orientations: str) -> Path:
+    """A policy file (and store folder) of this run's own, beside the shared generated data.
+
+    Other benchmarks read the same cached images; a store and policy per
+    orientation setting keep concurrent runs from deleting each other's store.
+    """
+    augs = {"hflip": "augmentations: [hflip]\n",
+            "all": "augmentations: [hflip, vflip, rot90, rot180, rot270, transpose, transverse]\n",
+            "default": ""}[orientations]
+    name = f"leakcheck-speed-{orientations}"
+    path = root / f"{name}.yaml"
+    path.write_text("version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n" + augs
+                    + f"cache: {name}/cache.sqlite\n")
+    return path
+
+
+def timed_check(policy: Path, jobs: int) -> tuple[float, dict]:
     code = (
         "import json, resource, sys, time\n"
         "from pytest_leakcheck import check\n"
         "t = time.perf_counter()\n"
-        f"r = check({str(root / 'leakcheck.yaml')!r}, jobs={jobs})\n"
+        f"r = check({str(policy)!r}, jobs={jobs})\n"
         "dt = time.perf_counter() - t\n"
         "rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
         " resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
@@ -63,20 +79,24 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--orientations", choices=["hflip", "all", "default"], default="default",
+                        help="augmentations searched: hflip only, all 8 orientations, or the policy default")
     args = parser.parse_args()
     root = generated("speed", args.n, (640, 480))
     files = sorted(root.glob("*/*.jpg"))
-    shutil.rmtree(root / ".leakcheck", ignore_errors=True)
+    policy = own_policy(root, args.orientations)
+    shutil.rmtree(root / policy.stem, ignore_errors=True)
     print(f"{len(files)} images, {os.cpu_count()} cores, jobs={args.jobs}", flush=True)
 
     base = min(baseline(files) for _ in range(max(1, args.repeat - 1)))
     colds = []
     for _ in range(args.repeat):
-        shutil.rmtree(root / ".leakcheck", ignore_errors=True)
-        colds.append(timed_check(root, args.jobs))
+        shutil.rmtree(root / policy.stem, ignore_errors=True)
+        colds.append(timed_check(policy, args.jobs))
     cold, cold_data = min(colds, key=lambda item: item[0])
-    warm, warm_data = min((timed_check(root, args.jobs) for _ in range(args.repeat)), key=lambda item: item[0])
+    warm, warm_data = min((timed_check(policy, args.jobs) for _ in range(args.repeat)), key=lambda item: item[0])
     n = len(files)
+    print(f"orientations: {args.orientations}; cold runs {', '.join(f'{c:.1f}' for c, _ in colds)} s")
     print(f"baseline imagehash.phash, 1 process: {n / base:8.1f} img/s  ({base:.1f} s)")
     print(f"leakcheck check, cold, {args.jobs} jobs:    {n / cold:8.1f} img/s  ({cold:.1f} s, "
           f"decoded {cold_data['stats']['decoded']}, peak RSS {cold_data['rss_mb']:.0f} MB)")

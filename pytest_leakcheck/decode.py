@@ -18,6 +18,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from PIL import Image
 
 from . import imagedepth
@@ -34,9 +35,22 @@ BASE = 64
 DRAFT = 32
 #: Side of the colour square that families with ``colour=True`` read.
 COLOUR = 32
+#: A border line's pixels may stray this far (0..255, any channel) from the
+#: border's colour: JPEG ringing and scanner noise, not content.
+BORDER_TOLERANCE = 16
+#: Share of a line's pixels that must be that close for the line to be border.
+BORDER_SHARE = 0.97
+#: Thinner borders (share of the side) are left alone: an edge artefact, not padding.
+MIN_BORDER = 0.02
+#: Cropping keeps at least this share of each side, else that axis is left whole:
+#: a small logo on a white page is the picture, not a sliver of it.
+MIN_CONTENT = 0.25
+#: Longest side the border search looks at; larger decodes are reduced first.
+PROBE = 128
 #: Changes whenever the decode path changes, invalidating cached signals.
-DECODE_PATH = f"draft{DRAFT}-{imagedepth.PATH}-rgb-exif-lanczos{BASE}-v2"
+DECODE_PATH = f"draft{DRAFT}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}-lanczos{BASE}-v3"
 # v2: high-depth images digest their original values, not Pillow's clipped 8 bits.
+# v3: uniform borders (letterboxing, pillar-boxing, scanner margins, frames) removed.
 PIXELS_PARAMS = "rgba-exif-v2"
 
 TRANSPOSE = {
@@ -88,9 +102,61 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     if orient in (5, 6, 7, 8):  # orientations that swap the axes
         w, h = h, w
     rgb = imagedepth.upright_rgb(img, orient)
+    # Signatures describe the content: padded photos look alike to a 16 px
+    # thumbnail whatever they show, and a padded copy must match its original.
+    box = content_box(rgb)
+    if box is not None:
+        rgb = rgb.crop(box)
     small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
     grey = rgb.convert("L").resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
     return Decoded(grey, (w, h), small)
+
+
+def _uniform(lines: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """Which of ``lines`` (n, length, 3) are nearly all within tolerance of ``colour``."""
+    return (np.abs(lines - colour).max(axis=2) <= BORDER_TOLERANCE).mean(axis=1) >= BORDER_SHARE
+
+
+def _border_depth(lines: np.ndarray) -> int:
+    """How many of ``lines`` (n, length, 3), outermost first, are uniform in the outermost one's colour."""
+    colour = np.median(lines[0], axis=0).astype(np.int16)  # robust to the few stray pixels allowed
+    close = _uniform(lines, colour)
+    return len(close) if close.all() else int(np.argmin(close))
+
+
+def _trimmed(near: int, far: int, side: int) -> tuple[int, int]:
+    """Border depths at two opposite edges, dropped when thin or when they would leave a sliver."""
+    near, far = (d if d >= MIN_BORDER * side else 0 for d in (near, far))
+    return (near, far) if side - near - far >= MIN_CONTENT * side else (0, 0)
+
+
+def content_box(rgb: Image.Image) -> tuple[int, int, int, int] | None:
+    """The box inside uniform borders at any of the four edges (any colour), or None.
+
+    A line (row or column) is border when nearly all its pixels are within
+    ``BORDER_TOLERANCE`` of the edge's colour; each edge has its own colour.
+    An all-uniform image, or one that would keep less than ``MIN_CONTENT``
+    of a side, is left as it is.
+    """
+    w, h = rgb.size
+    scale = max(1, -(-max(w, h) // PROBE))
+    probe = rgb.reduce(scale) if scale > 1 else rgb
+    a = np.asarray(probe, dtype=np.int16)
+    ph, pw = a.shape[:2]
+    if ph < 8 or pw < 8:
+        return None
+    # Most photos have no uniform edge: one look at the four outermost lines.
+    rows, cols = a[[0, -1]], a[:, [0, -1]].transpose(1, 0, 2)
+    if not (_uniform(rows, rows.mean(axis=1, keepdims=True).astype(np.int16)).any()
+            or _uniform(cols, cols.mean(axis=1, keepdims=True).astype(np.int16)).any()):
+        return None
+    cols = a.transpose(1, 0, 2)
+    top, bottom = _trimmed(_border_depth(a), _border_depth(a[::-1]), ph)
+    left, right = _trimmed(_border_depth(cols), _border_depth(cols[::-1]), pw)
+    if not (top or bottom or left or right):
+        return None
+    # Probe line k covers image lines k*scale .. (k+1)*scale - 1 (the last one fewer).
+    return left * scale, top * scale, min(w, (pw - right) * scale), min(h, (ph - bottom) * scale)
 
 
 def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:

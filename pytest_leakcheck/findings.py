@@ -6,14 +6,15 @@ leak means moving or deleting the whole cluster, not one pair of it.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 from . import detectors
 from .inventory import Inventory
 from .kernels import Match
-from .model import KINDS, Finding, Member, Pair, Report, finding_id
+from .model import KINDS, Finding, Link, Member, Pair, Report, finding_id
 from .policy import Policy
-from .signals import Signatures
+from .signals import Signatures, inverse
 
 _RANK = {"error": 0, "warning": 1, "off": 2}
 # A cluster of a thousand blank frames is one finding; listing every edge
@@ -81,52 +82,138 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
     # detector linked it.  Equal bytes of two empty or equally broken files say
     # nothing about leaked content, only that neither can be trained on.
     matches = [m for m in matches if sigs.valid[m.i] and sigs.valid[m.j]]
-    split_order = {s: n for n, s in enumerate(inv.splits)}
+    weak = [m for m in matches if detectors.get(m.detector).weak(m, sigs, policy)]
+    weak_ids = {id(m) for m in weak}
+    strong = [m for m in matches if id(m) not in weak_ids]
+    # Clusters are built from strong links only: one coincidence (a texture-
+    # free thumbnail, an alignment just over its threshold) must not chain
+    # two clusters of unrelated photos into one.
     uf = _UnionFind()
-    for m in matches:
+    for m in strong:
         uf.union(m.i, m.j)
     edges: dict[int, list[Match]] = {}
-    for m in matches:
+    for m in strong:
         edges.setdefault(uf.find(m.i), []).append(m)
-    out = []
-    for root in sorted(edges):
-        group = edges[root]
-        cross = [m for m in group if inv.records[m.i].split != inv.records[m.j].split]
-        decisive = cross or group
-        sev_of = {id(m): _severity(m, not cross, policy) for m in decisive}
-        severity = min(sev_of.values(), key=_RANK.__getitem__)
-        if severity == "off":
+    out = [f for root in sorted(edges) if (f := _finding(edges[root], inv, sigs, policy)) is not None]
+    return out + _weak_findings(weak, uf, inv, sigs, policy)
+
+
+def _weak_findings(weak: Sequence[Match], uf: _UnionFind, inv: Inventory, sigs: Signatures,
+                   policy: Policy) -> list[Finding]:
+    """One warning per pair of strong clusters (or single files) a weak link joins:
+    its strongest weak link, for a person to look at."""
+    rank = _ranks()
+    best: dict[tuple[int, int], Match] = {}
+    for m in weak:
+        ra, rb = uf.find(m.i), uf.find(m.j)
+        if ra == rb:
+            continue  # already in one cluster by strong links: nothing to add
+        key = (min(ra, rb), max(ra, rb))
+        if key not in best or _link_order(m, policy, rank) < _link_order(best[key], policy, rank):
+            best[key] = m
+    return [f for key in sorted(best) if (f := _finding([best[key]], inv, sigs, policy, weak=True)) is not None]
+
+
+def _ranks() -> dict[str, int]:
+    return {n: k for k, n in enumerate(detectors.names())}
+
+
+def _link_order(m: Match, policy: Policy, rank: dict[str, int]) -> tuple:
+    """Strongest link first: by the kind it makes, then detector rank, then strength."""
+    return (KINDS.index(detectors.get(m.detector).kind), rank[m.detector], -_strength(m, policy), m.i, m.j)
+
+
+def _finding(group: list[Match], inv: Inventory, sigs: Signatures, policy: Policy, *,
+             weak: bool = False) -> Finding | None:
+    """One cluster (or one weak link, ``weak``) as a finding; None when its severity is off."""
+    split_order = {s: n for n, s in enumerate(inv.splits)}
+    cross = [m for m in group if inv.records[m.i].split != inv.records[m.j].split]
+    decisive = cross or group
+    sev_of = {id(m): _severity(m, not cross, policy) for m in decisive}
+    severity = min(sev_of.values(), key=_RANK.__getitem__)
+    if weak and severity == "error":
+        severity = "warning"  # a weak link is "please look", never a failed build
+    if severity == "off":
+        return None
+    decisive = [m for m in decisive if sev_of[id(m)] != "off"]
+    rank = _ranks()
+    decisive.sort(key=lambda m: (-_strength(m, policy), rank[m.detector], m.i, m.j))
+    best = decisive[0]
+    rows = sorted({r for m in group for r in (m.i, m.j)},
+                  key=lambda r: (split_order.get(inv.records[r].split, 99), inv.records[r].path))
+    links = _tree(group, rows, policy, rank)
+    # The headline is never stronger than the weakest link holding the cluster
+    # together: a distinct image chained to a pair of exact copies by a
+    # near-duplicate match makes the whole finding a near-duplicate.
+    kind = max((detectors.get(m.detector).kind for m, _ in links.values()), key=KINDS.index)
+    members = tuple(
+        Member(inv.records[r].path, inv.records[r].split, sigs.digests[r].hex(), _member_link(r, links, inv, weak))
+        for r in rows
+    )
+    keys = [m.digest for m in members] + (["weak-link"] if weak else [])
+    return Finding(
+        id=finding_id(kind, keys),
+        kind=kind,
+        severity=severity,
+        members=members,
+        evidence=_evidence(decisive),
+        orientation=best.orientation,
+        pairs=_pairs(decisive, inv, sigs, policy),
+        strength=round(_strength(best, policy), 4),
+    )
+
+
+def _tree(group: Sequence[Match], rows: Sequence[int], policy: Policy,
+          rank: dict[str, int]) -> dict[int, tuple[Match, int]]:
+    """Each member but the first -> (the match linking it, the member it links to).
+
+    The links form a maximum spanning tree (strongest links first, Kruskal),
+    so every member is stated by the strongest chain that reaches it.
+    """
+    ordered = sorted(group, key=lambda m: _link_order(m, policy, rank))
+    uf = _UnionFind()
+    adjacent: dict[int, list[tuple[int, Match]]] = {}
+    for m in ordered:
+        if uf.find(m.i) != uf.find(m.j):
+            uf.union(m.i, m.j)
+            adjacent.setdefault(m.i, []).append((m.j, m))
+            adjacent.setdefault(m.j, []).append((m.i, m))
+    links: dict[int, tuple[Match, int]] = {}
+    # Rooted at the first member as listed (the earliest split), so every file
+    # after it says how it joined.  Which links form the tree does not depend
+    # on the root, so files swapping splits only turns some links around.
+    todo, seen = deque([rows[0]]), {rows[0]}
+    while todo:
+        node = todo.popleft()
+        for other, m in adjacent.get(node, ()):
+            if other not in seen:
+                seen.add(other)
+                links[other] = (m, node)
+                todo.append(other)
+    return links
+
+
+def _member_link(row: int, links: dict[int, tuple[Match, int]], inv: Inventory, weak: bool) -> Link | None:
+    if row not in links:
+        return None
+    m, to = links[row]
+    # A match says "file i after o is file j"; from j's side that is the inverse.
+    orientation = m.orientation if m.i == row else inverse(m.orientation)
+    return Link(inv.records[to].path, m.detector, m.value, orientation, weak or m.weak)
+
+
+def _pairs(decisive: Sequence[Match], inv: Inventory, sigs: Signatures, policy: Policy) -> tuple[Pair, ...]:
+    pairs = []
+    seen: set[tuple[int, int]] = set()
+    for m in decisive:
+        # One line per pair of files, whichever side the search queried from.
+        if (min(m.i, m.j), max(m.i, m.j)) in seen or len(pairs) >= MAX_PAIRS:
             continue
-        decisive = [m for m in decisive if sev_of[id(m)] != "off"]
-        rank = {n: k for k, n in enumerate(detectors.names())}
-        kind = detectors.get(min((m.detector for m in decisive), key=rank.__getitem__)).kind
-        decisive.sort(key=lambda m: (-_strength(m, policy), rank[m.detector], m.i, m.j))
-        best = decisive[0]
-        rows = sorted({r for m in group for r in (m.i, m.j)},
-                      key=lambda r: (split_order.get(inv.records[r].split, 99), inv.records[r].path))
-        members = tuple(Member(inv.records[r].path, inv.records[r].split, sigs.digests[r].hex()) for r in rows)
-        evidence = _evidence(decisive)
-        pairs = []
-        seen: set[tuple[int, int]] = set()
-        for m in decisive:
-            # One line per pair of files, whichever side the search queried from.
-            if (min(m.i, m.j), max(m.i, m.j)) in seen or len(pairs) >= MAX_PAIRS:
-                continue
-            seen.add((min(m.i, m.j), max(m.i, m.j)))
-            signals = _signals(m.i, m.j, m.orientation, sigs, policy) if sigs.valid[m.i] and sigs.valid[m.j] else {}
-            pairs.append(Pair(inv.records[m.i].path, inv.records[m.j].path, m.detector, m.value,
-                              m.orientation, signals))
-        out.append(Finding(
-            id=finding_id(kind, [m.digest for m in members]),
-            kind=kind,
-            severity=severity,
-            members=members,
-            evidence=evidence,
-            orientation=best.orientation,
-            pairs=tuple(pairs),
-            strength=round(_strength(best, policy), 4),
-        ))
-    return out
+        seen.add((min(m.i, m.j), max(m.i, m.j)))
+        signals = _signals(m.i, m.j, m.orientation, sigs, policy) if sigs.valid[m.i] and sigs.valid[m.j] else {}
+        pairs.append(Pair(inv.records[m.i].path, inv.records[m.j].path, m.detector, m.value,
+                          m.orientation, signals))
+    return tuple(pairs)
 
 
 def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Finding]:

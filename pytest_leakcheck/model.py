@@ -41,6 +41,30 @@ GROUP_PREFIXES = ("group", "split-share", "ungrouped")
 #: Version of the JSON report; bump it when a field changes meaning or goes away.
 JSON_SCHEMA_VERSION = 1
 JSON_SCHEMA = "pytest-leakcheck/report"
+#: Detectors whose matches have no value worth printing (the value is always 0).
+EXACT_DETECTORS = ("identical-file", "identical-pixels")
+
+
+@dataclass(frozen=True)
+class Link:
+    """How a member joined its cluster: it, turned by ``orientation``, matches
+    the member at ``to`` by ``detector`` with ``value`` (the detector's unit)."""
+
+    to: str
+    detector: str
+    value: float
+    orientation: str = "identity"
+    #: A warning-level link ("probably the same shot, please look"), which never merges clusters.
+    weak: bool = False
+
+    @property
+    def text(self) -> str:
+        """``aligned 0.555 after hflip``: the detector, its value when it has one, the orientation."""
+        out = self.detector if self.detector in EXACT_DETECTORS else f"{self.detector} {self.value:g}"
+        if self.orientation != "identity":
+            out += f" after {self.orientation}"
+        return out + (" (weak)" if self.weak else "")
+
 
 
 @dataclass(frozen=True)
@@ -48,6 +72,8 @@ class Member:
     path: str
     split: str
     digest: str = ""
+    #: How this file is linked to the cluster; None for the first member (and non-copy findings).
+    link: Link | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +115,12 @@ class Finding:
     @property
     def is_copy(self) -> bool:
         return self.kind in COPY_KINDS
+
+    @property
+    def weak(self) -> bool:
+        """Made by a weak link ("probably the same shot, please look"): a warning that
+        joins two clusters without merging them (findings.py)."""
+        return any(m.link is not None and m.link.weak for m in self.members)
 
     @property
     def fails(self) -> bool:
@@ -176,7 +208,8 @@ def finding_dict(f: Finding) -> dict:
         "strength": f.strength,
         "orientation": f.orientation,
         "message": f.message,
-        "members": [{**_path_fields("path", m.path), "split": m.split, "digest": m.digest} for m in f.members],
+        "members": [{**_path_fields("path", m.path), "split": m.split, "digest": m.digest,
+                     "link": _link_dict(m.link)} for m in f.members],
         "evidence": f.evidence,
         "pairs": [
             {**_path_fields("a", p.a), **_path_fields("b", p.b), "detector": p.detector, "value": p.value,
@@ -184,6 +217,20 @@ def finding_dict(f: Finding) -> dict:
             for p in f.pairs
         ],
     }
+
+
+def _link_dict(link: Link | None) -> dict | None:
+    if link is None:
+        return None
+    return {**_path_fields("to", link.to), "detector": link.detector, "value": link.value,
+            "orientation": link.orientation, "weak": link.weak}
+
+
+def _link(d: dict | None) -> Link | None:
+    if not d:
+        return None
+    return Link(_path(d, "to"), str(d["detector"]), float(d["value"]), d.get("orientation", "identity"),
+                bool(d.get("weak", False)))
 
 
 def report_dict(report: Report) -> dict:
@@ -212,7 +259,8 @@ def finding_from_dict(d: dict) -> Finding:
         id=str(d["id"]),
         kind=str(d["kind"]),
         severity=str(d["severity"]),
-        members=tuple(Member(_path(m, "path"), m.get("split", ""), m.get("digest", "")) for m in d["members"]),
+        members=tuple(Member(_path(m, "path"), m.get("split", ""), m.get("digest", ""), _link(m.get("link")))
+                      for m in d["members"]),
         evidence=dict(d.get("evidence") or {}),
         orientation=d.get("orientation", "identity"),
         pairs=tuple(

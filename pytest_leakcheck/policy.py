@@ -52,7 +52,7 @@ class Policy:
     pairs: tuple[tuple[str, str], ...] = ()
     within_split: str = "warning"
     detectors: detectors.Detectors = field(default_factory=detectors.default)
-    augmentations: tuple[str, ...] = ()
+    augmentations: tuple[str, ...] = AUGMENTATIONS
     files: FileRules = field(default_factory=FileRules)
     ignore: tuple[str, ...] = ()
     cache: Path = Path(".leakcheck/cache.sqlite")
@@ -215,7 +215,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
     else:
         splits, manifest, names = _splits(ctx, raw.get("splits"), root, need_manifest)
     pairs, within = _pairs(ctx, raw.get("pairs"), names)
-    augs = ctx.strings(raw.get("augmentations", []), ("augmentations",)) if raw.get("augmentations") else ()
+    augs = ctx.strings(raw["augmentations"] or [], ("augmentations",)) if "augmentations" in raw else AUGMENTATIONS
     for i, aug in enumerate(augs):
         ctx.choice(aug, ("augmentations", str(i)), AUGMENTATIONS)
     cache = raw.get("cache", ".leakcheck/cache.sqlite")

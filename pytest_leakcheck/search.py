@@ -94,6 +94,9 @@ def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
         matches = det.refine(run, settings, matches)
         progress.advance()
     progress.done()
+    # What ran, for the summary: a copy turned a way no detector searched is
+    # not found, and a clean report must not read as if it had been looked for.
+    run.stats["checked"] = {det.name: list(det.orientations(settings, policy)) for det, settings in enabled}
     return matches, run.stats
 
 
@@ -103,8 +106,9 @@ def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
 
 def _matches_key(policy: Policy, chosen: Sequence[tuple[Detector, Any]], snapshot_key: str) -> str:
     """Everything a match between two unchanged files depends on."""
+    # v3: matches carry the weak flag, and hash pairs are searched both ways.
     parts = ([d.params(s) for d, s in chosen], policy.pairs, policy.within_split,
-             search_orientations(policy.orientations), snapshot_key, "matches-v2")
+             search_orientations(policy.orientations), snapshot_key, "matches-v3")
     return "matches:" + hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
 
 
@@ -147,9 +151,9 @@ def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector
         keep = (mi >= 0) & (mj >= 0)
         names = detectors.names()
         cached = [
-            Match(int(a), int(b), names[int(d)], float(v), ORIENTATIONS[int(o)])
-            for a, b, d, v, o in zip(mi[keep], mj[keep], prev["detector"][keep], prev["value"][keep],
-                                     prev["orientation"][keep])
+            Match(int(a), int(b), names[int(d)], float(v), ORIENTATIONS[int(o)], bool(w))
+            for a, b, d, v, o, w in zip(mi[keep], mj[keep], prev["detector"][keep], prev["value"][keep],
+                                        prev["orientation"][keep], prev["weak"][keep])
         ]
         result = _sorted([*cached, *found])
     if prev is None or changed.any() or (new_of_old < 0).any():
@@ -169,4 +173,5 @@ def _match_arrays(run: SearchRun, matches: list[Match]) -> dict[str, np.ndarray]
         "detector": np.array([names.index(x.detector) for x in matches], dtype=np.int8),
         "value": np.array([x.value for x in matches], dtype=np.float64),
         "orientation": np.array([ORIENTATIONS.index(x.orientation) for x in matches], dtype=np.int8),
+        "weak": np.array([x.weak for x in matches], dtype=bool),
     }

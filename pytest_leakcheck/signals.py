@@ -90,18 +90,25 @@ def unique(families: Iterable[Family]) -> tuple[Family, ...]:
 # Perceptual hashes, one family per orientation
 
 
-_INVERSE = {"rot90": "rot270", "rot270": "rot90"}
+#: The orientation undoing each one: turning by 90 degrees is undone by 270;
+#: every other orientation of a square is its own inverse.
+INVERSE = {o: {"rot90": "rot270", "rot270": "rot90"}.get(o, o) for o in ORIENTATIONS}
+
+
+def inverse(orientation: str) -> str:
+    """``o`` such that "a after ``orientation`` is b" reads "b after ``o`` is a"."""
+    return INVERSE[orientation]
 
 
 def search_orientations(orientations: Iterable[str]) -> tuple[str, ...]:
     """Orientations to hash: the policy's, closed under inverse.
 
-    Only one side of each pair is queried in each orientation, so an
+    A pair is searched in both directions (either file turned), so an
     orientation must come with its inverse for "test = rot90(train)" and the
-    reverse to match alike.
+    reverse to be the same question.
     """
     names = set(orientations)
-    names |= {_INVERSE[n] for n in names if n in _INVERSE}
+    names |= {INVERSE[n] for n in names}
     return tuple(o for o in ORIENTATIONS if o in names)
 
 

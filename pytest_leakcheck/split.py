@@ -303,11 +303,15 @@ def factorize(values: Sequence[str | None], own: Sequence[str]) -> np.ndarray:
 def copy_clusters(
     policy: Policy, pooled: Policy, *, store=None, jobs: int | None = None, use_cache: bool = True
 ) -> list[list[str]]:
-    """Paths of every identical or near-duplicate cluster, whatever split they are in now."""
+    """Paths of every identical or near-duplicate cluster, whatever split they are in now.
+
+    A weak link's finding is left out: it asks a person to look, and keeping it
+    would chain the clusters it joins into one, which the check itself never does.
+    """
     from .core import check
 
     report = check(policy=pooled, store=store, jobs=jobs, use_cache=use_cache)
-    return [[m.path for m in f.members] for f in report.findings if f.kind in COPY_KINDS]
+    return [[m.path for m in f.members] for f in report.findings if f.kind in COPY_KINDS and not f.weak]
 
 
 def plan(

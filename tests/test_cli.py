@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE, atomic
+from pytest_leakcheck.config import AUGMENTATIONS
 from pytest_leakcheck.policy import load
 from pytest_leakcheck.testing import jpeg_quality, photo, save
 
@@ -17,13 +18,25 @@ from .conftest import write_policy
 
 SMALL = (64, 48)
 
+LINK = {
+    "type": "object",
+    "required": ["to", "detector", "value", "orientation", "weak"],
+    "properties": {
+        "to": {"type": "string"},
+        "detector": {"enum": ["identical-file", "identical-pixels", "phash", "thumbnail", "dhash", "aligned"]},
+        "value": {"type": "number"},
+        "orientation": {"type": "string"},
+        "weak": {"type": "boolean"},
+    },
+}
 MEMBER = {
     "type": "object",
-    "required": ["path", "split", "digest"],
+    "required": ["path", "split", "digest", "link"],
     "properties": {
         "path": {"type": "string"},
         "split": {"type": "string"},
         "digest": {"type": "string"},
+        "link": {"oneOf": [{"type": "null"}, LINK]},
     },
 }
 PAIR = {
@@ -230,7 +243,8 @@ def test_init_guesses_split_folders(tmp_path: Path, run_cli) -> None:
         ("val", ("valid/**",)),
         ("test", ("test/**",)),
     )
-    assert policy.augmentations == ("hflip",)
+    # All 8 orientations, written out so the user sees what to narrow (issue 12).
+    assert policy.augmentations == AUGMENTATIONS
     assert _check(run_cli, tmp_path)[0] == EXIT_CLEAN
 
 

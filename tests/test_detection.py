@@ -6,9 +6,12 @@ import itertools
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, check
 from pytest_leakcheck.policy import load
+from pytest_leakcheck.render import render
+from pytest_leakcheck.testing import photo, save
 
 from .conftest import PLANTED, expected_leaks
 
@@ -50,8 +53,8 @@ def test_identical_file_kind_and_orientation(leaky_dataset: Path) -> None:
 
 
 def test_flip_not_found_without_augmentation(leaky_dataset: Path, make_policy) -> None:
-    """Orientations are searched only when the policy lists them."""
-    make_policy("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    """`augmentations: []` searches upright copies only."""
+    make_policy("version: 1\nsplits: {train: [train/**], test: [test/**]}\naugmentations: []\n")
     report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
     paths = {m.path for f in report.findings for m in f.members}
     assert "test/hflip.jpg" not in paths
@@ -85,3 +88,35 @@ def test_focus_limits_findings_to_the_given_files(leaky_dataset: Path) -> None:
         f.id for f in full.findings if any(m.path == "test/hflip.jpg" for m in f.members)
     ]
     assert len(focused.findings) == 1
+
+
+def test_rotated_copies_are_found_by_default(tmp_path: Path) -> None:
+    """A policy that says nothing about augmentations searches all 8 orientations,
+    and the summary says so (issue 12: most audited copies were rotated)."""
+    turns = ("vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
+    for n, turn in enumerate(turns):
+        img = photo(600 + n)
+        save(img, tmp_path / f"train/orig_{turn}.jpg", quality=92)
+        save(img.transpose(getattr(Image.Transpose, {
+            "vflip": "FLIP_TOP_BOTTOM", "rot90": "ROTATE_90", "rot180": "ROTATE_180", "rot270": "ROTATE_270",
+            "transpose": "TRANSPOSE", "transverse": "TRANSVERSE"}[turn])), tmp_path / f"test/{turn}.jpg", quality=90)
+    for k in range(8):
+        save(photo(650 + k), tmp_path / f"train/other_{k}.jpg", quality=92)
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert _leak_pairs(report) == {tuple(sorted((f"test/{t}.jpg", f"train/orig_{t}.jpg"))) for t in turns}
+    every = ["identity", "hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse"]
+    assert report.stats["checked"] == {"identical-file": [], "identical-pixels": [], "phash": every,
+                                       "thumbnail": every}
+    summary = render(report, "text").splitlines()
+    assert any(line.startswith("leakcheck: 6 errors") and line.endswith(
+        "; checked: identical-file, identical-pixels, phash/thumbnail in 8 orientations") for line in summary)
+
+
+def test_the_summary_names_what_a_narrowed_policy_searched(leaky_dataset: Path, make_policy) -> None:
+    """`augmentations: [rot90]` searches rot90 and its inverse; the summary says which ran."""
+    make_policy("version: 1\nsplits: {train: [train/**], test: [test/**]}\naugmentations: [rot90]\n"
+                "detectors:\n  dhash: {severity: warning}\n")
+    report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
+    assert "checked: identical-file, identical-pixels, phash/thumbnail/dhash in identity+rot90+rot270" in render(
+        report, "text")

@@ -81,8 +81,9 @@ def test_failure_shows_the_cli_text_and_writes_the_report(pytester: pytest.Pytes
     result.stdout.fnmatch_lines([
         "*_ leakcheck train~test _*",
         "ERROR identical-file  train~test  [[]*[]]",
+        # Each member after the first says how it joined the cluster.
         "    train/img_0.jpg  (train)",
-        "    test/copy_0.jpg  (test)",
+        "    test/copy_0.jpg  (test)   linked by identical-file to train/img_0.jpg",
         "    evidence: same bytes",
         f"full report: {leaky / '.leakcheck' / 'report.json'}",
     ])
@@ -299,5 +300,5 @@ def test_findings_in_the_baseline_do_not_fail(pytester: pytest.Pytester, leaky: 
     shutil.copyfile(leaky / "train/img_1.jpg", leaky / "test/copy_new.jpg")
     result = pytester.runpytest("--leakcheck")
     result.assert_outcomes(failed=1, passed=2)
-    result.stdout.fnmatch_lines(["    test/copy_new.jpg  (test)"])
+    result.stdout.fnmatch_lines(["    test/copy_new.jpg  (test)   linked by identical-file to train/img_1.jpg"])
     assert "copy_0.jpg" not in result.stdout.str().split("= FAILURES =")[1].split("= leakcheck =")[0]

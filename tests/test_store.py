@@ -163,8 +163,9 @@ def test_no_pixels_are_stored(dataset: Path) -> None:
         rows = conn.execute("SELECT count(*) FROM files").fetchone()[0]
     assert rows == n
     assert biggest <= 300
-    # A 160x120 RGB image is 57,600 bytes of pixels; the store keeps well under 3 kB per image.
-    assert cache.stat().st_size < 3000 * n
+    # A 160x120 RGB image is 57,600 bytes of pixels; the store keeps well under 5 kB per image
+    # (3.6 kB measured with the default 8 orientations: nine signature rows per image, keys and index included).
+    assert cache.stat().st_size < 5000 * n
 
 
 def test_garbage_at_the_store_path_is_left_alone(dataset: Path) -> None:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol
 from ..config import SEVERITIES, Ctx
 from ..context import SearchRun
 from ..kernels import Match
-from ..signals import Family, Signatures
+from ..signals import Family, Signatures, search_orientations
 
 
 class PolicyView(Protocol):
@@ -55,7 +55,8 @@ class Detector:
     section: ClassVar[str]
     #: Kind of finding its matches make: ``identical-file``, ``identical-pixels`` or ``near-duplicate``.
     kind: ClassVar[str] = "near-duplicate"
-    #: Order of strength, strongest first: a cluster takes its kind from its strongest detector.
+    #: Order of strength, strongest first: members are linked by their strongest matches, and a
+    #: cluster's kind is that of its weakest link (findings.py).
     rank: ClassVar[int]
     #: Whether matches between two unchanged files can be reused from the last full search.
     incremental: ClassVar[bool] = True
@@ -84,6 +85,15 @@ class Detector:
     def strength(self, match: Match, settings: Any) -> float:
         """How sure a match is, on one 0..1 scale for every detector (1: identical)."""
         return 1.0
+
+    def weak(self, match: Match, sigs: Signatures, policy: PolicyView) -> bool:
+        """Whether ``match`` is only a warning-level link ("probably the same shot,
+        please look"): it never merges clusters (findings.py).  Default: its flag."""
+        return match.weak
+
+    def orientations(self, settings: Any, policy: PolicyView) -> tuple[str, ...]:
+        """The orientations this detector searched, for the summary; () if it has none to search."""
+        return search_orientations(policy.orientations)
 
     def pair_signals(self, sigs: Signatures, i: int, j: int, orientation: str, settings: Any) -> dict[str, float]:
         """Cheap signals this detector can measure for any pair, shown beside the one that fired."""

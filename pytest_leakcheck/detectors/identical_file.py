@@ -12,7 +12,7 @@ import numpy as np
 
 from ..context import SearchRun
 from ..kernels import Match, exact_matches
-from .base import Detector
+from .base import Detector, PolicyView
 
 
 class IdenticalFile(Detector):
@@ -20,6 +20,9 @@ class IdenticalFile(Detector):
     section = "identical_file"
     kind = "identical-file"
     rank = 0
+
+    def orientations(self, settings: Any, policy: PolicyView) -> tuple[str, ...]:
+        return ()  # equal bytes or pixels, upright only: nothing to turn
 
     def find(self, run: SearchRun, settings: Any) -> list[Match]:
         keys = list(run.sigs.digests)

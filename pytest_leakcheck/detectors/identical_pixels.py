@@ -28,6 +28,9 @@ class IdenticalPixels(Detector):
     kind = "identical-pixels"
     rank = 10
 
+    def orientations(self, settings: Any, policy: PolicyView) -> tuple[str, ...]:
+        return ()  # equal bytes or pixels, upright only: nothing to turn
+
     def families(self, settings: Any, policy: PolicyView) -> tuple[Family, ...]:
         ph = policy.detectors.phash  # the hash the phash detector computes anyway
         return (hash_family(ph.kind, ph.bits, "identity"),)

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ..config import SEVERITIES, Ctx
+from ..config import ORIENTATIONS, SEVERITIES, Ctx
 from ..context import SearchRun
 from ..kernels import Match, hamming_pairs
 from ..names import excerpt
-from ..signals import Family, hash_family, hash_stack, search_orientations
+from ..signals import Family, hash_family, hash_stack, inverse, search_orientations
 from .base import Detector, PolicyView, section
 
 HASH_KINDS = ("phash", "dhash", "ahash", "whash")
@@ -49,30 +49,74 @@ def parse_hash(ctx: Ctx, raw: Any, at: tuple[str, ...], d: HashSettings, kinds: 
 
 
 def hash_matches(run: SearchRun, name: str, prefix: str, max_distance: int) -> list[Match]:
-    """Pairs whose hashes (query side turned, in every searched orientation) are
-    within ``max_distance`` of the reference side's identity hash; textured images only."""
+    """Pairs within ``max_distance`` in some searched orientation; textured images only.
+
+    A pair's distance is min over orientations o of min(H(o(a), b), H(a, o(b))):
+    a flip's hash is not a permutation of the upright hash's bits, so turning
+    one side only would make the verdict depend on which split each file is in.
+    Each pair is reported once, as ``Match(i, j)`` with ``i < j`` and the
+    orientation that turns file ``i`` into file ``j``.
+    """
     names = search_orientations(run.orientations)
     stack = hash_stack(run.sigs, names, prefix)
+    upright = stack[:, 0, :]
     rows = run.rows_by_split()
-    out: list[Match] = []
+    best: dict[tuple[int, int], tuple[float, int, str]] = {}
     for a, b in run.comparisons:
         for ra, rb, same in run.sides(a, b, rows):
-            ia, ib, dist, kk = hamming_pairs(stack[ra], stack[rb][:, 0, :], max_distance, same=same)
-            gi, gj = ra[ia], rb[ib]
-            tex = run.texture(gi) & run.texture(gj)
-            out += [
-                Match(int(x), int(y), name, float(d), names[int(o)])
-                for x, y, d, o in zip(gi[tex], gj[tex], dist[tex], kk[tex])
-            ]
-    return out
+            # The second search turns the reference side, in every orientation
+            # but identity (H(a, b) is symmetric already).  Compared with itself
+            # a split is searched a < b only, so the reverse direction (b
+            # turned against a) reads the rows backwards.
+            qa, qb = (ra[::-1], rb[::-1]) if same else (rb, ra)
+            for query, ref, first in ((ra, rb, 0), (qa, qb, 1)):
+                if first >= len(names):
+                    continue
+                ia, ib, dist, kk = hamming_pairs(stack[query, first:], upright[ref], max_distance, same=same)
+                gi, gj = query[ia], ref[ib]
+                tex = run.texture(gi) & run.texture(gj)
+                for x, y, d, o in zip(gi[tex].tolist(), gj[tex].tolist(), dist[tex].tolist(), kk[tex].tolist()):
+                    _keep_best(best, x, y, float(d), names[first + o])
+    return [Match(i, j, name, d, o) for (i, j), (d, _, o) in sorted(best.items())]
+
+
+def _keep_best(best: dict[tuple[int, int], tuple[float, int, str]], x: int, y: int, dist: float,
+               orientation: str) -> None:
+    """Keep the nearer of two directions; on a tie, the first orientation in ORIENTATIONS,
+    so the choice does not depend on which file was queried."""
+    if x > y:  # "x after o is y" is "y after inverse(o) is x"
+        x, y, orientation = y, x, inverse(orientation)
+    key = (dist, ORIENTATIONS.index(orientation), orientation)
+    if (x, y) not in best or key < best[(x, y)]:
+        best[(x, y)] = key
+
+
+def far(distance: float, settings: HashSettings) -> bool:
+    """Whether a pair's hashes are too far apart to back up another detector's match.
+
+    Unrelated images differ in about half the bits: Binomial(bits, 1/2), mean
+    bits/2 and standard deviation sqrt(bits)/2, so below bits/2 - sqrt(bits)
+    (two deviations; 24 of 64 bits) the hash says "related".  A copy that a
+    thumbnail or alignment finds while the hash misses it (re-encoded,
+    recoloured, cropped a little) drifts a few bits past ``max_distance``; past
+    halfway from ``max_distance`` to that floor (16 of 64 bits by default,
+    twice the threshold) the hash sides with unrelated images.
+    """
+    floor = settings.bits / 2 - settings.bits**0.5
+    return distance > (settings.max_distance + floor) / 2
 
 
 def hash_distance(sigs: Any, prefix: str, i: int, j: int, orientation: str) -> int | None:
-    """Hamming distance of row ``i`` turned by ``orientation`` to row ``j``, if both are hashed."""
-    turned, upright = f"{prefix}:{orientation}", f"{prefix}:identity"
-    if not sigs.has(turned, upright):
+    """Hamming distance of row ``i`` turned by ``orientation`` to row ``j``, if both are hashed:
+    the nearer of turning ``i`` by it and turning ``j`` back (as the search measures)."""
+    back = inverse(orientation)
+    turned, undone, upright = f"{prefix}:{orientation}", f"{prefix}:{back}", f"{prefix}:identity"
+    if not sigs.has(turned, undone, upright):
         return None
-    return int(np.bitwise_count(sigs.arrays[turned][i] ^ sigs.arrays[upright][j]).sum())
+    arrays = sigs.arrays
+    forward = np.bitwise_count(arrays[turned][i] ^ arrays[upright][j]).sum()
+    reverse = np.bitwise_count(arrays[undone][j] ^ arrays[upright][i]).sum()
+    return int(min(forward, reverse))
 
 
 class PHash(Detector):

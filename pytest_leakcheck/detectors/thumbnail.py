@@ -16,8 +16,9 @@ from .. import retrieval
 from ..config import SEVERITIES, Ctx
 from ..context import SearchRun
 from ..kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs, oriented_within
-from ..signals import Family, search_orientations, thumb_family
+from ..signals import Family, Signatures, inverse, search_orientations, thumb_family
 from .base import Detector, PolicyView, section
+from .phash import far, hash_distance
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,15 @@ class ThumbnailSettings:
     min_cosine: float = 0.95
     #: "exact" (kernels.cosine_pairs) or "faiss" (approximate candidates, exact scores).
     search: str = "exact"
+
+
+def _upright(x: int, y: int, cosine: float, orientation: str) -> Match:
+    """``Match(i, j)`` with ``i < j``, as the hash detectors report it.  The cosine
+    itself is symmetric (turning a thumbnail only permutes its pixels, and the
+    searched orientations come with their inverses), so one direction suffices."""
+    if x < y:
+        return Match(x, y, Thumbnail.name, cosine, orientation)
+    return Match(y, x, Thumbnail.name, cosine, inverse(orientation))
 
 
 class Thumbnail(Detector):
@@ -66,7 +76,7 @@ class Thumbnail(Detector):
                 ia, ib, cos, kk = found
                 tex = run.texture(ra[ia]) & run.texture(rb[ib])
                 out += [
-                    Match(int(ra[x]), int(rb[y]), self.name, round(float(c), 4), names[int(o)])
+                    _upright(int(ra[x]), int(rb[y]), round(float(c), 4), names[int(o)])
                     for x, y, c, o in zip(ia[tex], ib[tex], cos[tex], kk[tex])
                 ]
         return out
@@ -76,6 +86,16 @@ class Thumbnail(Detector):
 
     def threshold(self, settings: ThumbnailSettings) -> float:
         return settings.min_cosine
+
+    def weak(self, match: Match, sigs: Signatures, policy: PolicyView) -> bool:
+        """A cosine the pHash does not back up is a warning-level link.  A 16 px
+        thumbnail of a texture-free picture (bars, sky, a plain wall) is close
+        to many unrelated ones; one such coincidence must not chain photos."""
+        if match.weak:
+            return True
+        ph = policy.detectors.phash
+        dist = hash_distance(sigs, "hash", match.i, match.j, match.orientation)
+        return dist is not None and far(dist, ph)
 
     def pair_signals(self, sigs: Any, i: int, j: int, orientation: str, settings: Any) -> dict[str, float]:
         if not sigs.has("thumb"):

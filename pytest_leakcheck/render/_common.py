@@ -2,8 +2,29 @@
 
 from __future__ import annotations
 
-from ..model import COPY_KINDS, Finding
+from ..model import COPY_KINDS, Finding, Member
 from ..names import display, log_line
+
+
+def link_text(m: Member) -> str:
+    """``linked by aligned 0.555 to train/x.jpg``: how a member joined its cluster ("" if it did not)."""
+    return "" if m.link is None else f"linked by {m.link.text} to {m.link.to}"
+
+
+def checked_text(checked: dict) -> str:
+    """``identical-file, phash/thumbnail in 8 orientations, aligned in identity+hflip``:
+    the detectors that ran, grouped by the orientations each searched."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name, orientations in checked.items():
+        groups.setdefault(tuple(orientations), []).append(str(name))
+    parts = []
+    for orientations, names in groups.items():
+        if not orientations:
+            parts += names
+            continue
+        where = "8 orientations" if len(orientations) == 8 else "+".join(orientations)
+        parts.append(f"{'/'.join(names)} in {where}")
+    return ", ".join(parts)
 
 
 def headline(f: Finding, max_members: int = 4) -> str:
@@ -39,9 +60,13 @@ def _describe(f: Finding) -> list[str]:
     lines = []
     paths = [display(m.path) for m in f.members[:10]]  # aligned as shown, escapes included
     width = max(map(len, paths), default=0)
-    for m, path in zip(f.members[:10], paths):
-        split = f"({m.split})" if m.split else ""
-        lines.append(f"    {path.ljust(width)}  {split}")
+    splits = [f"({m.split})" if m.split else "" for m in f.members[:10]]
+    split_width = max(map(len, splits), default=0)
+    for m, path, split in zip(f.members[:10], paths, splits):
+        # Each member says how it joined: a file chained in by a weaker
+        # detector must not read as an exact copy.
+        link = f"  {link_text(m)}" if m.link is not None else ""
+        lines.append(f"    {path.ljust(width)}  {split.ljust(split_width) if link else split}{link}".rstrip())
     if len(f.members) > 10:
         lines.append(f"    ... and {len(f.members) - 10} more files in this cluster")
     if f.kind in ("identical-file", "identical-pixels"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..model import Finding, Report
 from ..names import display
-from ._common import headline
+from ._common import headline, link_text
 
 #: GitHub's limit of annotations per type (error, warning) per step.
 MAX_PER_TYPE = 10
@@ -54,5 +54,7 @@ def render(report: Report, *, prefix: str = "", **_: object) -> str:
         # actions/runner ActionCommand.cs): no other control character can travel,
         # so display() shows each one escaped, a newline included, before GitHub's escapes.
         props = f"file={escape_property(display(prefix + anchor(f)))},title={escape_property(title)}"
-        lines.append(f"::{level} {props}::{escape_data(display(headline(f) + f' [{f.id}]'))}")
+        linked = next((link_text(m) for m in f.members if m.path == anchor(f) and m.link), "")
+        message = headline(f) + (f"; {display(anchor(f))} {linked}" if linked else "") + f" [{f.id}]"
+        lines.append(f"::{level} {props}::{escape_data(display(message))}")
     return "".join(line + "\n" for line in lines)

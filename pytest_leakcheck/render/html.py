@@ -30,6 +30,7 @@ from ..model import COPY_KINDS, KINDS, Finding, Pair, Report
 from ..names import display
 from ..policy import DEFAULT_MAX_PIXELS
 from ..sources import is_url, read_bytes
+from ._common import checked_text, link_text
 from ._overview import overview
 
 #: Longest side of an embedded thumbnail, in pixels.
@@ -153,7 +154,8 @@ def _finding(f: Finding, load: Loader | None) -> str:
     if f.message:
         out.append(f'<p class="message">{_esc(f.message)}</p>')
     out.append('<ul class="members">')
-    out += [f"<li><span class=\"split\">{_esc(m.split or '-')}</span> {_esc(m.path)}</li>"
+    out += [f"<li><span class=\"split\">{_esc(m.split or '-')}</span> {_esc(m.path)}"
+            + (f' <span class="link">{_esc(link_text(m))}</span>' if m.link else "") + "</li>"
             for m in f.members[:MAX_MEMBERS]]
     if len(f.members) > MAX_MEMBERS:
         out.append(f"<li>... and {len(f.members) - MAX_MEMBERS} more (the JSON report lists all)</li>")
@@ -206,7 +208,7 @@ figure img,.noimg{width:128px;height:128px;object-fit:contain;background:#eee;di
 img.heat{image-rendering:pixelated}.noimg{line-height:128px;text-align:center;color:#888;font-size:.8em}
 figcaption{font-size:.75em;word-break:break-all;color:#444}
 .details{flex:1;min-width:20em}.details th{text-align:left;font-weight:normal;color:#555;padding-right:1em}
-.members{padding-left:1.2em;word-break:break-all}.split{color:#06c}
+.members{padding-left:1.2em;word-break:break-all}.split{color:#06c}.link{color:#666}
 .judge code{user-select:all;background:#f2f2f2;padding:0 .3em}.message{color:#a00}
 nav li{margin:.1em 0}
 .overview h3{font-size:1em;margin:1em 0 .3em}.chart text{font-size:11px;fill:#333}
@@ -233,6 +235,8 @@ def _summary(report: Report) -> str:
         ("warnings", counts["severity"].get("warning", 0)),
         ("exit code", report.exit_code),
     ]
+    if report.stats.get("checked"):
+        rows.append(("checked", checked_text(report.stats["checked"])))
     return "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
 
 

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from ..model import COPY_KINDS, Finding, Report
 from ..names import display, log_text, to_bytes
-from ._common import headline
+from ._common import checked_text, headline, link_text
 
 #: GitHub's limit is 1 MiB per step summary; leave room for other steps' text.
 MAX_BYTES = 1_000_000
@@ -57,6 +57,10 @@ def _finding(n: int, f: Finding, blob_url: str | None, prefix: str) -> str:
     lines = [f"#### {n}. {f.severity.upper()} {f.kind} `{display(f.split_pair)}`{tag} `{f.id}`", ""]
     lines.append(_cell(headline(f, max_members=MAX_THUMBS)))
     lines.append("")
+    linked = [m for m in f.members[:MAX_THUMBS] if m.link]
+    if linked:
+        lines += [f"- `{_cell(m.path)}` ({_cell(m.split)}) {_cell(link_text(m))}" for m in linked]
+        lines.append("")
     if blob_url and f.kind in COPY_KINDS:
         lines += _thumbs(f, blob_url, prefix)
     # A summary printed to a CI log must not carry a workflow command either.
@@ -87,8 +91,9 @@ def render(
         head += [*_table("splits", _counts(report, "split_pair")), ""]
     st = report.stats
     if st:
+        checked = f"; checked: {_cell(checked_text(st['checked']))}" if st.get("checked") else ""
         head.append(f"{int(st.get('files', 0))} images; decoded {int(st.get('decoded', 0))}, "
-                    f"reused {int(st.get('reused', 0))}, {float(st.get('seconds', 0)):.1f}s")
+                    f"reused {int(st.get('reused', 0))}, {float(st.get('seconds', 0)):.1f}s{checked}")
         head.append("")
     head += [f"> {_cell(w)}" for w in report.warnings]
     text = log_text("\n".join(head)) + "\n"

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..model import KINDS, Finding, Report
 from ..names import defuse_json, display, to_bytes
-from ._common import headline
+from ._common import headline, link_text
 from .annotations import anchor
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -60,6 +60,12 @@ def _rule(kind: str) -> dict:
     }
 
 
+def _linked(f: Finding, main: str) -> str:
+    """How the member the result sits on joined the cluster."""
+    m = next((m for m in f.members if m.path == main and m.link), None)
+    return "" if m is None else f"; {main} {link_text(m)}"
+
+
 def _result(f: Finding, index: int, prefix: str) -> dict:
     main = anchor(f)
     related = [m for m in f.members if m.path != main]
@@ -67,10 +73,11 @@ def _result(f: Finding, index: int, prefix: str) -> dict:
         "ruleId": f.kind,
         "ruleIndex": index,
         "level": _LEVEL.get(f.severity, "note"),
-        "message": {"text": display(headline(f))},
+        "message": {"text": display(headline(f) + _linked(f, main))},
         "locations": [_location(main, prefix)],
         "relatedLocations": [
-            {"id": n, **_location(m.path, prefix), "message": {"text": display(f"{m.split or 'no split'} copy")}}
+            {"id": n, **_location(m.path, prefix),
+             "message": {"text": display(f"{m.split or 'no split'} copy" + (f", {link_text(m)}" if m.link else ""))}}
             for n, m in enumerate(related[:50], start=1)
         ],
         "partialFingerprints": {"leakcheckFindingId/v1": f.id},

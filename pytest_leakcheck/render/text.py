@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..model import Report
 from ..names import log_lines
-from ._common import finding_lines
+from ._common import checked_text, finding_lines
 
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
@@ -53,6 +53,8 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
     if stats:
         line += (f" in {int(stats.get('files', 0))} images; decoded {int(stats.get('decoded', 0))}, "
                  f"reused {int(stats.get('reused', 0))}, {stats.get('seconds', 0):.1f}s")
+    if stats.get("checked"):
+        line += f"; checked: {checked_text(stats['checked'])}"
     cal = stats.get("aligned")
     if cal:
         line += (f"; aligned threshold {cal['threshold']:.3f} "
