@@ -173,7 +173,7 @@ def main() -> None:
             s = score(report, pairs, n_test)
             nd, vs = s["near-duplicate"], s["very-similar"]
             h0, h1 = s["near-duplicate half0"], s["near-duplicate half1"]
-            rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
+            rss = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
             print(f"{name:28s} near-dup at error {nd[0]}/{nd[1]} = {100 * nd[0] / nd[1]:.1f}% "
                   f"(halves {h0[0]}/{h0[1]}, {h1[0]}/{h1[1]}; test image flagged at any level: "
                   f"{100 * s['near-duplicate any'] / nd[1]:.1f}%) | very-similar {vs[0]}/{vs[1]} | "
