@@ -123,7 +123,7 @@ def score(report, pairs: list[tuple[str, str, str]], n_test: int) -> dict:
         out[kind] = (sum((a, b) in together for a, b in listed), len(listed))
         out[kind + " any"] = sum(a in flagged for a, _ in listed)
         for half in (0, 1):
-            part = [(a, b) for a, b in listed if int(re.findall(r"\d+", a)[-1]) % 2 == half]
+            part = [(a, b) for a, b in listed if int(re.findall(r"\d+", a)[-1]) // 2 % 2 == half]
             out[f"{kind} half{half}"] = (sum((a, b) in together for a, b in part), len(part))
     return out
 

@@ -78,7 +78,7 @@ detectors:
   aligned:
     severity: error
     error_false_alarms_per_10k: 10   # error level: expected false alarms per 10,000 images
-    false_alarms_per_10k: 30         # warning level
+    false_alarms_per_10k: 20         # warning level
 
 # A copy flipped or rotated is still a leak when training augments that way.
 # hflip suits most photos. Add vflip, rot90, rot180, rot270, transpose and

@@ -32,10 +32,14 @@ SCALES = (0.8, 0.86, 0.93, 1.0, 1.07, 1.16, 1.25)  # ~7 % steps: < 0.5 px error 
 T = 24  # template: the reference's central T x T crop, so added frames and crops do not count
 BLUR = 0.7  # JPEG noise and sub-pixel misalignment otherwise sink textured copies
 # Candidates correlating below this at 16 px are never near a calibrated
-# threshold (about 0.9 on CIFAR); only the rest, a query's best REFINE_TOP,
-# pay for the 32 px recheck.
-REFINE_GATE = 0.75
-REFINE_TOP = 2
+# threshold (about 0.93 on CIFAR; every listed CIFAR near-duplicate scores
+# above 0.85 at 16 px, against 11 % of retrieved candidates); only the rest,
+# at most REFINE_TOP per query, pay for the 32 px recheck.
+REFINE_GATE = 0.85
+REFINE_TOP = 4
+# Fine scores in this band are rechecked at half steps: below it no half-pixel
+# realignment reaches a threshold, above it every threshold is passed already.
+SUBPIXEL_BAND = (0.9, 0.975)
 # A tiny dataset gives too few impostors for a quantile; never go below this.
 MIN_THRESHOLD = 0.45
 CALIBRATION_QUERIES = 2000
@@ -292,20 +296,80 @@ def coarse(qgrey: np.ndarray, cand: np.ndarray, tmpl: np.ndarray) -> tuple[np.nd
     return raw, best
 
 
-def fine(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray) -> np.ndarray:
+def fine(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """32 px correlation of query/reference pairs near their coarse alignment (its mirror, 3 zooms).
 
     Textured copies (frogs, grass) lose correlation at 16 px; the full
-    resolution search recovers them.
+    resolution search recovers them.  Returns the scores, and each pair's
+    best zoom (index into SCALES) and shift (index into the 9 x 9 shifts).
     """
     out = np.zeros(len(qgrey), np.float32)
+    best_zoom = np.zeros(len(qgrey), np.int64)
+    best_shift = np.zeros(len(qgrey), np.int64)
+    shifts = (S - T + 1) ** 2
     for a in range(0, len(qgrey), 128):
-        g = qgrey[a:a + 128]
-        g = np.where(flipped[a:a + 128][:, None, None], g[:, :, ::-1], g)[:, None]
+        g = _mirror(qgrey[a:a + 128], flipped[a:a + 128])[:, None]
         z0 = np.clip(zoom[a:a + 128] - 1, 0, len(SCALES) - 3)
         w, inv = _windows(g, _FINE[z0[:, None] + np.arange(3)], T)
         t = templates(rgrey[a:a + 128], coarse=False)
-        out[a:a + 128] = (np.einsum("nwf,nf->nw", w, t) * inv).max(1)
+        s = np.einsum("nwf,nf->nw", w, t) * inv
+        out[a:a + 128] = s.max(1)
+        idx = s.argmax(1)
+        best_zoom[a:a + 128], best_shift[a:a + 128] = z0 + idx // shifts, idx % shifts
+    return out, best_zoom, best_shift
+
+
+def _mirror(g: np.ndarray, flipped: np.ndarray) -> np.ndarray:
+    return np.where(flipped[:, None, None], g[:, :, ::-1], g)
+
+
+def _zoom_mats(scale: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """Blur then bilinear zoom by ``scale`` about the centre, moved by ``offset`` px: (..., S, S)."""
+    c = (S - 1) / 2
+    x = np.clip(c + (np.arange(S) - c) / scale[..., None] + offset[..., None], 0, S - 1)
+    x0 = np.minimum(np.floor(x).astype(np.int64), S - 2)
+    frac = (x - x0).astype(np.float32)
+    m = np.zeros((*x.shape, S), np.float32)
+    np.put_along_axis(m, x0[..., None], (1 - frac)[..., None], -1)
+    np.put_along_axis(m, x0[..., None] + 1, frac[..., None], -1)
+    return m @ _BLUR
+
+
+def subpixel(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray,
+             shift: np.ndarray) -> np.ndarray:
+    """32 px correlation around a fine alignment, at half steps of zoom and half pixels of shift.
+
+    The fine search moves whole pixels and 7 % zooms; a copy off by half a
+    pixel loses a few hundredths of correlation, which near a threshold is
+    the difference between found and missed.  Impostors, with no true
+    alignment, gain less.  Measured on the visible CIFAR half: listed pairs
+    above the 10-per-10k impostor level rise from 91.5 % to 94 %.
+    """
+    n = len(qgrey)
+    half = np.array([-0.5, 0.0, 0.5])
+    scale = np.interp(zoom[:, None] + half[None], np.arange(len(SCALES)), SCALES)  # (n, 3)
+    sc = np.repeat(scale[:, :, None], 3, 2)  # (n, zoom, offset)
+    off = np.broadcast_to(half[None, None], sc.shape)
+    my = _zoom_mats(sc, off)  # (n, 3, 3, S, S)
+    g = _mirror(qgrey, flipped)
+    # (n, zoom, dy, dx, S, S): rows moved by dy, columns by dx, same zoom.
+    z = np.einsum("nzyij,njk,nzxlk->nzyxil", my, g, my, optimize=True)
+    z -= z.mean((-1, -2), keepdims=True)
+    side = S - T + 1
+    sy, sx = shift // side, shift % side
+    out = np.full(n, -np.inf, np.float32)
+    t = templates(rgrey, coarse=False)
+    for e in (-1, 0, 1):
+        for f in (-1, 0, 1):
+            y0, x0 = np.clip(sy + e, 0, side - 1), np.clip(sx + f, 0, side - 1)
+            rows = (y0[:, None] + np.arange(T))[:, None, None, None, :, None]
+            cols = (x0[:, None] + np.arange(T))[:, None, None, None, None, :]
+            w = z[np.arange(n)[:, None, None, None, None, None], np.arange(3)[None, :, None, None, None, None],
+                  np.arange(3)[None, None, :, None, None, None], np.arange(3)[None, None, None, :, None, None],
+                  rows, cols].reshape(n, 27, T * T)
+            w = _norm(w)
+            out = np.maximum(out, np.einsum("nwf,nf->nw", w, t).max(1))
     return out
 
 
@@ -332,7 +396,13 @@ def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, grey: np.nd
     keep = np.nan_to_num(raw[qi, kk], nan=-np.inf) >= REFINE_GATE
     qi, kk = qi[keep], kk[keep]
     if len(qi):
-        raw[qi, kk] = fine(qgrey[qi], grey[cand[qi, kk]], flipped[qi, kk], zoom[qi, kk])
+        rg = grey[cand[qi, kk]]
+        score, zf, shift = fine(qgrey[qi], rg, flipped[qi, kk], zoom[qi, kk])
+        near = np.flatnonzero((score >= SUBPIXEL_BAND[0]) & (score < SUBPIXEL_BAND[1]))
+        for a in range(0, len(near), 64):
+            b = near[a:a + 64]
+            score[b] = np.maximum(score[b], subpixel(qgrey[qi[b]], rg[b], flipped[qi[b], kk[b]], zf[b], shift[b]))
+        raw[qi, kk] = score
     return raw
 
 

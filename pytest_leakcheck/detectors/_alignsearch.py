@@ -214,37 +214,46 @@ def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | Non
     return best
 
 
-def impostors(data: Data, p: Plan) -> np.ndarray:
-    """Best symmetric score of each of an evenly spaced sample of rows turned upside down.
+def impostors(data: Data, p: Plan) -> dict[str, np.ndarray]:
+    """Best symmetric score of each of an evenly spaced sample of rows turned upside down,
+    against the other splits (``cross``) and against its own split (``within``).
 
-    Spaced by row, not by split: relabelling splits leaves the sample as it is.
+    A row searched against two splits has two chances of a false alarm, and
+    within-split links are only ever warnings, so each kind of comparison is
+    calibrated on its own.  Spaced by row, not by split: relabelling splits
+    leaves the sample as it is.
     """
     every = np.sort(np.concatenate([p.rows[a] for a in p.targets] or [np.zeros(0, np.int64)]))
-    if not len(every):
-        return np.zeros(0)
-    pick = every[np.unique(np.linspace(0, len(every) - 1, min(A.CALIBRATION_QUERIES, len(every))).astype(np.int64))]
-    out = [_impostor_maxima(data, p, a, pick[p.split_of[pick] == a]) for a in p.targets]
-    return np.concatenate([o for o in out if len(o)] or [np.zeros(0)])
+    out: dict[str, list[np.ndarray]] = {"cross": [], "within": []}
+    if len(every):
+        pick = every[np.unique(np.linspace(0, len(every) - 1,
+                                           min(A.CALIBRATION_QUERIES, len(every))).astype(np.int64))]
+        for a in p.targets:
+            rows = pick[p.split_of[pick] == a]
+            if not len(rows):
+                continue
+            best = _impostor_maxima(data, p, a, rows)
+            for kind, use in (("cross", [b != a for b in p.targets[a]]), ("within", [b == a for b in p.targets[a]])):
+                if any(use):
+                    out[kind].append(best[:, np.array(use)].max(1))
+    return {kind: np.concatenate(v) if v else np.zeros(0) for kind, v in out.items()}
 
 
 def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarray:
-    if not len(rows):
-        return np.zeros(0)
+    """(n, G): each upside-down row's best score in each split it asks."""
     hog = data.hog[rows][:, A.HOG_ROT180]
     views = [data.index.project(hog), *([data.index.project(hog[:, A.HOG_HFLIP])] if p.mirror else [])]
     grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1])
     cand, flip = retrieve(data, p, a, rows, views)
-    n = len(rows)
+    n, groups = len(rows), len(p.targets[a])
     cand, flip = cand.reshape(n, -1), flip.reshape(n, -1)
-    fwd = A.verify(grey.astype(np.float32), cand, flip, data.grey, data.tmpl2)
-    best = np.nanmax(np.where(np.isnan(fwd), -np.inf, fwd), 1)
+    fwd = np.nan_to_num(A.verify(grey.astype(np.float32), cand, flip, data.grey, data.tmpl2), nan=-np.inf)
     # Backwards too, for the best few: the candidate's windows against the upside-down row.
-    top = np.argsort(-np.nan_to_num(fwd, nan=-np.inf), 1)[:, :_REVERSE_TOP]
+    top = np.argsort(-fwd, 1)[:, :_REVERSE_TOP]
     qi, kk = np.repeat(np.arange(n), top.shape[1]), top.ravel()
     keep = cand[qi, kk] >= 0
     qi, kk = qi[keep], kk[keep]
-    c = cand[qi, kk]
     tmpl2 = A.mirrored_templates(A.templates(grey, coarse=True))
-    back = A.verify(data.grey[c].astype(np.float32), qi[:, None], flip[qi, kk][:, None], grey, tmpl2)
-    np.maximum.at(best, qi, np.nan_to_num(back[:, 0], nan=-np.inf))
-    return best
+    back = A.verify(data.grey[cand[qi, kk]].astype(np.float32), qi[:, None], flip[qi, kk][:, None], grey, tmpl2)
+    fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
+    return fwd.reshape(n, groups, p.k).max(2)

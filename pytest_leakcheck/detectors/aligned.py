@@ -46,7 +46,7 @@ class AlignedSettings:
 
     severity: str = "error"
     #: Warning level: expected false alarms per 10,000 rows searched.
-    false_alarms_per_10k: float = 30.0
+    false_alarms_per_10k: float = 20.0
     #: Error level (near certain): the same, far out in the impostors' tail.
     error_false_alarms_per_10k: float = 10.0
     candidates: int = 8
@@ -66,7 +66,7 @@ DESC_FAMILY = Family(
 
 
 def _params(det: AlignedSettings, mirror: bool) -> str:
-    return (f"aligned-v2;k={det.candidates};warn={det.false_alarms_per_10k};err={det.error_false_alarms_per_10k};"
+    return (f"aligned-v3;k={det.candidates};warn={det.false_alarms_per_10k};err={det.error_false_alarms_per_10k};"
             f"mirror={mirror};{DESC_FAMILY.params}")
 
 
@@ -79,21 +79,34 @@ def _data_key(run: SearchRun, p: search.Plan) -> str:
     return digest.hexdigest()[:24]
 
 
-def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings) -> dict[str, float]:
-    imp = search.impostors(data, p)
+def _levels(imp: np.ndarray, det: AlignedSettings) -> tuple[float, float, float]:
+    """Warning and error thresholds from impostor maxima, and the rate measured at the warning one."""
     warn = round(calibrate(imp, det.false_alarms_per_10k), 4)
     err = round(max(warn, calibrate(imp, det.error_false_alarms_per_10k)), 4)
-    measured = float((imp >= warn).mean() * 1e4) if len(imp) else 0.0
-    verify = round(min(warn, calibrate(imp, VERIFY_PER_10K)), 4)
+    return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0
+
+
+def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings) -> dict[str, float]:
+    """Cross-split levels (``threshold``, ``error_threshold``), within-split ones, and the verify level."""
+    imp = search.impostors(data, p)
+    cross = imp["cross"] if len(imp["cross"]) else imp["within"]
+    warn, err, measured = _levels(cross, det)
+    within = _levels(imp["within"], det) if len(imp["within"]) else (warn, err, measured)
+    verify = round(min(warn, calibrate(cross, VERIFY_PER_10K)), 4)
     return {"threshold": warn, "error_threshold": err, "verify_threshold": verify,
-            "false_alarms_per_10k": round(measured, 1),
-            "error_false_alarms_per_10k": det.error_false_alarms_per_10k, "calibrated_on": len(imp)}
+            "false_alarms_per_10k": measured, "error_false_alarms_per_10k": det.error_false_alarms_per_10k,
+            "within_threshold": within[0], "within_error_threshold": within[1],
+            "calibrated_on": int(max(len(imp["cross"]), len(imp["within"])))}
 
 
-def _matches(pairs: search.Pairs, cal: dict[str, float]) -> list[Match]:
-    keep = np.flatnonzero(pairs.score >= cal["threshold"])
+def _matches(pairs: search.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> list[Match]:
+    """Matches at or above the warning level of their kind (cross or within split); weak below the error level."""
+    within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
+    warn = np.where(within, cal.get("within_threshold", cal["threshold"]), cal["threshold"])
+    err = np.where(within, cal.get("within_error_threshold", cal["error_threshold"]), cal["error_threshold"])
+    keep = np.flatnonzero(pairs.score >= warn)
     return [Match(int(pairs.i[n]), int(pairs.j[n]), "aligned", round(float(pairs.score[n]), 4),
-                  "hflip" if pairs.flipped[n] else "identity", weak=bool(pairs.score[n] < cal["error_threshold"]))
+                  "hflip" if pairs.flipped[n] else "identity", weak=bool(pairs.score[n] < err[n]))
             for n in keep]
 
 
@@ -148,10 +161,11 @@ class Aligned(Detector):
             data = search.prepare(run.sigs, np.flatnonzero(run.sigs.valid), mirror)
             if run.focus is not None and last is not None:
                 run.stats["aligned"] = last["calibration"]
-                return self._focus(run, _matches(search.focus_search(data, p, run.focus), last["calibration"]))
+                found = search.focus_search(data, p, run.focus)
+                return self._focus(run, _matches(found, last["calibration"], p.split_of))
             pairs = search.search(data, p)
             cal = _calibration(data, p, settings)
-            matches = _matches(pairs, cal)
+            matches = _matches(pairs, cal, p.split_of)
             last = {"data": key, "calibration": cal,
                     "matches": [[run.paths[m.i], run.paths[m.j], m.value, m.orientation, m.weak] for m in matches]}
             run.store.put_meta({params: json.dumps(last)})
