@@ -77,8 +77,8 @@ detectors:
   # certain, warnings ("probably the same shot, please look") below that.
   aligned:
     severity: error
-    error_false_alarms_per_10k: 10   # error level: expected false alarms per 10,000 images
-    false_alarms_per_10k: 20         # warning level
+    error_false_alarms_per_10k: 2    # error level: expected false alarms per 10,000 images
+    false_alarms_per_10k: 5          # warning level
 
 # A copy flipped or rotated is still a leak when training augments that way.
 # hflip suits most photos. Add vflip, rot90, rot180, rot270, transpose and

@@ -39,7 +39,7 @@ REFINE_GATE = 0.85
 REFINE_TOP = 4
 # Fine scores in this band are rechecked at half steps: below it no half-pixel
 # realignment reaches a threshold, above it every threshold is passed already.
-SUBPIXEL_BAND = (0.9, 0.975)
+SUBPIXEL_BAND = (0.91, 0.97)
 # A tiny dataset gives too few impostors for a quantile; never go below this.
 MIN_THRESHOLD = 0.45
 CALIBRATION_QUERIES = 2000
@@ -380,12 +380,14 @@ def mirrored_templates(tmpl: np.ndarray) -> np.ndarray:
 
 
 def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, grey: np.ndarray,
-           tmpl2: np.ndarray) -> np.ndarray:
+           tmpl2: np.ndarray, precise: np.ndarray | None = None) -> np.ndarray:
     """Scores (N, C) of each query against its candidates (NaN: none), the best few rechecked at 32 px.
 
     ``flipped`` (N, C): the candidate is compared with the mirrored query.
     ``grey`` (M, 32, 32) and ``tmpl2`` (2M, t*t, from
-    :func:`mirrored_templates`) are indexed by ``cand``.
+    :func:`mirrored_templates`) are indexed by ``cand``.  ``precise`` (N, C):
+    where the half-pixel recheck may run (default everywhere); a pair that
+    can only ever be a warning (within a split) does not need it.
     """
     m = len(grey)
     raw, best = coarse(qgrey, np.where(cand >= 0, cand + m * flipped, -1), tmpl2)
@@ -398,7 +400,8 @@ def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, grey: np.nd
     if len(qi):
         rg = grey[cand[qi, kk]]
         score, zf, shift = fine(qgrey[qi], rg, flipped[qi, kk], zoom[qi, kk])
-        near = np.flatnonzero((score >= SUBPIXEL_BAND[0]) & (score < SUBPIXEL_BAND[1]))
+        near = (score >= SUBPIXEL_BAND[0]) & (score < SUBPIXEL_BAND[1])
+        near = np.flatnonzero(near if precise is None else near & precise[qi, kk])
         for a in range(0, len(near), 64):
             b = near[a:a + 64]
             score[b] = np.maximum(score[b], subpixel(qgrey[qi[b]], rg[b], flipped[qi[b], kk[b]], zf[b], shift[b]))

@@ -46,9 +46,9 @@ class AlignedSettings:
 
     severity: str = "error"
     #: Warning level: expected false alarms per 10,000 rows searched.
-    false_alarms_per_10k: float = 20.0
+    false_alarms_per_10k: float = 5.0
     #: Error level (near certain): the same, far out in the impostors' tail.
-    error_false_alarms_per_10k: float = 10.0
+    error_false_alarms_per_10k: float = 2.0
     candidates: int = 8
 
 
