@@ -98,6 +98,8 @@ def retrieve(data: Data, p: Plan, a: str, qrows: np.ndarray,
     flip = np.zeros(out.shape, bool)
     for g, b in enumerate(p.targets[a]):
         refs = p.rows[b]
+        if not len(refs) or not len(qrows):
+            continue
         idx, flip[:, g] = A.topk(views, data.vec[refs], p.k, _local(refs, qrows) if a == b else None)
         out[:, g] = np.where(idx >= 0, refs[np.maximum(idx, 0)], -1)
     return out, flip
@@ -250,7 +252,7 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1])
     cand, flip = retrieve(data, p, a, rows, views)
     n, groups = len(rows), len(p.targets[a])
-    cand, flip = cand.reshape(n, -1), flip.reshape(n, -1)
+    cand, flip = cand.reshape(n, groups * p.k), flip.reshape(n, groups * p.k)
     # Recheck at half pixels only where the search does: against other splits.
     cross = np.repeat(np.array([b != a for b in p.targets[a]]), p.k)[None].repeat(n, 0)
     fwd = np.nan_to_num(A.verify(grey.astype(np.float32), cand, flip, data.grey, data.tmpl2, cross), nan=-np.inf)

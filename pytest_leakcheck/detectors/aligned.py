@@ -29,6 +29,7 @@ from ..config import SEVERITIES, Ctx
 from ..context import SearchRun
 from ..decode import COLOUR, DECODE_PATH, Decoded
 from ..kernels import Match
+from ..names import to_bytes
 from ..signals import Family
 from . import _alignsearch as search
 from ._align import calibrate, describe
@@ -75,7 +76,7 @@ def _data_key(run: SearchRun, p: search.Plan) -> str:
     digest = hashlib.sha256(repr(sorted(p.targets.items())).encode())
     for a in sorted(p.targets):
         for r in p.rows[a]:
-            digest.update(f"{a}\0{run.paths[r]}\0".encode() + run.sigs.digests[r])
+            digest.update(to_bytes(f"{a}\0{run.paths[r]}\0") + run.sigs.digests[r])
     return digest.hexdigest()[:24]
 
 
