@@ -70,7 +70,7 @@ def test_calibration_hits_requested_rate() -> None:
     """The threshold lets through the requested share of impostor scores, never below the floor."""
     scores = np.random.default_rng(1).normal(0.5, 0.05, 200_000)
     for per_10k in (20, 50, 400):
-        rate = (scores >= _align.calibrate(scores, per_10k)).mean() * 1e4
+        rate = (scores >= _align.calibrate(scores, per_10k, floor=0)).mean() * 1e4
         assert abs(rate - per_10k) < 0.15 * per_10k
     assert _align.calibrate(np.full(100, 0.1), 50) == _align.MIN_THRESHOLD
 
@@ -84,12 +84,13 @@ def test_calibration_extrapolates_the_tail() -> None:
 
     sample, truth = draw(2000), draw(2_000_000)
     for per_10k in (2, 5):
-        thr = _align.calibrate(sample, per_10k)
+        thr = _align.calibrate(sample, per_10k, floor=0)
         rate = (truth >= thr).mean() * 1e4
         assert per_10k / 2.5 < rate < per_10k * 2.5
         assert thr < 1
     # Too few above the asked level for a quantile: the fit goes beyond the largest impostor.
-    assert _align.calibrate(sample, 2) > sample.max() or (sample >= _align.calibrate(sample, 2)).sum() <= 1
+    far = _align.calibrate(sample, 2, floor=0)
+    assert far > sample.max() or (sample >= far).sum() <= 1
 
 
 def test_mirror_and_upside_down_descriptors_are_permutations() -> None:

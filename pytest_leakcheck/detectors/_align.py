@@ -418,7 +418,7 @@ def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, grey: np.nd
 # Calibration
 
 
-def calibrate(impostors: np.ndarray, per_10k: float) -> float:
+def calibrate(impostors: np.ndarray, per_10k: float, floor: float = MIN_THRESHOLD) -> float:
     """The score that a fraction ``per_10k / 10000`` of impostor maxima reach.
 
     Where at least TAIL_MIN impostors lie above the asked level, their
@@ -429,7 +429,7 @@ def calibrate(impostors: np.ndarray, per_10k: float) -> float:
     """
     s = np.sort(np.asarray(impostors, np.float64)[np.isfinite(impostors)])
     if not len(s):
-        return MIN_THRESHOLD
+        return floor
     p = per_10k / 1e4
     if p * len(s) >= TAIL_MIN or len(s) < 2 * TAIL_MIN:
         thr = float(np.quantile(s, 1 - p, method="higher")) + 1e-6
@@ -439,4 +439,4 @@ def calibrate(impostors: np.ndarray, per_10k: float) -> float:
         u = x[-n_tail - 1]
         beta = max(1e-4, float((x[-n_tail:] - u).mean()))
         thr = -float(np.expm1(-(u + beta * np.log(n_tail / len(x) / p))))
-    return max(MIN_THRESHOLD, float(thr))
+    return max(floor, float(thr))
