@@ -256,3 +256,26 @@ def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
     kept = aligned.DETECTOR.refine(run, policy.detectors.aligned, [real, false, rotated])
     # Alignment covers identity and mirror only, so a rotated hit is left to the hash.
     assert kept == [real, rotated]
+
+
+def test_pair_verdict_does_not_depend_on_which_file_is_in_which_split(tmp_path: Path) -> None:
+    """The original in train and its disguised copy in test, or the other way round: one score, one level.
+
+    (Retrieval used to be one-sided, the test split asking the train split:
+    the same pair scored 0.693 one way and 0.722 the other.)"""
+    def pair(original: str, copy: str) -> list[tuple[str, float, bool]]:
+        root = tmp_path / original.split("/")[0]
+        for i in range(30):
+            if i != 3:
+                save(photo(i), root / f"train/img_{i:03d}.jpg", quality=92)
+        for i in range(6):
+            save(photo(2000 + i), root / f"test/distinct_{i}.jpg", quality=92)
+        save(photo(3), root / original, quality=92)
+        save(_disguised(photo(3)), root / copy, quality=90)
+        write_policy(root, ALIGNED)
+        report = check(root / "leakcheck.yaml", use_cache=False)
+        err = report.stats["aligned"]["error_threshold"]
+        return [(p.detector, round(p.value, 4), p.value >= err) for f in report.findings for p in f.pairs]
+
+    one = pair("train/img_003.jpg", "test/disguised.jpg")
+    assert one and one == pair("test/img_003.jpg", "train/disguised.jpg")
