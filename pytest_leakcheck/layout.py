@@ -72,12 +72,13 @@ detectors:
     severity: error
     size: 16                # side of the grey thumbnail
     min_cosine: 0.95        # contrast-normalised; lower finds more
-  # Finds the crops, shifts, zooms and colour changes hashes miss, with a threshold
-  # calibrated on this data (docs/detectors.md). Off by default: it makes a cold
-  # check several times slower. Uncomment to turn it on.
-  # aligned:
-  #   severity: error
-  #   false_alarms_per_10k: 50   # expected false alarms per 10,000 images searched
+  # Finds the crops, shifts, zooms and colour changes hashes miss, with thresholds
+  # calibrated on this data (docs/detectors.md): errors where a copy is near
+  # certain, warnings ("probably the same shot, please look") below that.
+  aligned:
+    severity: error
+    error_false_alarms_per_10k: 2    # error level: expected false alarms per 10,000 images
+    false_alarms_per_10k: 5          # warning level
 
 # A copy flipped or rotated is still a leak: audits of public datasets find
 # most of their copies rotated. All 8 orientations of a square are searched
@@ -122,7 +123,8 @@ def detect(root: Path) -> Layout:
     notes = [group_note] if group_note else []
     notes.append("orientations: copies in all 8 orientations (flips, rotations) are searched; narrow "
                  "`augmentations` if a rotated copy is not a leak for your data")
-    notes.append("the `aligned` detector (crops, shifts, zooms) is off; it makes a cold check slower")
+    notes.append("the `aligned` detector (crops, shifts, zooms) is on: errors where a copy is near certain, "
+                 "warnings for probable ones; `aligned: {severity: off}` makes a cold check faster")
     return Layout(splits_yaml, groups_yaml, (*found, *group_lines), tuple(notes))
 
 

@@ -1,4 +1,4 @@
-"""The aligned near-duplicate detector: finds what hashes miss, calibrated, cached, incremental."""
+"""The aligned near-duplicate detector: finds what hashes miss, calibrated, symmetric, cached, on by default."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors import _align, aligned
+from pytest_leakcheck.detectors import _align, _alignsearch, aligned
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy import load
 from pytest_leakcheck.render.text import render as render_text
@@ -20,6 +20,7 @@ from .conftest import POLICY, expected_leaks, write_policy
 from .test_detection import _leak_pairs
 
 ALIGNED = POLICY + "detectors:\n  aligned: {severity: error}\n"
+HASHES = POLICY + "detectors:\n  aligned: {severity: off}\n"
 
 
 def _disguised(img: Image.Image) -> Image.Image:
@@ -53,7 +54,7 @@ def test_planted_copies_found_and_no_distinct_pair(leaky_dataset: Path) -> None:
 def test_disguised_copy_found_only_by_aligned(disguised: Path) -> None:
     """A shifted, zoomed, recoloured copy escapes the hash detectors but not aligned."""
     pair = ("test/disguised.jpg", "train/img_003.jpg")
-    write_policy(disguised, POLICY)
+    write_policy(disguised, HASHES)
     assert pair not in _leak_pairs(check(disguised / "leakcheck.yaml", use_cache=False))
     write_policy(disguised, ALIGNED)
     report = check(disguised / "leakcheck.yaml", use_cache=False)
@@ -69,27 +70,116 @@ def test_calibration_hits_requested_rate() -> None:
     """The threshold lets through the requested share of impostor scores, never below the floor."""
     scores = np.random.default_rng(1).normal(0.5, 0.05, 200_000)
     for per_10k in (20, 50, 400):
-        rate = (scores >= _align.calibrate(scores, per_10k)).mean() * 1e4
+        rate = (scores >= _align.calibrate(scores, per_10k, floor=0)).mean() * 1e4
         assert abs(rate - per_10k) < 0.15 * per_10k
     assert _align.calibrate(np.full(100, 0.1), 50) == _align.MIN_THRESHOLD
 
 
-def test_focus_verifies_only_focus_rows(disguised: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A focus check reuses the stored threshold and verifies only the focus file's candidates."""
+def test_calibration_extrapolates_the_tail() -> None:
+    """From 2,000 impostors, a rate of a few per 10,000 comes from the fitted tail, not the sample maximum."""
+    rng = np.random.default_rng(3)
+    # Distance to a perfect score exponential in log scale: the family the fit assumes.
+    def draw(n: int) -> np.ndarray:
+        return -np.expm1(-(0.7 + rng.exponential(0.15, n)))
+
+    sample, truth = draw(2000), draw(2_000_000)
+    for per_10k in (2, 5):
+        thr = _align.calibrate(sample, per_10k, floor=0)
+        rate = (truth >= thr).mean() * 1e4
+        assert per_10k / 2.5 < rate < per_10k * 2.5
+        assert thr < 1
+    # Too few above the asked level for a quantile: the fit goes beyond the largest impostor.
+    far = _align.calibrate(sample, 2, floor=0)
+    assert far > sample.max() or (sample >= far).sum() <= 1
+
+
+def test_mirror_and_upside_down_descriptors_are_permutations() -> None:
+    """The mirrored and upside-down gradient descriptors are index maps of the cached one, exactly."""
+    g = np.random.default_rng(0).uniform(0, 255, (4, _align.S, _align.S)).astype(np.float32)
+    h = _align.hog(g)
+    assert np.allclose(_align.hog(np.ascontiguousarray(g[:, :, ::-1]))[:, :], h[:, _align.HOG_HFLIP], atol=1e-6)
+    assert np.allclose(_align.hog(np.ascontiguousarray(g[:, ::-1, ::-1])), h[:, _align.HOG_ROT180], atol=1e-6)
+    assert not np.allclose(h, h[:, _align.HOG_HFLIP])
+
+
+def test_topk_equals_a_full_sort() -> None:
+    """The bounded top-k returns exactly the k best references (best over views), excluding the query itself."""
+    rng = np.random.default_rng(2)
+    ref = rng.normal(size=(3000, 16)).astype(np.float32)
+    q0, q1 = ref[:50] + 0.1, rng.normal(size=(50, 16)).astype(np.float32)
+    exclude = np.arange(50)
+    idx, view = _align.topk([q0, q1], ref, 5, exclude)
+    s = np.maximum(q0 @ ref.T, q1 @ ref.T)
+    s[np.arange(50), exclude] = -np.inf
+    expect = np.argsort(-s, 1)[:, :5]
+    assert (np.sort(idx, 1) == np.sort(expect, 1)).all()
+    assert (view == (np.take_along_axis(q1 @ ref.T, idx, 1) >= np.take_along_axis(q0 @ ref.T, idx, 1))).all()
+
+
+def test_focus_searches_only_around_the_focus(disguised: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A focus check reuses the last full check's calibration and never runs the full search."""
     write_policy(disguised, ALIGNED)
     full = check(disguised / "leakcheck.yaml")
-    verified: list[int] = []
-    real = aligned.verify
+    save(_disguised(photo(5)), disguised / "test/disguised5.jpg", quality=90)
 
-    def counted(q, *args, **kwargs):
-        verified.append(len(q.grey))
-        return real(q, *args, **kwargs)
+    def refuse(*args, **kwargs):
+        raise AssertionError("a focus check ran the full aligned search")
 
-    monkeypatch.setattr(aligned, "verify", counted)
-    focus = check(disguised / "leakcheck.yaml", focus=["test/disguised.jpg"])
-    assert verified and set(verified) == {1}
+    monkeypatch.setattr(_alignsearch, "search", refuse)
+    focus = check(disguised / "leakcheck.yaml", focus=["test/disguised5.jpg"])
     assert focus.stats["aligned"] == full.stats["aligned"]
-    assert {m.path for f in focus.findings for m in f.members} == {"test/disguised.jpg", "train/img_003.jpg"}
+    assert {m.path for f in focus.findings for m in f.members} == {"test/disguised5.jpg", "train/img_005.jpg"}
+
+
+def test_warm_check_reuses_matches_until_data_changes(disguised: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unchanged data: the stored matches and calibration are reused; a new file invalidates them."""
+    write_policy(disguised, ALIGNED)
+    first = check(disguised / "leakcheck.yaml")
+    calls: list[int] = []
+    real = _alignsearch.search
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_alignsearch, "search", counted)
+    second = check(disguised / "leakcheck.yaml")
+    assert not calls
+    assert [f.id for f in second.findings] == [f.id for f in first.findings] != []
+    assert second.stats["aligned"] == first.stats["aligned"]
+    save(photo(4321), disguised / "train/new.jpg", quality=92)
+    check(disguised / "leakcheck.yaml")
+    assert calls == [1]
+
+
+def test_verdicts_do_not_depend_on_which_split_a_file_is_in(disguised: Path) -> None:
+    """Swapping the split of every file gives the same aligned pairs, scores and levels."""
+    def aligned_links(text: str) -> set[tuple[frozenset[str], float, bool]]:
+        write_policy(disguised, text)
+        report = check(disguised / "leakcheck.yaml", use_cache=False)
+        return {(frozenset((p.a, p.b)), round(p.value, 4), p.value >= report.stats["aligned"]["error_threshold"])
+                for f in report.findings for p in f.pairs if p.detector == "aligned"}
+
+    swapped = ALIGNED.replace("train: [train/**]\n  test: [test/**]", "train: [test/**]\n  test: [train/**]")
+    assert swapped != ALIGNED
+    links = aligned_links(ALIGNED)
+    assert links and links == aligned_links(swapped)
+
+
+def test_symmetric_scores_take_the_better_direction() -> None:
+    """A pair met from both ends keeps the better score, whichever end found it."""
+    pairs = _alignsearch.symmetric(np.array([3, 7, 1]), np.array([7, 3, 2]), np.array([0.5, 0.8, 0.6]),
+                                   np.array([False, True, False]))
+    assert list(zip(pairs.i, pairs.j, pairs.score, pairs.flipped)) == [(1, 2, 0.6, False), (3, 7, 0.8, True)]
+
+
+def test_links_below_the_error_level_are_weak() -> None:
+    """Between the warning and error levels an aligned match is weak; below the warning level, none."""
+    pairs = _alignsearch.Pairs(np.array([0, 1, 2]), np.array([5, 6, 7]), np.array([0.95, 0.9, 0.8]),
+                               np.array([False, True, False]))
+    cal = {"threshold": 0.85, "error_threshold": 0.93}
+    got = [(m.i, m.j, m.weak, m.orientation) for m in aligned._matches(pairs, cal)]
+    assert got == [(0, 5, False, "identity"), (1, 6, True, "hflip")]
 
 
 def test_descriptors_cached(disguised: Path) -> None:
@@ -110,6 +200,7 @@ def test_descriptors_cached(disguised: Path) -> None:
         ("aligned: {severity: loud}", "detectors.aligned.severity"),
         ("aligned: {false_alarms_per_10k: 0}", "detectors.aligned.false_alarms_per_10k"),
         ("aligned: {candidates: 0}", "detectors.aligned.candidates"),
+        ("aligned: {error_false_alarms_per_10k: 0}", "detectors.aligned.error_false_alarms_per_10k"),
         ("aligned: {candidate: 8}", "detectors.aligned.candidate"),
     ],
 )
@@ -121,13 +212,27 @@ def test_policy_errors(tmp_path: Path, body: str, key: str) -> None:
     assert err.value.key == key
 
 
-def test_off_by_default_computes_no_descriptors(tmp_path: Path) -> None:
-    """The default policy leaves aligned off and adds no descriptor families."""
+def test_on_by_default_and_in_what_init_writes(tmp_path: Path) -> None:
+    """The schema default and the policy `leakcheck init` writes both turn aligned on, with descriptors."""
     from pytest_leakcheck.detectors import families
+    from pytest_leakcheck.layout import detect, policy_text
 
     policy = load(write_policy(tmp_path, POLICY))
-    assert policy.detectors.aligned.severity == "off"
-    assert "desc" not in [f.name for f in families(policy)]
+    assert policy.detectors.aligned.severity == "error"
+    assert "desc" in [f.name for f in families(policy)]
+    for split in ("train", "test"):
+        save(photo(1 if split == "train" else 2, (64, 48)), tmp_path / split / "a.jpg")
+    init = load(write_policy(tmp_path, policy_text(detect(tmp_path))))
+    assert init.detectors.aligned == aligned.AlignedSettings()
+    off = load(write_policy(tmp_path, HASHES))
+    assert "desc" not in [f.name for f in families(off)]
+
+
+def test_orientations_state_identity_and_mirror_only(tmp_path: Path) -> None:
+    """Aligned says what it covers: identity and hflip, never the policy's rotations."""
+    policy = load(write_policy(tmp_path, POLICY))
+    assert "rot90" in policy.orientations
+    assert aligned.DETECTOR.orientations(policy.detectors.aligned, policy) == ("identity", "hflip")
 
 
 def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
@@ -143,7 +248,7 @@ def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
     with open_store(None) as store:
         sigs = compute(inv.records, policy, store, jobs=1)
         run = new_run(inv, sigs, policy, store, jobs=1)
-    run.stats["aligned"] = {"threshold": 0.5}
+        aligned.DETECTOR.find(run, policy.detectors.aligned)  # the calibration refine judges by
     row = {r.path: i for i, r in enumerate(inv.records)}
     real = Match(row["test/jpeg_q40.jpg"], row["train/img_001.jpg"], "phash", 2.0)
     false = Match(row["test/distinct_03.jpg"], row["train/img_040.jpg"], "phash", 8.0)
@@ -151,3 +256,26 @@ def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
     kept = aligned.DETECTOR.refine(run, policy.detectors.aligned, [real, false, rotated])
     # Alignment covers identity and mirror only, so a rotated hit is left to the hash.
     assert kept == [real, rotated]
+
+
+def test_pair_verdict_does_not_depend_on_which_file_is_in_which_split(tmp_path: Path) -> None:
+    """The original in train and its disguised copy in test, or the other way round: one score, one level.
+
+    (Retrieval used to be one-sided, the test split asking the train split:
+    the same pair scored 0.693 one way and 0.722 the other.)"""
+    def pair(original: str, copy: str) -> list[tuple[str, float, bool]]:
+        root = tmp_path / original.split("/")[0]
+        for i in range(30):
+            if i != 3:
+                save(photo(i), root / f"train/img_{i:03d}.jpg", quality=92)
+        for i in range(6):
+            save(photo(2000 + i), root / f"test/distinct_{i}.jpg", quality=92)
+        save(photo(3), root / original, quality=92)
+        save(_disguised(photo(3)), root / copy, quality=90)
+        write_policy(root, ALIGNED)
+        report = check(root / "leakcheck.yaml", use_cache=False)
+        err = report.stats["aligned"]["error_threshold"]
+        return [(p.detector, round(p.value, 4), p.value >= err) for f in report.findings for p in f.pairs]
+
+    one = pair("train/img_003.jpg", "test/disguised.jpg")
+    assert one and one == pair("test/img_003.jpg", "train/disguised.jpg")

@@ -293,7 +293,7 @@ def test_browser_draws_the_overview(browser, review_dataset: Path, tmp_path: Pat
     its threshold, no script runs and nothing is blocked; a screenshot is kept."""
     (review_dataset / "leakcheck.yaml").write_text(
         (review_dataset / "leakcheck.yaml").read_text()
-        + "detectors:\n  thumbnail: {severity: error, min_cosine: 0.9}\n")
+        + "detectors:\n  thumbnail: {severity: error, min_cosine: 0.9}\n  aligned: {severity: off}\n")
     out = tmp_path / "review.html"
     main(["report", "--html", str(out), "--policy", str(review_dataset / "leakcheck.yaml"), "--no-cache"])
     page = browser.new_page(viewport={"width": 1100, "height": 800})

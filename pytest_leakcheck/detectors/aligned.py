@@ -2,21 +2,24 @@
 
 Real leaks are crops, shifts, zooms, colour changes and added frames of the
 same photograph.  Per image one family (``desc``) caches three tiny
-descriptors of one 32 px colour square; the retrieval, alignment and
-calibration arithmetic is in ``_align.py``.  This module is the detector:
-its policy section, its family, its search over a ``SearchRun`` and the
-verification it applies to hash and thumbnail matches when it is on.
+descriptors of one 32 px colour square; the arithmetic is in ``_align.py``,
+the plan of the search (who asks whom, both directions, the calibration) in
+``_alignsearch.py``.  This module is the detector: its policy section, its
+family, its cache, and the verification it applies to hash and thumbnail
+matches.
 
-The threshold is calibrated without labels: each query's upside-down self
-cannot be its duplicate, so the scores those impostors reach set the cut-off
-for the false-alarm rate the policy asks for.
+The thresholds are calibrated without labels: each row's upside-down self
+cannot be its duplicate, so the scores those impostors reach set the
+cut-offs, one per confidence level: ``error`` where a copy is near certain
+(a few false alarms per 10,000, extrapolated from the impostors' tail),
+``warning`` (a weak link: "probably the same shot, please look") at the
+rate the policy asks for.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,21 +28,28 @@ import numpy as np
 from ..config import SEVERITIES, Ctx
 from ..context import SearchRun
 from ..decode import COLOUR, DECODE_PATH, Decoded
-from ..kernels import Match, dedupe
-from ..signals import Family, Signatures
-from ._align import CALIBRATION_QUERIES, calibrate, describe, oriented, retrieve, templates, vectors, verify, views
+from ..kernels import Match
+from ..names import to_bytes
+from ..signals import Family
+from . import _alignsearch as search
+from ._align import calibrate, describe
 from .base import Detector, PolicyView, section
 
 #: The descriptors, in the order they are packed into the family's bytes: dtype and values per image.
 DESCRIPTORS = {"grey32": ("u1", 1024), "colour8": ("u1", 192), "hog": ("<f2", 128)}
+#: What alignment covers: the mirror is one of the views every query is verified in.
+COVERED = ("identity", "hflip")
 
 
 @dataclass(frozen=True)
 class AlignedSettings:
-    """Slower than the hashes, so off unless asked."""
+    """On by default; two confidence levels, both calibrated on the data."""
 
-    severity: str = "off"
-    false_alarms_per_10k: float = 50.0
+    severity: str = "error"
+    #: Warning level: expected false alarms per 10,000 rows searched.
+    false_alarms_per_10k: float = 5.0
+    #: Error level (near certain): the same, far out in the impostors' tail.
+    error_false_alarms_per_10k: float = 2.0
     candidates: int = 8
 
 
@@ -55,191 +65,151 @@ DESC_FAMILY = Family(
 )
 
 
-@dataclass(frozen=True)
-class Side:
-    """Query rows searched against reference rows; ``same`` when they are one split."""
-
-    queries: np.ndarray
-    refs: np.ndarray
-    same: bool
-
-
-def _sides(run: SearchRun, focus: np.ndarray | None) -> Iterator[Side]:
-    rows = run.rows_by_split()
-    for a, b in run.comparisons:
-        ra, rb = rows[a], rows[b]
-        if a == b:
-            yield Side(ra if focus is None else ra[focus[ra]], ra, True)
-        elif focus is None:
-            # Retrieval is one-sided: the smaller split asks the larger.
-            yield Side(*((ra, rb) if len(ra) <= len(rb) else (rb, ra)), False)
-        else:
-            yield Side(ra[focus[ra]], rb, False)
-            yield Side(rb[focus[rb]], ra[~focus[ra]], False)
-
-
-def _score(sigs: Signatures, side: Side, queries: np.ndarray, k: int, mirror: bool,
-           transform: str = "identity") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Candidates (global rows, -1 padded), scores and mirror flags for ``queries``."""
-    ref = views(sigs, side.refs)
-    q = views(sigs, queries)
-    q = q if transform == "identity" else oriented(q, transform)
-    qs = [q, oriented(q, "hflip")] if mirror else [q]
-    exclude = None
-    if side.same:
-        pos = {int(r): n for n, r in enumerate(side.refs)}
-        exclude = np.array([pos.get(int(r), -1) for r in queries], np.int64)
-    cand = retrieve(qs, vectors(ref), k, exclude)
-    score, flipped = verify(q, cand, ref.grey, templates(ref.grey, coarse=True), mirror)
-    return np.where(cand >= 0, side.refs[np.maximum(cand, 0)], -1), score, flipped
-
-
-def _calibration(sigs: Signatures, sides: list[Side], det: AlignedSettings, mirror: bool) -> dict[str, float]:
-    """Threshold from a seeded subsample of queries turned upside down."""
-    total = sum(len(s.queries) for s in sides)
-    rng = np.random.default_rng(0)
-    maxima = []
-    for side in sides:
-        share = max(1, round(CALIBRATION_QUERIES * len(side.queries) / max(1, total)))
-        pick = np.sort(rng.choice(side.queries, min(share, len(side.queries)), replace=False))
-        if len(pick) and len(side.refs) > side.same:
-            _, score, _ = _score(sigs, side, pick, det.candidates, mirror, "rot180")
-            maxima.append(np.nanmax(np.where(np.isnan(score), -np.inf, score), 1))
-    imp = np.concatenate(maxima) if maxima else np.zeros(0)
-    thr = calibrate(imp, det.false_alarms_per_10k)
-    measured = float((imp >= thr).mean() * 1e4) if len(imp) else 0.0
-    return {"threshold": round(thr, 4), "false_alarms_per_10k": round(measured, 1), "calibrated_on": len(imp)}
-
 
 def _params(det: AlignedSettings, mirror: bool) -> str:
-    return f"aligned-v1;k={det.candidates};per10k={det.false_alarms_per_10k};mirror={mirror}"
+    return (f"aligned-v3;k={det.candidates};warn={det.false_alarms_per_10k};err={det.error_false_alarms_per_10k};"
+            f"mirror={mirror};{DESC_FAMILY.params}")
 
 
-def threshold(run: SearchRun, sides: list[Side], det: AlignedSettings, mirror: bool) -> dict[str, float]:
-    """The calibrated threshold, from the store when the same data was calibrated before.
-
-    ``sides`` are those of a full check, whatever the focus.  A focus check
-    (hook, pull request) reuses the last full check's threshold rather than
-    paying for a calibration on a handful of new images.
-    """
-    sigs, store, focus = run.sigs, run.store, run.focus is not None
-    params = _params(det, mirror)
-    digest = hashlib.sha256(params.encode())
-    for side in sides:
-        for rows in (side.queries, side.refs):
-            digest.update(b"".join(sorted(sigs.digests[r] for r in rows)))
-    exact, last = f"{params};data={digest.hexdigest()[:16]}", f"{params};last"
-    for key in ((last,) if focus else (exact,)):
-        cached = store.get_meta(key)
-        if cached:
-            return json.loads(cached)
-    result = _calibration(sigs, sides, det, mirror)
-    store.put_meta({last: json.dumps(result)} if focus else {exact: json.dumps(result), last: json.dumps(result)})
-    return result
+def _data_key(run: SearchRun, p: search.Plan) -> str:
+    """Everything the matches depend on besides the parameters: who is in which split, with what content."""
+    digest = hashlib.sha256(repr(sorted(p.targets.items())).encode())
+    for a in sorted(p.targets):
+        for r in p.rows[a]:
+            digest.update(to_bytes(f"{a}\0{run.paths[r]}\0") + run.sigs.digests[r])
+    return digest.hexdigest()[:24]
 
 
-# Hash and thumbnail matches must score at least this far below the
-# calibrated threshold to be dropped when the aligned detector is on.
-VERIFY_MARGIN = 0.03
+def _levels(imp: np.ndarray, det: AlignedSettings) -> tuple[float, float, float]:
+    """Warning and error thresholds from impostor maxima, and the rate measured at the warning one."""
+    warn = round(calibrate(imp, det.false_alarms_per_10k), 4)
+    err = round(max(warn, calibrate(imp, det.error_false_alarms_per_10k)), 4)
+    return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0
 
 
-def pair_scores(run: SearchRun, det: AlignedSettings, pairs: list[tuple[int, int]]) -> np.ndarray:
-    """Aligned score of each (query row, reference row) pair, NaN where it cannot be scored.
+def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings) -> dict[str, float]:
+    """Cross-split levels (``threshold``, ``error_threshold``), within-split ones, and the verify level."""
+    imp = search.impostors(data, p)
+    cross = imp["cross"] if len(imp["cross"]) else imp["within"]
+    warn, err, measured = _levels(cross, det)
+    within = _levels(imp["within"], det) if len(imp["within"]) else (warn, err, measured)
+    verify = round(min(warn, calibrate(cross, VERIFY_PER_10K)), 4)
+    return {"threshold": warn, "error_threshold": err, "verify_threshold": verify,
+            "false_alarms_per_10k": measured, "error_false_alarms_per_10k": det.error_false_alarms_per_10k,
+            "within_threshold": within[0], "within_error_threshold": within[1],
+            "calibrated_on": int(max(len(imp["cross"]), len(imp["within"])))}
 
-    Each pair is verified like a retrieved candidate, and judged against the
-    query's own crowd of retrieved candidates, so a low-texture query that
-    correlates with everything scores low here too.
-    """
-    sigs = run.sigs
-    mirror = "hflip" in run.orientations
-    out = np.full(len(pairs), np.nan)
-    splits = np.array(run.split_of, dtype=object)
-    by_split: dict[str, list[int]] = {}
-    for n, (_, j) in enumerate(pairs):
-        by_split.setdefault(splits[j], []).append(n)
-    for split, idx in by_split.items():
-        refs = np.flatnonzero((splits == split) & sigs.valid)
-        pos = {int(r): k for k, r in enumerate(refs)}
-        rows = np.array([pairs[n][0] for n in idx], np.int64)
-        ok = sigs.valid[rows]
-        if not ok.any() or len(refs) < 2:
-            continue
-        idx = [n for n, good in zip(idx, ok) if good]
-        rows = rows[ok]
-        partner = np.array([pos.get(pairs[n][1], -1) for n in idx], np.int64)
-        exclude = np.array([pos.get(int(r), -1) for r in rows], np.int64)
-        ref, q = views(sigs, refs), views(sigs, rows)
-        qs = [q, oriented(q, "hflip")] if mirror else [q]
-        cand = retrieve(qs, vectors(ref), det.candidates, exclude)
-        cand = np.concatenate([cand, partner[:, None]], 1)
-        score, _ = verify(q, cand, ref.grey, templates(ref.grey, coarse=True), mirror)
-        out[idx] = score[:, -1]
-    return out
+
+def _matches(pairs: search.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> list[Match]:
+    """Matches at or above the warning level of their kind (cross or within split); weak below the error level."""
+    within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
+    warn = np.where(within, cal.get("within_threshold", cal["threshold"]), cal["threshold"])
+    err = np.where(within, cal.get("within_error_threshold", cal["error_threshold"]), cal["error_threshold"])
+    keep = np.flatnonzero(pairs.score >= warn)
+    return [Match(int(pairs.i[n]), int(pairs.j[n]), "aligned", round(float(pairs.score[n]), 4),
+                  "hflip" if pairs.flipped[n] else "identity", weak=bool(pairs.score[n] < err[n]))
+            for n in keep]
 
 
 class Aligned(Detector):
     name = "aligned"
     section = "aligned"
     rank = 40
-    # Not reused between checks: its calibrated threshold depends on the whole dataset.
+    # Its matches are cached whole (``find``), keyed by the data its calibration saw.
     incremental = False
     evidence_key = "aligned_score"
     default = AlignedSettings()
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> AlignedSettings:
-        raw = section(ctx, raw, at, ("severity", "false_alarms_per_10k", "candidates"))
+        raw = section(ctx, raw, at, ("severity", "false_alarms_per_10k", "error_false_alarms_per_10k", "candidates"))
         d = self.default
+
+        def rate(key: str, default: float) -> float:
+            return ctx.number(raw.get(key, default), (*at, key), float, 0.1, 1000)
+
         return AlignedSettings(
             severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
-            false_alarms_per_10k=ctx.number(raw.get("false_alarms_per_10k", d.false_alarms_per_10k),
-                                            (*at, "false_alarms_per_10k"), float, 0.1, 1000),
+            false_alarms_per_10k=rate("false_alarms_per_10k", d.false_alarms_per_10k),
+            error_false_alarms_per_10k=rate("error_false_alarms_per_10k", d.error_false_alarms_per_10k),
             candidates=ctx.number(raw.get("candidates", d.candidates), (*at, "candidates"), int, 1, 64),
         )
 
     def families(self, settings: AlignedSettings, policy: PolicyView) -> tuple[Family, ...]:
         return () if settings.severity == "off" else (DESC_FAMILY,)
 
+    def orientations(self, settings: AlignedSettings, policy: PolicyView) -> tuple[str, ...]:
+        """Identity, and the mirror when the policy asks for it: no rotations."""
+        return tuple(o for o in COVERED if o in (*policy.orientations, "identity"))
+
     def find(self, run: SearchRun, settings: AlignedSettings) -> list[Match]:
-        """Matches above the calibrated threshold; the calibration goes to ``run.stats``."""
+        """Matches above the calibrated warning level (weak below the error level); calibration in ``run.stats``.
+
+        A full search over unchanged data (same paths, splits and contents)
+        reuses the last one's matches; a focus search (hook, pull request)
+        reuses the last full search's calibration and searches only around
+        the focus rows.
+        """
         if not run.sigs.has("desc:grey32"):
             return []
         mirror = "hflip" in run.orientations
-        full = [s for s in _sides(run, None) if len(s.refs) > s.same]
-        if not full:
-            return []
-        sides = full if run.focus is None else [s for s in _sides(run, run.focus) if len(s.refs) > s.same]
-        cal = run.stats["aligned"] = threshold(run, full, settings, mirror)
-        matches = []
-        for side in sides:
-            if not len(side.queries):
-                continue
-            cand, score, flipped = _score(run.sigs, side, side.queries, settings.candidates, mirror)
-            qi, kk = np.nonzero(np.nan_to_num(score, nan=-np.inf) >= cal["threshold"])
-            matches += [
-                Match(int(side.queries[i]), int(cand[i, k]), self.name, round(float(score[i, k]), 4),
-                      "hflip" if flipped[i, k] else "identity")
-                for i, k in zip(qi, kk)
-            ]
-        return dedupe(matches)
+        p = search.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates, mirror)
+        params, key = _params(settings, mirror), _data_key(run, p)
+        cached = run.store.get_meta(params)
+        last = json.loads(cached) if cached else None
+        if last is not None and last["data"] == key:
+            matches = self._cached(run, last)
+        else:
+            data = search.prepare(run.sigs, np.flatnonzero(run.sigs.valid), mirror)
+            if run.focus is not None and last is not None:
+                run.stats["aligned"] = last["calibration"]
+                found = search.focus_search(data, p, run.focus)
+                return self._focus(run, _matches(found, last["calibration"], p.split_of))
+            pairs = search.search(data, p)
+            cal = _calibration(data, p, settings)
+            matches = _matches(pairs, cal, p.split_of)
+            last = {"data": key, "calibration": cal,
+                    "matches": [[run.paths[m.i], run.paths[m.j], m.value, m.orientation, m.weak] for m in matches]}
+            run.store.put_meta({params: json.dumps(last)})
+        run.stats["aligned"] = last["calibration"]
+        return self._focus(run, matches)
+
+    @staticmethod
+    def _cached(run: SearchRun, last: dict[str, Any]) -> list[Match]:
+        row = {path: n for n, path in enumerate(run.paths)}
+        return [Match(row[a], row[b], "aligned", value, orientation, weak=weak)
+                for a, b, value, orientation, weak in last["matches"]]
+
+    @staticmethod
+    def _focus(run: SearchRun, matches: list[Match]) -> list[Match]:
+        focus = run.focus
+        return matches if focus is None else [m for m in matches if focus[m.i] or focus[m.j]]
 
     def refine(self, run: SearchRun, settings: AlignedSettings, matches: list[Match]) -> list[Match]:
         """Hash and thumbnail matches in the orientations alignment covers, kept only if
-        the aligned score agrees (within VERIFY_MARGIN of the calibrated threshold)."""
+        the aligned score agrees (within VERIFY_MARGIN of the calibrated verify level)."""
         cal = run.stats.get("aligned")
         if not cal:
             return matches
-        covered = ("identity", "hflip")
         check = [n for n, m in enumerate(matches)
-                 if m.detector in ("phash", "thumbnail") and m.orientation in covered]
+                 if m.detector in ("phash", "thumbnail") and m.orientation in COVERED]
         if not check:
             return matches
-        scores = pair_scores(run, settings, [(matches[n].i, matches[n].j) for n in check])
-        limit = cal["threshold"] - VERIFY_MARGIN  # type: ignore[index]
+        data = search.prepare(run.sigs, np.flatnonzero(run.sigs.valid), "hflip" in run.orientations)
+        ij = np.array([(matches[n].i, matches[n].j) for n in check], np.int64)
+        flip = np.array([matches[n].orientation == "hflip" for n in check])
+        scores = search.pair_scores(data, ij[:, 0], ij[:, 1], flip)
+        limit = cal.get("verify_threshold", cal["threshold"]) - VERIFY_MARGIN  # type: ignore[union-attr]
         drop = {n for n, s in zip(check, scores) if np.isfinite(s) and s < limit}
         return [m for n, m in enumerate(matches) if n not in drop]
 
     def strength(self, match: Match, settings: AlignedSettings) -> float:
         return match.value
 
+
+# Hash and thumbnail matches are dropped when the aligned detector is on only
+# if they score this far below the level that VERIFY_PER_10K impostors reach:
+# a hash hit needs less to be believed than a copy found by alignment alone.
+VERIFY_MARGIN = 0.03
+VERIFY_PER_10K = 50.0
 
 DETECTOR = Aligned()

@@ -1,0 +1,268 @@
+"""Who the ``aligned`` detector asks about whom, and how two directions make one verdict.
+
+The arithmetic (descriptors, retrieval, correlation) is in ``_align.py``;
+this module plans the search over splits:
+
+- every row asks each split it is compared with (its own split too, when
+  within-split duplicates are searched) for its top-k candidates;
+- a row verifies its own candidates *and* the rows that retrieved it, with
+  one set of windows for all of them, so every retrieved pair is scored in
+  both directions and a pair's verdict is the better of the two: it does not
+  depend on which file is in which split, or which split is smaller;
+- the calibration asks the same question of upside-down rows (which cannot
+  be anyone's copy) and scores their best candidates both ways too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..signals import Signatures
+from . import _align as A
+
+# Query rows per verification block; their candidate lists are padded to the block's longest.
+_BLOCK = 1024
+# Impostors whose best few forward candidates are also scored backwards.
+_REVERSE_TOP = 4
+
+
+@dataclass(frozen=True)
+class Data:
+    """Per-row arrays the search reads (global rows; invalid rows are never asked)."""
+
+    grey: np.ndarray  # (N, 32, 32) uint8
+    tmpl2: np.ndarray  # (2N, 144) float32: coarse templates, then those of the mirror images
+    hog: np.ndarray  # (N, 128) float32
+    index: A.Index
+    vec: np.ndarray  # (N, d) projected unit vectors
+    vec_m: np.ndarray | None  # the same of the mirror images, when mirrors are searched
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Valid rows per split, the splits each split asks, and the search's knobs."""
+
+    rows: dict[str, np.ndarray]
+    targets: dict[str, tuple[str, ...]]
+    split_of: np.ndarray  # (N,) object
+    k: int
+    mirror: bool
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Unordered pairs i < j with their symmetric score and whether the best alignment is mirrored."""
+
+    i: np.ndarray
+    j: np.ndarray
+    score: np.ndarray
+    flipped: np.ndarray
+
+
+def prepare(sigs: Signatures, valid_rows: np.ndarray, mirror: bool) -> Data:
+    grey = sigs.arrays["desc:grey32"].reshape(-1, A.S, A.S)
+    hog = sigs.arrays["desc:hog"].astype(np.float32)
+    index = A.fit_index(hog[valid_rows])
+    tmpl = np.concatenate([A.templates(grey[a:a + 8192], coarse=True) for a in range(0, len(grey), 8192)]
+                          or [np.zeros((0, (A.T // 2) ** 2), np.float32)])
+    vec_m = index.project(hog[:, A.HOG_HFLIP]) if mirror else None
+    return Data(grey, A.mirrored_templates(tmpl), hog, index, index.project(hog), vec_m)
+
+
+def plan(rows: dict[str, np.ndarray], comparisons: Sequence[tuple[str, str]], split_of: Sequence[str],
+         k: int, mirror: bool) -> Plan:
+    targets: dict[str, list[str]] = {}
+    for a, b in comparisons:
+        for x, y in ((a, b), (b, a)):
+            if y not in targets.setdefault(x, []):
+                targets[x].append(y)
+    return Plan(rows, {a: tuple(t) for a, t in targets.items()}, np.array(split_of, dtype=object), k, mirror)
+
+
+def _local(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Position of each ``wanted`` row in sorted ``rows``, -1 where absent."""
+    if not len(rows):
+        return np.full(len(wanted), -1, np.int64)
+    pos = np.minimum(np.searchsorted(rows, wanted), len(rows) - 1)
+    return np.where(rows[pos] == wanted, pos, -1)
+
+
+def retrieve(data: Data, p: Plan, a: str, qrows: np.ndarray,
+             views: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(n, G, k) global candidate rows of split-``a`` rows in each split ``a`` asks (-1 padded), and mirror flags."""
+    views = views or [data.vec[qrows], *([data.vec_m[qrows]] if p.mirror and data.vec_m is not None else [])]
+    out = np.full((len(qrows), len(p.targets[a]), p.k), -1, np.int64)
+    flip = np.zeros(out.shape, bool)
+    for g, b in enumerate(p.targets[a]):
+        refs = p.rows[b]
+        if not len(refs) or not len(qrows):
+            continue
+        idx, flip[:, g] = A.topk(views, data.vec[refs], p.k, _local(refs, qrows) if a == b else None)
+        out[:, g] = np.where(idx >= 0, refs[np.maximum(idx, 0)], -1)
+    return out, flip
+
+
+def _pad(ql: np.ndarray, n: int, *columns: np.ndarray) -> list[np.ndarray]:
+    """Flat entries sorted by local query ``ql`` -> (n, width) matrices, padded with -1 / False."""
+    width = max(1, int(np.bincount(ql, minlength=n).max(initial=0)))
+    slot = np.arange(len(ql)) - np.searchsorted(ql, ql)
+    out = []
+    for col in columns:
+        m = np.full((n, width), False if col.dtype == bool else -1, col.dtype)
+        m[ql, slot] = col
+        out.append(m)
+    return out
+
+
+Retrieved = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]  # split -> rows, candidates, flags
+
+
+def _lists(p: Plan, a: str, ret: Retrieved) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each split-``a`` query's candidates (its own, and the rows that retrieved it): flat, sorted by query."""
+    qrows, own, own_flip = ret[a]
+    parts = [(np.repeat(np.arange(len(qrows)), own.shape[1] * own.shape[2]), own.ravel(), own_flip.ravel())]
+    for b in p.targets[a]:
+        if b not in ret:
+            continue
+        brows, bret, bflip = ret[b]
+        g = p.targets[b].index(a)
+        col = bret[:, g].ravel()
+        ql = _local(qrows, col)
+        keep = (col >= 0) & (ql >= 0)
+        parts.append((ql[keep], np.repeat(brows, p.k)[keep], bflip[:, g].ravel()[keep]))
+    ql, r, flip = (np.concatenate(x) for x in zip(*parts))
+    keep = r >= 0
+    ql, r, flip = ql[keep], r[keep], flip[keep]
+    order = np.lexsort((r, ql))
+    ql, r, flip = ql[order], r[order], flip[order]
+    first = np.ones(len(ql), bool)
+    first[1:] = (ql[1:] != ql[:-1]) | (r[1:] != r[:-1])
+    return ql[first], r[first], flip[first]
+
+
+def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...], split_of: np.ndarray) -> list[np.ndarray]:
+    """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block.
+
+    Only cross-split pairs get the half-pixel recheck: within a split a link is
+    at most a warning, so only the warning level matters there."""
+    ql, r, fl = lists
+    out: list[list[np.ndarray]] = [[], [], [], []]
+    for a0 in range(0, len(qrows), _BLOCK):
+        lo, hi = np.searchsorted(ql, [a0, a0 + _BLOCK])
+        nb = min(_BLOCK, len(qrows) - a0)
+        cand, flip = _pad(ql[lo:hi] - a0, nb, r[lo:hi], fl[lo:hi])
+        cross = (cand >= 0) & (split_of[np.maximum(cand, 0)] != split_of[qrows[a0:a0 + nb]][:, None])
+        raw = A.verify(data.grey[qrows[a0:a0 + nb]].astype(np.float32), cand, flip, data.grey, data.tmpl2, cross)
+        qi, kk = np.nonzero(cand >= 0)
+        for acc, x in zip(out, (qrows[a0 + qi], cand[qi, kk], raw[qi, kk], flip[qi, kk])):
+            acc.append(x)
+    return [np.concatenate(x) for x in out] if out[0] else [np.zeros(0, np.int64)] * 2 + [np.zeros(0)] * 2
+
+
+def symmetric(q: np.ndarray, r: np.ndarray, score: np.ndarray, flipped: np.ndarray) -> Pairs:
+    """The better direction of each unordered pair."""
+    i, j = np.minimum(q, r).astype(np.int64), np.maximum(q, r).astype(np.int64)
+    s = np.nan_to_num(np.asarray(score, np.float64), nan=-np.inf)
+    order = np.lexsort((-s, j, i))
+    i, j, s, f = i[order], j[order], s[order], np.asarray(flipped, bool)[order]
+    first = np.ones(len(i), bool)
+    first[1:] = (i[1:] != i[:-1]) | (j[1:] != j[:-1])
+    first &= np.isfinite(s)
+    return Pairs(i[first], j[first], s[first], f[first])
+
+
+def search(data: Data, p: Plan) -> Pairs:
+    """Every row of every compared split against its lists: symmetric pairs."""
+    ret: Retrieved = {}
+    for a in p.targets:
+        if len(p.rows[a]):
+            ret[a] = (p.rows[a], *retrieve(data, p, a, p.rows[a]))
+    cols: list[list[np.ndarray]] = [[], [], [], []]
+    for a in ret:
+        for acc, x in zip(cols, _directed(data, ret[a][0], _lists(p, a, ret), p.split_of)):
+            acc.append(x)
+    if not cols[0]:
+        return symmetric(*(np.zeros(0, t) for t in (np.int64, np.int64, np.float64, bool)))
+    return symmetric(*(np.concatenate(x) for x in cols))
+
+
+def focus_search(data: Data, p: Plan, focus: np.ndarray) -> Pairs:
+    """Pairs touching the focus rows: their candidates, each pair verified both ways.
+
+    One-sided retrieval (a non-focus row that would have retrieved a focus
+    row is not asked), two-sided verification.
+    """
+    pairs: list[np.ndarray] = []
+    for a in p.targets:
+        rows = p.rows[a][focus[p.rows[a]]]
+        if len(rows):
+            cand, flip = retrieve(data, p, a, rows)
+            q = np.repeat(rows, cand.shape[1] * cand.shape[2])
+            keep = cand.ravel() >= 0
+            pairs.append(np.stack([q[keep], cand.ravel()[keep], flip.ravel()[keep]], 1))
+    if not pairs:
+        return symmetric(*(np.zeros(0, t) for t in (np.int64, np.int64, np.float64, bool)))
+    ij = np.concatenate(pairs)
+    score = pair_scores(data, ij[:, 0], ij[:, 1], ij[:, 2].astype(bool))
+    return symmetric(ij[:, 0], ij[:, 1], score, ij[:, 2].astype(bool))
+
+
+def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | None = None) -> np.ndarray:
+    """Score of given pairs, the better of both directions (and of both mirrors when ``flip`` is None)."""
+    best = np.full(len(i), -np.inf)
+    for f in ([flip] if flip is not None else [np.zeros(len(i), bool), np.ones(len(i), bool)]):
+        for q, r in ((i, j), (j, i)):
+            raw = A.verify(data.grey[q].astype(np.float32), r[:, None], f[:, None], data.grey, data.tmpl2)
+            best = np.fmax(best, raw[:, 0])
+    return best
+
+
+def impostors(data: Data, p: Plan) -> dict[str, np.ndarray]:
+    """Best symmetric score of each of an evenly spaced sample of rows turned upside down,
+    against the other splits (``cross``) and against its own split (``within``).
+
+    A row searched against two splits has two chances of a false alarm, and
+    within-split links are only ever warnings, so each kind of comparison is
+    calibrated on its own.  Spaced by row, not by split: relabelling splits
+    leaves the sample as it is.
+    """
+    every = np.sort(np.concatenate([p.rows[a] for a in p.targets] or [np.zeros(0, np.int64)]))
+    out: dict[str, list[np.ndarray]] = {"cross": [], "within": []}
+    if len(every):
+        pick = every[np.unique(np.linspace(0, len(every) - 1,
+                                           min(A.CALIBRATION_QUERIES, len(every))).astype(np.int64))]
+        for a in p.targets:
+            rows = pick[p.split_of[pick] == a]
+            if not len(rows):
+                continue
+            best = _impostor_maxima(data, p, a, rows)
+            for kind, use in (("cross", [b != a for b in p.targets[a]]), ("within", [b == a for b in p.targets[a]])):
+                if any(use):
+                    out[kind].append(best[:, np.array(use)].max(1))
+    return {kind: np.concatenate(v) if v else np.zeros(0) for kind, v in out.items()}
+
+
+def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarray:
+    """(n, G): each upside-down row's best score in each split it asks."""
+    hog = data.hog[rows][:, A.HOG_ROT180]
+    views = [data.index.project(hog), *([data.index.project(hog[:, A.HOG_HFLIP])] if p.mirror else [])]
+    grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1])
+    cand, flip = retrieve(data, p, a, rows, views)
+    n, groups = len(rows), len(p.targets[a])
+    cand, flip = cand.reshape(n, groups * p.k), flip.reshape(n, groups * p.k)
+    # Recheck at half pixels only where the search does: against other splits.
+    cross = np.repeat(np.array([b != a for b in p.targets[a]]), p.k)[None].repeat(n, 0)
+    fwd = np.nan_to_num(A.verify(grey.astype(np.float32), cand, flip, data.grey, data.tmpl2, cross), nan=-np.inf)
+    # Backwards too, for the best few: the candidate's windows against the upside-down row.
+    top = np.argsort(-fwd, 1)[:, :_REVERSE_TOP]
+    qi, kk = np.repeat(np.arange(n), top.shape[1]), top.ravel()
+    keep = cand[qi, kk] >= 0
+    qi, kk = qi[keep], kk[keep]
+    tmpl2 = A.mirrored_templates(A.templates(grey, coarse=True))
+    back = A.verify(data.grey[cand[qi, kk]].astype(np.float32), qi[:, None], flip[qi, kk][:, None], grey, tmpl2,
+                    cross[qi, kk][:, None])
+    fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
+    return fwd.reshape(n, groups, p.k).max(2)
