@@ -74,10 +74,6 @@ class Detector:
         """Signal families this detector needs computed for every file."""
         return ()
 
-    def orientations(self, settings: Any, policy: PolicyView) -> tuple[str, ...]:
-        """The orientations this detector's matches cover (default: the policy's)."""
-        return policy.orientations
-
     def find(self, run: SearchRun, settings: Any) -> list[Match]:
         """Every match in ``run`` (only pairs touching ``run.focus`` when it is set)."""
         raise NotImplementedError
