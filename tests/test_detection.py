@@ -107,10 +107,10 @@ def test_rotated_copies_are_found_by_default(tmp_path: Path) -> None:
     assert _leak_pairs(report) == {tuple(sorted((f"test/{t}.jpg", f"train/orig_{t}.jpg"))) for t in turns}
     every = ["identity", "hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse"]
     assert report.stats["checked"] == {"identical-file": [], "identical-pixels": [], "phash": every,
-                                       "thumbnail": every}
+                                       "thumbnail": every, "aligned": ["identity", "hflip"]}
     summary = render(report, "text").splitlines()
     assert any(line.startswith("leakcheck: 6 errors") and line.endswith(
-        "; checked: identical-file, identical-pixels, phash/thumbnail in 8 orientations") for line in summary)
+        "; checked: identical-file, identical-pixels, phash/thumbnail in 8 orientations, aligned in identity+hflip") for line in summary)
 
 
 def test_the_summary_names_what_a_narrowed_policy_searched(leaky_dataset: Path, make_policy) -> None:
