@@ -110,7 +110,8 @@ def test_rotated_copies_are_found_by_default(tmp_path: Path) -> None:
                                        "thumbnail": every, "aligned": ["identity", "hflip"]}
     summary = render(report, "text").splitlines()
     assert any(line.startswith("leakcheck: 6 errors") and (
-        "; checked: identical-file, identical-pixels, phash/thumbnail in 8 orientations, aligned in identity+hflip") in line for line in summary)
+        "; checked: identical-file, identical-pixels, phash/thumbnail in 8 orientations, "
+        "aligned in identity+hflip") in line for line in summary)
 
 
 def test_the_summary_names_what_a_narrowed_policy_searched(leaky_dataset: Path, make_policy) -> None:
