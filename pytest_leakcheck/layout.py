@@ -80,11 +80,12 @@ detectors:
     error_false_alarms_per_10k: 2    # error level: expected false alarms per 10,000 images
     false_alarms_per_10k: 5          # warning level
 
-# A copy flipped or rotated is still a leak: audits of public datasets find
-# most of their copies rotated. All 8 orientations of a square are searched
-# (the default); narrow the list only if a rotated copy is not a leak for you,
-# e.g. [hflip] for street scenes, [] for upright only.
-augmentations: [hflip, vflip, rot90, rot180, rot270, transpose, transverse]
+# A copy flipped or rotated is still a leak when training augments that way.
+# hflip suits most photos. For data with no natural "up" (aerial and satellite
+# tiles, microscopy, scans fed in any orientation) search all 8 orientations:
+# [hflip, vflip, rot90, rot180, rot270, transpose, transverse]. The summary line
+# names the orientations that were not searched.
+augmentations: [hflip]
 
 files:
   unassigned: warning       # image in no split
@@ -121,8 +122,8 @@ def detect(root: Path) -> Layout:
         )
     groups_yaml, group_lines, group_note = _groups(assignment)
     notes = [group_note] if group_note else []
-    notes.append("orientations: copies in all 8 orientations (flips, rotations) are searched; narrow "
-                 "`augmentations` if a rotated copy is not a leak for your data")
+    notes.append("orientations: only upright and hflip copies are searched; add vflip, rot90, ... under "
+                 "`augmentations` for data with no natural up (aerial, microscopy, scans)")
     notes.append("the `aligned` detector (crops, shifts, zooms) is on: errors where a copy is near certain, "
                  "warnings for probable ones; `aligned: {severity: off}` makes a cold check faster")
     return Layout(splits_yaml, groups_yaml, (*found, *group_lines), tuple(notes))

@@ -10,7 +10,6 @@ import jsonschema
 import pytest
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE, atomic
-from pytest_leakcheck.config import AUGMENTATIONS
 from pytest_leakcheck.policy import load
 from pytest_leakcheck.testing import jpeg_quality, photo, save
 
@@ -243,8 +242,9 @@ def test_init_guesses_split_folders(tmp_path: Path, run_cli) -> None:
         ("val", ("valid/**",)),
         ("test", ("test/**",)),
     )
-    # All 8 orientations, written out so the user sees what to narrow (issue 12).
-    assert policy.augmentations == AUGMENTATIONS
+    # The mirror, written out, with the other orientations named in a comment.
+    assert policy.augmentations == ("hflip",)
+    assert "transverse" in (tmp_path / "leakcheck.yaml").read_text()
     assert _check(run_cli, tmp_path)[0] == EXIT_CLEAN
 
 

@@ -166,7 +166,7 @@ def test_no_pixels_are_stored(dataset: Path) -> None:
     # square, an 8x8 colour layout and 128 gradient bins, 1,472 bytes.
     assert biggest <= 1500
     # A 160x120 RGB image is 57,600 bytes of pixels; the store keeps under 10 kB per image
-    # (8.5 kB measured at this size with the aligned descriptors and 8 orientations' hashes, SQLite pages included).
+    # (8.5 kB measured at this size with the aligned descriptors, SQLite pages included).
     assert cache.stat().st_size < 12_000 * n
 
 
