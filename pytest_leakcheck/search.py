@@ -96,7 +96,11 @@ def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
     progress.done()
     # What ran, for the summary: a copy turned a way no detector searched is
     # not found, and a clean report must not read as if it had been looked for.
-    run.stats["checked"] = {det.name: list(det.orientations(settings, policy)) for det, settings in enabled}
+    checked = {det.name: list(det.orientations(settings, policy)) for det, settings in enabled}
+    run.stats["checked"] = checked
+    seen = {o for orientations in checked.values() for o in orientations}
+    if seen:
+        run.stats["not_searched"] = [o for o in ORIENTATIONS if o not in seen]
     return matches, run.stats
 
 

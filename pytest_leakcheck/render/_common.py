@@ -27,18 +27,6 @@ def checked_text(checked: dict) -> str:
     return ", ".join(parts)
 
 
-#: The eight orientations of a square, as config.ORIENTATIONS (render/ imports no engine module).
-_ORIENTATIONS = ("identity", "hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
-
-
-def unsearched(checked: dict) -> list[str]:
-    """Orientations no detector searched: a copy turned that way cannot be found."""
-    if not any(checked.values()):
-        return []
-    seen = {o for orientations in checked.values() for o in orientations}
-    return [o for o in _ORIENTATIONS if o not in seen]
-
-
 def headline(f: Finding, max_members: int = 4) -> str:
     """One line for a finding, for annotations, SARIF messages and summaries."""
     if f.kind not in COPY_KINDS:

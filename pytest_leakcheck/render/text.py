@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..model import Report
 from ..names import log_lines
-from ._common import checked_text, finding_lines, unsearched
+from ._common import checked_text, finding_lines
 
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
@@ -55,9 +55,8 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
                  f"reused {int(stats.get('reused', 0))}, {stats.get('seconds', 0):.1f}s")
     if stats.get("checked"):
         line += f"; checked: {checked_text(stats['checked'])}"
-        missed = unsearched(stats["checked"])
-        if missed:
-            line += f"; not searched: copies after {'/'.join(missed)}"
+    if stats.get("not_searched"):
+        line += f"; not searched: copies after {'/'.join(stats['not_searched'])}"
     cal = stats.get("aligned")
     if cal:
         line += (f"; aligned threshold {cal['threshold']:.3f} "
