@@ -31,19 +31,26 @@ S = 32  # side of the descriptor square
 SCALES = (0.8, 0.86, 0.93, 1.0, 1.07, 1.16, 1.25)  # ~7 % steps: < 0.5 px error at the crop edge
 T = 24  # template: the reference's central T x T crop, so added frames and crops do not count
 BLUR = 0.7  # JPEG noise and sub-pixel misalignment otherwise sink textured copies
-# Candidates correlating below this at 16 px are never near a calibrated
-# threshold (about 0.93 on CIFAR; every listed CIFAR near-duplicate scores
-# above 0.85 at 16 px, against 11 % of retrieved candidates); only the rest,
-# at most REFINE_TOP per query, pay for the 32 px recheck.
+# Candidates correlating below this at 16 px are never copies (every listed
+# CIFAR near-duplicate scores above 0.85 at 16 px, against 11 % of retrieved
+# candidates); only the rest pay for the 32 px alignment and the detail score.
 REFINE_GATE = 0.85
+# Impostors (calibration) have their best few scored whatever they correlate.
 REFINE_TOP = 4
-# Fine scores in this band are rechecked at half steps: below it no half-pixel
-# realignment reaches a threshold, above it every threshold is passed already.
-SUBPIXEL_BAND = (0.91, 0.97)
+# The verdict is the correlation of *detail* at the best alignment: both
+# images minus a Gaussian blur of DETAIL_SIGMA px.  Two photographs with the
+# same layout (sea below sky, a truck on a road) correlate at 0.95 in plain
+# grey, as copies do; their details do not line up.  Measured on the visible
+# CIFAR half among pairs above 0.88 in grey: listed near-duplicates score
+# 0.79 and up in detail (5th percentile), pairs of different classes 0.65 at
+# their 99th percentile.  A side whose detail is flatter than DETAIL_STD grey
+# levels carries no evidence: it scores 0.
+DETAIL_SIGMA = 1.5
+DETAIL_STD = 0.5
 # A tiny dataset gives too few impostors to know its tail; never go below
-# this.  Distinct photographs reach 0.9 (synthetic test photos, CIFAR
-# impostors) and copies score 0.94 and up; calibrated CIFAR levels are 0.95-0.97.
-MIN_THRESHOLD = 0.92
+# this.  Impostors' detail reaches 0.75 at a few per 10,000 on CIFAR; copies
+# score 0.8 and up.
+MIN_THRESHOLD = 0.7
 CALIBRATION_QUERIES = 2000
 # Tail fit: the top TAIL share of impostor maxima, at least TAIL_MIN of them.
 TAIL, TAIL_MIN = 0.1, 10
@@ -55,6 +62,7 @@ QUERY_BLOCK_VALUES = 1 << 24
 _CHUNK = 128  # queries per verification block
 MIN_STD = 2.0  # grey levels
 _COLS = 32  # candidates per product in a block
+FINE_REACH = 2  # px at 32 px around the coarse shift (one coarse step, and then some)
 
 
 # --------------------------------------------------------------------------
@@ -158,24 +166,23 @@ def fit_index(hog_rows: np.ndarray) -> Index:
 def _top(s: np.ndarray, k: int) -> np.ndarray:
     """Column indices of each row's k largest entries, in no particular order.
 
-    A full argpartition of every row costs more than the product itself;
-    instead the k-th largest of the maxima of groups of columns is a lower
-    bound on each row's k-th largest entry, so only entries above it are sorted.
+    A full argpartition of every row costs more than the product itself.
+    Instead the columns are cut into groups of GROUP: a row's k largest
+    entries lie in the k groups with the largest maxima (a group outside
+    them is beaten by k group maxima, so by k entries), and only those k
+    groups are gathered and partitioned.  One pass over the block (the
+    group maxima), no pass sorting it.
     """
     n, m = s.shape
     if m < 4 * GROUP * k:
         return np.argpartition(-s, k - 1, axis=1)[:, :k]
-    cut = m // GROUP * GROUP
-    gmax = s[:, :cut].reshape(n, -1, GROUP).max(2)
-    bound = -np.partition(-gmax, k - 1, axis=1)[:, k - 1]
-    r, c = np.nonzero(s >= bound[:, None])
-    order = np.lexsort((-s[r, c], r))
-    r, c = r[order], c[order]
-    rank = np.arange(len(r)) - np.searchsorted(r, r)
-    keep = rank < k
-    out = np.zeros((n, k), np.int64)
-    out[r[keep], rank[keep]] = c[keep]
-    return out
+    starts = np.arange(0, m, GROUP)
+    gmax = np.maximum.reduceat(s, starts, axis=1)
+    groups = np.argpartition(-gmax, k - 1, axis=1)[:, :k]
+    c = (starts[groups][:, :, None] + np.arange(GROUP)).reshape(n, k * GROUP)
+    v = np.take_along_axis(s, np.minimum(c, m - 1), 1)
+    v[c >= m] = -np.inf  # the last group may be short
+    return np.take_along_axis(c, np.argpartition(-v, k - 1, axis=1)[:, :k], 1)
 
 
 def topk(queries: list[np.ndarray], ref: np.ndarray, k: int,
@@ -233,7 +240,20 @@ def _resample(scales: tuple[float, ...] = SCALES) -> tuple[np.ndarray, np.ndarra
     return np.einsum("sij,jk->sik", m, blur), blur
 
 
+def _gauss(sigma: float) -> np.ndarray:
+    x = np.arange(S)
+    g = np.exp(-0.5 * ((x[:, None] - x[None, :]) / sigma) ** 2)
+    return (g / g.sum(1, keepdims=True)).astype(np.float32)
+
+
 _FINE, _BLUR = _resample()
+_WIDE = _gauss(DETAIL_SIGMA)
+
+
+def _high_pass(m: np.ndarray, grey: np.ndarray) -> np.ndarray:
+    """``m @ g @ m.T`` minus its Gaussian blur (the 2-d high pass, not a product of 1-d ones)."""
+    wide = _WIDE @ m
+    return m @ grey @ m.swapaxes(-1, -2) - wide @ grey @ wide.swapaxes(-1, -2)
 _HALF = np.kron(np.eye(S // 2, dtype=np.float32), np.full((1, 2), 0.5, np.float32))
 _COARSE = np.einsum("ij,sjk->sik", _HALF, _FINE)  # (scales, 16, 32)
 #: Coarse windows per query: zooms x shifts of the T/2 template in the 16 px image.
@@ -294,34 +314,52 @@ def coarse(qgrey: np.ndarray, cand: np.ndarray, tmpl: np.ndarray) -> tuple[np.nd
                 continue
             whole = len(live) == len(cc)
             wl, il, cl = (w, inv, cc) if whole else (w[live], inv[live], cc[live])
-            # einsum, not matmul: thousands of tiny BLAS calls thrash when the cores are shared.
-            s = np.einsum("nwf,ncf->nwc", wl, tmpl[np.maximum(cl, 0)]) * il[:, :, None]
+            # One small product per query; BLAS does it 3-4x faster than einsum, even on one thread.
+            s = np.matmul(wl, tmpl[np.maximum(cl, 0)].swapaxes(1, 2)) * il[:, :, None]
             raw[a + live, c0:c0 + cc.shape[1]] = np.where(cl >= 0, s.max(1), np.nan)
             best[a + live, c0:c0 + cc.shape[1]] = s.argmax(1)
     return raw, best
 
 
-def fine(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray
+def fine(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray, shift: np.ndarray
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """32 px correlation of query/reference pairs near their coarse alignment (its mirror, 3 zooms).
+    """32 px correlation of query/reference pairs near their coarse alignment.
 
-    Textured copies (frogs, grass) lose correlation at 16 px; the full
-    resolution search recovers them.  Returns the scores, and each pair's
-    best zoom (index into SCALES) and shift (index into the 9 x 9 shifts).
+    Around each pair's 16 px best (its mirror, ``zoom`` and ``shift``, an
+    index into the coarse shifts): 3 zooms x shifts within FINE_REACH px of
+    the coarse one.  Textured copies (frogs, grass) lose correlation at
+    16 px; the full resolution search recovers them.  Returns the scores, and
+    each pair's best zoom (index into SCALES) and shift (index into the
+    (S - T + 1)^2 shifts at 32 px).
     """
-    out = np.zeros(len(qgrey), np.float32)
-    best_zoom = np.zeros(len(qgrey), np.int64)
-    best_shift = np.zeros(len(qgrey), np.int64)
-    shifts = (S - T + 1) ** 2
-    for a in range(0, len(qgrey), 128):
-        g = _mirror(qgrey[a:a + 128], flipped[a:a + 128])[:, None]
-        z0 = np.clip(zoom[a:a + 128] - 1, 0, len(SCALES) - 3)
-        w, inv = _windows(g, _FINE[z0[:, None] + np.arange(3)], T)
-        t = templates(rgrey[a:a + 128], coarse=False)
-        s = np.einsum("nwf,nf->nw", w, t) * inv
-        out[a:a + 128] = s.max(1)
-        idx = s.argmax(1)
-        best_zoom[a:a + 128], best_shift[a:a + 128] = z0 + idx // shifts, idx % shifts
+    n = len(qgrey)
+    out = np.zeros(n, np.float32)
+    best_zoom = np.zeros(n, np.int64)
+    best_shift = np.zeros(n, np.int64)
+    side, cside, reach = S - T + 1, S // 2 - T // 2 + 1, 2 * FINE_REACH + 1
+    for a in range(0, n, 128):
+        b = min(n, a + 128)
+        g = _mirror(qgrey[a:b], flipped[a:b])[:, None]
+        z0 = np.clip(zoom[a:b] - 1, 0, len(SCALES) - 3)
+        mats = _FINE[z0[:, None] + np.arange(3)]
+        z = mats @ g @ mats.swapaxes(-1, -2)
+        z -= z.mean((-1, -2), keepdims=True)
+        y0 = np.clip(2 * (shift[a:b] // cside) - FINE_REACH, 0, side - reach)
+        x0 = np.clip(2 * (shift[a:b] % cside) - FINE_REACH, 0, side - reach)
+        view = np.lib.stride_tricks.sliding_window_view(z, (T, T), axis=(2, 3))
+        w = view[np.arange(b - a)[:, None, None, None], np.arange(3)[None, :, None, None],
+                 (y0[:, None] + np.arange(reach))[:, None, :, None],
+                 (x0[:, None] + np.arange(reach))[:, None, None, :]].reshape(b - a, 3 * reach * reach, T * T)
+        s1 = w.sum(-1)
+        norm = np.sqrt(np.maximum(np.einsum("nwf,nwf->nw", w, w) - s1 * s1 / (T * T), 0))
+        inv = np.where(norm > MIN_STD * T, 1 / np.maximum(norm, 1e-6), 0)
+        t = templates(rgrey[a:b], coarse=False)
+        sc = np.matmul(w, t[:, :, None])[..., 0] * inv
+        idx = sc.argmax(1)
+        out[a:b] = sc[np.arange(b - a), idx]
+        local = idx % (reach * reach)
+        best_zoom[a:b] = z0 + idx // (reach * reach)
+        best_shift[a:b] = (y0 + local // reach) * side + x0 + local % reach
     return out, best_zoom, best_shift
 
 
@@ -329,53 +367,29 @@ def _mirror(g: np.ndarray, flipped: np.ndarray) -> np.ndarray:
     return np.where(flipped[:, None, None], g[:, :, ::-1], g)
 
 
-def _zoom_mats(scale: np.ndarray, offset: np.ndarray) -> np.ndarray:
-    """Blur then bilinear zoom by ``scale`` about the centre, moved by ``offset`` px: (..., S, S)."""
-    c = (S - 1) / 2
-    x = np.clip(c + (np.arange(S) - c) / scale[..., None] + offset[..., None], 0, S - 1)
-    x0 = np.minimum(np.floor(x).astype(np.int64), S - 2)
-    frac = (x - x0).astype(np.float32)
-    m = np.zeros((*x.shape, S), np.float32)
-    np.put_along_axis(m, x0[..., None], (1 - frac)[..., None], -1)
-    np.put_along_axis(m, x0[..., None] + 1, frac[..., None], -1)
-    return m @ _BLUR
+def detail(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray,
+           shift: np.ndarray) -> np.ndarray:
+    """Correlation of detail (high-pass images) at each pair's fine alignment: the verdict.
 
-
-def subpixel(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray,
-             shift: np.ndarray) -> np.ndarray:
-    """32 px correlation around a fine alignment, at half steps of zoom and half pixels of shift.
-
-    The fine search moves whole pixels and 7 % zooms; a copy off by half a
-    pixel loses a few hundredths of correlation, which near a threshold is
-    the difference between found and missed.  Impostors, with no true
-    alignment, gain less.  Measured on the visible CIFAR half: listed pairs
-    above the 10-per-10k impostor level rise from 91.5 % to 94 %.
+    The query is zoomed, mirrored and moved as :func:`fine` found best; both
+    sides are high-passed (:func:`_high_pass`) and the reference's central
+    T x T crop is correlated with the query's window there.  One window per
+    pair, so this costs a fraction of the search that found the alignment.
     """
     n = len(qgrey)
-    half = np.array([-0.5, 0.0, 0.5])
-    scale = np.interp(zoom[:, None] + half[None], np.arange(len(SCALES)), SCALES)  # (n, 3)
-    sc = np.repeat(scale[:, :, None], 3, 2)  # (n, zoom, offset)
-    off = np.broadcast_to(half[None, None], sc.shape)
-    my = _zoom_mats(sc, off)  # (n, 3, 3, S, S)
-    g = _mirror(qgrey, flipped)
-    # (n, zoom, dy, dx, S, S): rows moved by dy, columns by dx, same zoom.
-    z = np.einsum("nzyij,njk,nzxlk->nzyxil", my, g, my, optimize=True)
-    z -= z.mean((-1, -2), keepdims=True)
     side = S - T + 1
     sy, sx = shift // side, shift % side
-    out = np.full(n, -np.inf, np.float32)
-    t = templates(rgrey, coarse=False)
-    for e in (-1, 0, 1):
-        for f in (-1, 0, 1):
-            y0, x0 = np.clip(sy + e, 0, side - 1), np.clip(sx + f, 0, side - 1)
-            rows = (y0[:, None] + np.arange(T))[:, None, None, None, :, None]
-            cols = (x0[:, None] + np.arange(T))[:, None, None, None, None, :]
-            w = z[np.arange(n)[:, None, None, None, None, None], np.arange(3)[None, :, None, None, None, None],
-                  np.arange(3)[None, None, :, None, None, None], np.arange(3)[None, None, None, :, None, None],
-                  rows, cols].reshape(n, 27, T * T)
-            w = _norm(w)
-            out = np.maximum(out, np.einsum("nwf,nf->nw", w, t).max(1))
-    return out
+    q = _high_pass(_FINE[zoom], _mirror(qgrey, flipped))
+    rows = (sy[:, None] + np.arange(T))[:, :, None]
+    cols = (sx[:, None] + np.arange(T))[:, None, :]
+    w = q[np.arange(n)[:, None, None], rows, cols].reshape(n, T * T)
+    off = (S - T) // 2
+    t = _high_pass(_BLUR, np.asarray(rgrey, np.float32))[:, off:off + T, off:off + T].reshape(n, T * T)
+    w = w - w.mean(1, keepdims=True)
+    t = t - t.mean(1, keepdims=True)
+    nw, nt = np.linalg.norm(w, axis=1), np.linalg.norm(t, axis=1)
+    score = np.einsum("nf,nf->n", w, t) / np.maximum(nw * nt, 1e-6)
+    return np.where((nw > DETAIL_STD * T) & (nt > DETAIL_STD * T), score, 0.0).astype(np.float32)
 
 
 def mirrored_templates(tmpl: np.ndarray) -> np.ndarray:
@@ -385,33 +399,34 @@ def mirrored_templates(tmpl: np.ndarray) -> np.ndarray:
 
 
 def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, grey: np.ndarray,
-           tmpl2: np.ndarray, precise: np.ndarray | None = None) -> np.ndarray:
-    """Scores (N, C) of each query against its candidates (NaN: none), the best few rechecked at 32 px.
+           tmpl2: np.ndarray, gate: float = REFINE_GATE, always: int = 0) -> np.ndarray:
+    """Detail scores (N, C) of each query against its candidates (NaN: not verified).
 
     ``flipped`` (N, C): the candidate is compared with the mirrored query.
     ``grey`` (M, 32, 32) and ``tmpl2`` (2M, t*t, from
-    :func:`mirrored_templates`) are indexed by ``cand``.  ``precise`` (N, C):
-    where the half-pixel recheck may run (default everywhere); a pair that
-    can only ever be a warning (within a split) does not need it.
+    :func:`mirrored_templates`) are indexed by ``cand``.  A 16 px search over
+    zoom x shift gates the candidates: those at or above ``gate``, and each
+    query's best ``always`` whatever their 16 px score, are aligned at 32 px
+    and scored by :func:`detail`.  The calibration scores its impostors'
+    best few that way, so its levels err towards fewer alarms; checking
+    another detector's match scores it whatever it correlates.
     """
     m = len(grey)
     raw, best = coarse(qgrey, np.where(cand >= 0, cand + m * flipped, -1), tmpl2)
-    zoom = best // (PER_VIEW // len(SCALES))
-    top = np.argsort(-np.nan_to_num(raw, nan=-np.inf), 1)[:, :REFINE_TOP]
-    qi = np.repeat(np.arange(len(cand)), top.shape[1])
-    kk = top.ravel()
-    keep = np.nan_to_num(raw[qi, kk], nan=-np.inf) >= REFINE_GATE
-    qi, kk = qi[keep], kk[keep]
+    per_zoom = PER_VIEW // len(SCALES)
+    ranked = np.nan_to_num(raw, nan=-np.inf)
+    pick = ranked >= gate
+    if always:
+        top = np.argsort(-ranked, 1)[:, :always]
+        np.put_along_axis(pick, top, True, 1)
+    qi, kk = np.nonzero(pick & (cand >= 0))
+    out = np.full(cand.shape, np.nan, np.float32)
     if len(qi):
         rg = grey[cand[qi, kk]]
-        score, zf, shift = fine(qgrey[qi], rg, flipped[qi, kk], zoom[qi, kk])
-        near = (score >= SUBPIXEL_BAND[0]) & (score < SUBPIXEL_BAND[1])
-        near = np.flatnonzero(near if precise is None else near & precise[qi, kk])
-        for a in range(0, len(near), 64):
-            b = near[a:a + 64]
-            score[b] = np.maximum(score[b], subpixel(qgrey[qi[b]], rg[b], flipped[qi[b], kk[b]], zf[b], shift[b]))
-        raw[qi, kk] = score
-    return raw
+        fl = flipped[qi, kk]
+        _, zf, shift = fine(qgrey[qi], rg, fl, best[qi, kk] // per_zoom, best[qi, kk] % per_zoom)
+        out[qi, kk] = detail(qgrey[qi], rg, fl, zf, shift)
+    return out
 
 
 # --------------------------------------------------------------------------

@@ -143,19 +143,15 @@ def _lists(p: Plan, a: str, ret: Retrieved) -> tuple[np.ndarray, np.ndarray, np.
     return ql[first], r[first], flip[first]
 
 
-def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...], split_of: np.ndarray) -> list[np.ndarray]:
-    """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block.
-
-    Only cross-split pairs get the half-pixel recheck: within a split a link is
-    at most a warning, so only the warning level matters there."""
+def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block."""
     ql, r, fl = lists
     out: list[list[np.ndarray]] = [[], [], [], []]
     for a0 in range(0, len(qrows), _BLOCK):
         lo, hi = np.searchsorted(ql, [a0, a0 + _BLOCK])
         nb = min(_BLOCK, len(qrows) - a0)
         cand, flip = _pad(ql[lo:hi] - a0, nb, r[lo:hi], fl[lo:hi])
-        cross = (cand >= 0) & (split_of[np.maximum(cand, 0)] != split_of[qrows[a0:a0 + nb]][:, None])
-        raw = A.verify(data.grey[qrows[a0:a0 + nb]].astype(np.float32), cand, flip, data.grey, data.tmpl2, cross)
+        raw = A.verify(data.grey[qrows[a0:a0 + nb]].astype(np.float32), cand, flip, data.grey, data.tmpl2)
         qi, kk = np.nonzero(cand >= 0)
         for acc, x in zip(out, (qrows[a0 + qi], cand[qi, kk], raw[qi, kk], flip[qi, kk])):
             acc.append(x)
@@ -182,7 +178,7 @@ def search(data: Data, p: Plan) -> Pairs:
             ret[a] = (p.rows[a], *retrieve(data, p, a, p.rows[a]))
     cols: list[list[np.ndarray]] = [[], [], [], []]
     for a in ret:
-        for acc, x in zip(cols, _directed(data, ret[a][0], _lists(p, a, ret), p.split_of)):
+        for acc, x in zip(cols, _directed(data, ret[a][0], _lists(p, a, ret))):
             acc.append(x)
     if not cols[0]:
         return symmetric(*(np.zeros(0, t) for t in (np.int64, np.int64, np.float64, bool)))
@@ -210,12 +206,16 @@ def focus_search(data: Data, p: Plan, focus: np.ndarray) -> Pairs:
     return symmetric(ij[:, 0], ij[:, 1], score, ij[:, 2].astype(bool))
 
 
-def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | None = None) -> np.ndarray:
-    """Score of given pairs, the better of both directions (and of both mirrors when ``flip`` is None)."""
+def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | None = None,
+                always: int = 0) -> np.ndarray:
+    """Score of given pairs, the better of both directions (and of both mirrors when ``flip`` is None).
+
+    A focus search gates as the full search does; checking another
+    detector's match (``always=1``) scores it whatever its 16 px correlation."""
     best = np.full(len(i), -np.inf)
     for f in ([flip] if flip is not None else [np.zeros(len(i), bool), np.ones(len(i), bool)]):
         for q, r in ((i, j), (j, i)):
-            raw = A.verify(data.grey[q].astype(np.float32), r[:, None], f[:, None], data.grey, data.tmpl2)
+            raw = A.verify(data.grey[q].astype(np.float32), r[:, None], f[:, None], data.grey, data.tmpl2, always=always)
             best = np.fmax(best, raw[:, 0])
     return best
 
@@ -253,9 +253,9 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     cand, flip = retrieve(data, p, a, rows, views)
     n, groups = len(rows), len(p.targets[a])
     cand, flip = cand.reshape(n, groups * p.k), flip.reshape(n, groups * p.k)
-    # Recheck at half pixels only where the search does: against other splits.
-    cross = np.repeat(np.array([b != a for b in p.targets[a]]), p.k)[None].repeat(n, 0)
-    fwd = np.nan_to_num(A.verify(grey.astype(np.float32), cand, flip, data.grey, data.tmpl2, cross), nan=-np.inf)
+    # Every impostor's best few are scored, whatever their 16 px correlation.
+    fwd = np.nan_to_num(A.verify(grey.astype(np.float32), cand, flip, data.grey, data.tmpl2, always=A.REFINE_TOP),
+                        nan=-np.inf)
     # Backwards too, for the best few: the candidate's windows against the upside-down row.
     top = np.argsort(-fwd, 1)[:, :_REVERSE_TOP]
     qi, kk = np.repeat(np.arange(n), top.shape[1]), top.ravel()
@@ -263,6 +263,6 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     qi, kk = qi[keep], kk[keep]
     tmpl2 = A.mirrored_templates(A.templates(grey, coarse=True))
     back = A.verify(data.grey[cand[qi, kk]].astype(np.float32), qi[:, None], flip[qi, kk][:, None], grey, tmpl2,
-                    cross[qi, kk][:, None])
+                    always=1)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
     return fwd.reshape(n, groups, p.k).max(2)
