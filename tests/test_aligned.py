@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageFilter
 
 from pytest_leakcheck import check
 from pytest_leakcheck.detectors import _align, _alignsearch, aligned
@@ -279,3 +279,78 @@ def test_pair_verdict_does_not_depend_on_which_file_is_in_which_split(tmp_path: 
 
     one = pair("train/img_003.jpg", "test/disguised.jpg")
     assert one and one == pair("test/img_003.jpg", "train/disguised.jpg")
+
+
+def _grey(img: Image.Image) -> np.ndarray:
+    """The cached grey descriptor of an image, as the decode computes it from its 32 px colour square."""
+    square = np.asarray(img.convert("RGB").resize((_align.S, _align.S), Image.Resampling.BOX))
+    return _align.describe(square)["grey32"].astype(np.float32)[None]
+
+
+def _detail_score(query: Image.Image, reference: Image.Image) -> float:
+    q, r = _grey(query), _grey(reference)
+    tmpl2 = _align.mirrored_templates(_align.templates(r, coarse=True))
+    return float(_align.verify(q, np.zeros((1, 1), np.int64), np.zeros((1, 1), bool), r, tmpl2, always=1)[0, 0])
+
+
+def _lookalike(img: Image.Image, other: Image.Image) -> Image.Image:
+    """``img``'s light and dark (its low frequencies) with ``other``'s detail: the same layout, another picture."""
+    def low(im: Image.Image) -> np.ndarray:
+        return np.asarray(im.filter(ImageFilter.GaussianBlur(10)), np.float32)
+
+    mixed = low(img) + np.asarray(other, np.float32) - low(other)
+    return Image.fromarray(np.clip(mixed, 0, 255).astype(np.uint8))
+
+
+def test_detail_tells_a_copy_from_a_lookalike() -> None:
+    """The verdict is the correlation of detail at the best alignment: a cropped, zoomed, tinted copy
+    lines up; a picture with the same layout and other detail does not, though its plain grey
+    correlates with the original better than the (unaligned) copy's does."""
+    original = photo(3)
+    copy, look = _disguised(original), _lookalike(original, photo(7))
+    grey = [np.corrcoef(_grey(x).ravel(), _grey(original).ravel())[0, 1] for x in (copy, look)]
+    assert grey[1] > 0.75 and grey[1] > grey[0]  # plain grey prefers the lookalike
+    assert _detail_score(copy, original) >= 0.85
+    assert _detail_score(look, original) < 0.5
+    # Both directions: the original is also found in the copy.
+    assert _detail_score(original, copy) >= 0.85
+
+
+def test_fine_alignment_finds_a_shift_the_coarse_search_only_approximates() -> None:
+    """A copy moved by 3 px at 32 px: the fine search around the 16 px estimate lands on it exactly."""
+    rng = np.random.default_rng(5)
+    big = rng.uniform(0, 255, (1, 40, 40)).astype(np.float32)
+    ref, moved = big[:, 4:36, 4:36], big[:, 4:36, 7:39]  # ``moved``'s content sits 3 px to the left
+    tmpl2 = _align.mirrored_templates(_align.templates(ref, coarse=True))
+    raw, best = _align.coarse(moved, np.zeros((1, 1), np.int64), tmpl2)
+    per_zoom = _align.PER_VIEW // len(_align.SCALES)
+    score, zoom, shift = _align.fine(moved, ref, np.zeros(1, bool), best[0] // per_zoom, best[0] % per_zoom)
+    side = _align.S - _align.T + 1
+    centre = (_align.S - _align.T) // 2
+    assert _align.SCALES[int(zoom[0])] == 1.0
+    assert (int(shift[0]) // side, int(shift[0]) % side) == (centre, centre - 3)
+    assert score[0] > 0.99
+
+
+def test_hash_hits_take_the_aligned_levels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hash or thumbnail hit in an orientation alignment covers is held to aligned's levels:
+    below the warning level dropped, below the error level weak, within a split by the within levels;
+    rotated hits and exact copies are left as they are."""
+    from types import SimpleNamespace
+
+    from pytest_leakcheck.kernels import Match
+
+    scores = np.array([0.5, 0.8, 0.95, 0.85])
+    monkeypatch.setattr(aligned.search, "prepare", lambda *args, **kwargs: None)
+    monkeypatch.setattr(aligned.search, "pair_scores", lambda data, i, j, flip, always=0: scores[:len(i)])
+    run = SimpleNamespace(
+        stats={"aligned": {"threshold": 0.7, "error_threshold": 0.9, "within_threshold": 0.8,
+                           "within_error_threshold": 0.92}},
+        sigs=SimpleNamespace(valid=np.ones(6, bool)), orientations=("identity", "hflip"),
+        split_of=("train", "test", "train", "test", "train", "test"))
+    hits = [Match(0, 1, "phash", 4.0), Match(2, 1, "thumbnail", 0.97), Match(0, 3, "phash", 2.0, "hflip"),
+            Match(0, 2, "phash", 1.0), Match(4, 5, "phash", 3.0, "rot90"), Match(4, 5, "identical_file", 0.0)]
+    got = aligned.DETECTOR.refine(run, aligned.AlignedSettings(), hits)  # type: ignore[arg-type]
+    assert [(m.i, m.j, m.detector, m.weak) for m in got] == [
+        (2, 1, "thumbnail", True), (0, 3, "phash", False), (0, 2, "phash", True),
+        (4, 5, "phash", False), (4, 5, "identical_file", False)]
