@@ -254,8 +254,8 @@ def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
     false = Match(row["test/distinct_03.jpg"], row["train/img_040.jpg"], "phash", 8.0)
     rotated = Match(row["test/distinct_04.jpg"], row["train/img_041.jpg"], "phash", 8.0, "rot90")
     kept = aligned.DETECTOR.refine(run, policy.detectors.aligned, [real, false, rotated])
-    # Alignment covers identity and mirror only, so a rotated hit is left to the hash.
-    assert kept == [real, rotated]
+    # A rotated hit is judged too, the first image turned as the hash found it.
+    assert kept == [real]
 
 
 def test_pair_verdict_does_not_depend_on_which_file_is_in_which_split(tmp_path: Path) -> None:
@@ -333,16 +333,22 @@ def test_fine_alignment_finds_a_shift_the_coarse_search_only_approximates() -> N
 
 
 def test_hash_hits_take_the_aligned_levels(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A hash or thumbnail hit in an orientation alignment covers is held to aligned's levels:
-    below the warning level dropped, below the error level weak, within a split by the within levels;
-    rotated hits and exact copies are left as they are."""
+    """A hash or thumbnail hit, in any orientation, is held to aligned's levels: below the warning
+    level dropped, below the error level weak, within a split by the within levels; exact copies
+    are left as they are, and the rotated hit is judged with its first image turned."""
     from types import SimpleNamespace
 
     from pytest_leakcheck.kernels import Match
 
-    scores = np.array([0.5, 0.8, 0.95, 0.85])
+    scores = np.array([0.5, 0.8, 0.95, 0.85, 0.75])
+    seen: list[list[str]] = []
+
+    def pair_scores(data, i, j, flip, always=0, turned=None):  # type: ignore[no-untyped-def]
+        seen.append(list(turned))
+        return scores[:len(i)]
+
     monkeypatch.setattr(aligned.search, "prepare", lambda *args, **kwargs: None)
-    monkeypatch.setattr(aligned.search, "pair_scores", lambda data, i, j, flip, always=0: scores[:len(i)])
+    monkeypatch.setattr(aligned.search, "pair_scores", pair_scores)
     run = SimpleNamespace(
         stats={"aligned": {"threshold": 0.7, "error_threshold": 0.9, "within_threshold": 0.8,
                            "within_error_threshold": 0.92}},
@@ -353,4 +359,33 @@ def test_hash_hits_take_the_aligned_levels(monkeypatch: pytest.MonkeyPatch) -> N
     got = aligned.DETECTOR.refine(run, aligned.AlignedSettings(), hits)  # type: ignore[arg-type]
     assert [(m.i, m.j, m.detector, m.weak) for m in got] == [
         (2, 1, "thumbnail", True), (0, 3, "phash", False), (0, 2, "phash", True),
-        (4, 5, "phash", False), (4, 5, "identical_file", False)]
+        (4, 5, "phash", True), (4, 5, "identical_file", False)]
+    assert seen == [["identity", "identity", "identity", "identity", "rot90"]]
+
+
+@pytest.mark.parametrize("name", [o for o in _align.TURNS])
+def test_turns_are_pillows_transposes_and_undo_each_other(name: str) -> None:
+    """Each orientation turns a grey square as Pillow turns the image, and its inverse turns it back."""
+    from pytest_leakcheck.decode import TRANSPOSE
+
+    g = np.random.default_rng(4).integers(0, 256, (1, _align.S, _align.S)).astype(np.uint8)
+    how, back = _align.TURNS[name]
+    pil = g[0] if TRANSPOSE[name] is None else np.asarray(Image.fromarray(g[0]).transpose(TRANSPOSE[name]))
+    assert (how(g)[0] == pil).all()
+    assert (_align.TURNS[back][0](how(g)) == g).all()
+    assert (_align.turn(g, [name]) == how(g)).all()
+
+
+def test_rotated_copy_kept_and_rotated_lookalike_dropped(tmp_path: Path) -> None:
+    """With rotations searched, a turned copy is found at error level; hash hits between distinct
+    photographs in a turned orientation do not survive alignment."""
+    for i in range(30):
+        save(photo(i), tmp_path / f"train/img_{i:03d}.jpg", quality=92)
+    for i in range(6):
+        save(photo(2000 + i), tmp_path / f"test/distinct_{i}.jpg", quality=92)
+    save(photo(3).transpose(Image.Transpose.ROTATE_90), tmp_path / "test/turned.jpg", quality=90)
+    write_policy(tmp_path, ALIGNED)  # searches rot90 (conftest.POLICY)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert _leak_pairs(report) == {("test/turned.jpg", "train/img_003.jpg")}
+    (finding,) = report.findings
+    assert finding.severity == "error" and finding.pairs[0].orientation in ("rot90", "rot270")

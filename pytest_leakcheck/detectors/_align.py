@@ -23,6 +23,7 @@ for the false-alarm rate the policy asks for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -369,6 +370,30 @@ def fine(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.nda
 
 def _mirror(g: np.ndarray, flipped: np.ndarray) -> np.ndarray:
     return np.where(flipped[:, None, None], g[:, :, ::-1], g)
+
+
+#: Each of the eight orientations of a square as an index map on (rows, columns), as
+#: Pillow's ``Image.transpose`` turns an image (rot90 is counter-clockwise), and its inverse.
+TURNS = {
+    "identity": (lambda g: g, "identity"),
+    "hflip": (lambda g: g[:, :, ::-1], "hflip"),
+    "vflip": (lambda g: g[:, ::-1, :], "vflip"),
+    "rot90": (lambda g: np.rot90(g, 1, axes=(1, 2)), "rot270"),
+    "rot180": (lambda g: g[:, ::-1, ::-1], "rot180"),
+    "rot270": (lambda g: np.rot90(g, 3, axes=(1, 2)), "rot90"),
+    "transpose": (lambda g: g.swapaxes(1, 2), "transpose"),
+    "transverse": (lambda g: g[:, ::-1, ::-1].swapaxes(1, 2), "transverse"),
+}
+
+
+def turn(grey: np.ndarray, orientations: Sequence[str]) -> np.ndarray:
+    """(N, S, S) grey squares, row n turned by ``orientations[n]``."""
+    out = np.array(grey, copy=True)
+    names = np.asarray(orientations, dtype=object)
+    for name in set(orientations) - {"identity"}:
+        rows = np.flatnonzero(names == name)
+        out[rows] = TURNS[name][0](grey[rows])
+    return out
 
 
 def detail(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray,

@@ -207,15 +207,23 @@ def focus_search(data: Data, p: Plan, focus: np.ndarray) -> Pairs:
 
 
 def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | None = None,
-                always: int = 0) -> np.ndarray:
+                always: int = 0, turned: Sequence[str] | None = None) -> np.ndarray:
     """Score of given pairs, the better of both directions (and of both mirrors when ``flip`` is None).
 
     A focus search gates as the full search does; checking another
-    detector's match (``always=1``) scores it whatever its 16 px correlation."""
+    detector's match (``always=1``) scores it whatever its 16 px correlation.
+    ``turned`` (one orientation per pair): row ``i`` after it matches row
+    ``j``, so ``i`` is turned that way to meet ``j`` and ``j`` back the other
+    way to meet ``i``.
+    """
+    back = None if turned is None else [A.TURNS[o][1] for o in turned]
     best = np.full(len(i), -np.inf)
     for f in ([flip] if flip is not None else [np.zeros(len(i), bool), np.ones(len(i), bool)]):
-        for q, r in ((i, j), (j, i)):
-            raw = A.verify(data.grey[q].astype(np.float32), r[:, None], f[:, None], data.grey, data.tmpl2, always=always)
+        for q, r, how in ((i, j, turned), (j, i, back)):
+            grey = data.grey[q].astype(np.float32)
+            if how is not None:
+                grey = A.turn(grey, how)
+            raw = A.verify(grey, r[:, None], f[:, None], data.grey, data.tmpl2, always=always)
             best = np.fmax(best, raw[:, 0])
     return best
 

@@ -191,28 +191,29 @@ class Aligned(Detector):
         return matches if focus is None else [m for m in matches if focus[m.i] or focus[m.j]]
 
     def refine(self, run: SearchRun, settings: AlignedSettings, matches: list[Match]) -> list[Match]:
-        """Hash and thumbnail matches in the orientations alignment covers take the pair's aligned verdict.
+        """Hash and thumbnail matches take the pair's aligned verdict, in whatever orientation they were found.
 
-        A hash hit is a candidate that alignment can check: its detail score
-        (every such pair is scored, whatever its 16 px correlation) is held
-        to the same calibrated levels as aligned's own matches.  Below the
-        warning level it is dropped (a low-texture picture whose hash or
-        thumbnail is near many unrelated ones); below the error level it is
-        a weak link.  Measured on the visible CIFAR half: every listed
-        near-duplicate pHash finds scores 0.84 or more, pairs of different
-        classes 0.6 or less.
+        A hash hit is a candidate that alignment can check: the first image
+        turned as the hash found it (mirrored, rotated), the pair is aligned
+        and judged by detail (every such pair, whatever its 16 px
+        correlation) and held to the same calibrated levels as aligned's
+        own matches.  Below the warning level it is dropped (a low-texture
+        picture whose hash or thumbnail is near many unrelated ones, in any
+        orientation); below the error level it is a weak link.  Measured on
+        the visible CIFAR half: every listed near-duplicate pHash finds
+        scores 0.84 or more, pairs of different classes 0.6 or less.
         """
         cal = run.stats.get("aligned")
         if not cal:
             return matches
-        check = [n for n, m in enumerate(matches)
-                 if m.detector in ("phash", "thumbnail") and m.orientation in COVERED]
+        check = [n for n, m in enumerate(matches) if m.detector in ("phash", "thumbnail")]
         if not check:
             return matches
         data = search.prepare(run.sigs, np.flatnonzero(run.sigs.valid), "hflip" in run.orientations)
         ij = np.array([(matches[n].i, matches[n].j) for n in check], np.int64)
         flip = np.array([matches[n].orientation == "hflip" for n in check])
-        scores = search.pair_scores(data, ij[:, 0], ij[:, 1], flip, always=1)
+        turned = [o if o not in COVERED else "identity" for o in (matches[n].orientation for n in check)]
+        scores = search.pair_scores(data, ij[:, 0], ij[:, 1], flip, always=1, turned=turned)
         split_of = np.array(run.split_of, dtype=object)
         within = split_of[ij[:, 0]] == split_of[ij[:, 1]]
         warn, err = _levels_of(cal, within)
