@@ -322,7 +322,7 @@ def test_fine_alignment_finds_a_shift_the_coarse_search_only_approximates() -> N
     big = rng.uniform(0, 255, (1, 40, 40)).astype(np.float32)
     ref, moved = big[:, 4:36, 4:36], big[:, 4:36, 7:39]  # ``moved``'s content sits 3 px to the left
     tmpl2 = _align.mirrored_templates(_align.templates(ref, coarse=True))
-    raw, best = _align.coarse(moved, np.zeros((1, 1), np.int64), tmpl2)
+    _, best = _align.coarse(moved, np.zeros((1, 1), np.int64), tmpl2)
     per_zoom = _align.PER_VIEW // len(_align.SCALES)
     score, zoom, shift = _align.fine(moved, ref, np.zeros(1, bool), best[0] // per_zoom, best[0] % per_zoom)
     side = _align.S - _align.T + 1
