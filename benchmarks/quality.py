@@ -170,9 +170,8 @@ def main() -> None:
                   f"test images flagged (any level) {s['flagged']} = {s['flagged_pct']:.2f}% | cold {seconds:.0f} s "
                   f"| peak RSS so far {rss:.0f} MB", flush=True)
             cal = report.stats.get("aligned")
-            if cal:
-                print(f"{'':28s} {cal}; decode {report.stats['seconds_decode']:.0f} s, "
-                      f"search {report.stats['seconds_search']:.0f} s", flush=True)
+            print(f"{'':28s} {cal or ''}; decode {report.stats['seconds_decode']:.0f} s, "
+                  f"search {report.stats['seconds_search']:.0f} s", flush=True)
             if cal and args.contact:
                 out = Path(tempfile.gettempdir()) / f"leakcheck-quality-contact-{re.sub(r'[^a-z]+', '-', name)}.png"
                 extra = contact(report, root, {(a, b) for a, b, _ in pairs}, args.contact, out)

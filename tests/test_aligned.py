@@ -323,8 +323,8 @@ def test_fine_alignment_finds_a_shift_the_coarse_search_only_approximates() -> N
     ref, moved = big[:, 4:36, 4:36], big[:, 4:36, 7:39]  # ``moved``'s content sits 3 px to the left
     tmpl2 = _align.mirrored_templates(_align.templates(ref, coarse=True))
     _, best = _align.coarse(moved, np.zeros((1, 1), np.int64), tmpl2)
-    per_zoom = _align.PER_VIEW // len(_align.SCALES)
-    score, zoom, shift = _align.fine(moved, ref, np.zeros(1, bool), best[0] // per_zoom, best[0] % per_zoom)
+    n = _align.COARSE_SHIFTS
+    score, zoom, shift = _align.fine(moved, ref, np.zeros(1, bool), best[0] // n * _align.COARSE_STEP, best[0] % n)
     side = _align.S - _align.T + 1
     centre = (_align.S - _align.T) // 2
     assert _align.SCALES[int(zoom[0])] == 1.0

@@ -146,16 +146,17 @@ def _lists(p: Plan, a: str, ret: Retrieved) -> tuple[np.ndarray, np.ndarray, np.
 def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...]) -> list[np.ndarray]:
     """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block."""
     ql, r, fl = lists
-    out: list[list[np.ndarray]] = [[], [], [], []]
-    for a0 in range(0, len(qrows), _BLOCK):
+
+    def block(a0: int) -> tuple[np.ndarray, ...]:
         lo, hi = np.searchsorted(ql, [a0, a0 + _BLOCK])
         nb = min(_BLOCK, len(qrows) - a0)
         cand, flip = _pad(ql[lo:hi] - a0, nb, r[lo:hi], fl[lo:hi])
         raw = A.verify(data.grey[qrows[a0:a0 + nb]].astype(np.float32), cand, flip, data.grey, data.tmpl2)
         qi, kk = np.nonzero(cand >= 0)
-        for acc, x in zip(out, (qrows[a0 + qi], cand[qi, kk], raw[qi, kk], flip[qi, kk])):
-            acc.append(x)
-    return [np.concatenate(x) for x in out] if out[0] else [np.zeros(0, np.int64)] * 2 + [np.zeros(0)] * 2
+        return qrows[a0 + qi], cand[qi, kk], raw[qi, kk], flip[qi, kk]
+
+    out = A.in_blocks(block, range(0, len(qrows), _BLOCK))
+    return [np.concatenate(x) for x in zip(*out)] if out else [np.zeros(0, np.int64)] * 2 + [np.zeros(0)] * 2
 
 
 def symmetric(q: np.ndarray, r: np.ndarray, score: np.ndarray, flipped: np.ndarray) -> Pairs:
