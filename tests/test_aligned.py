@@ -389,3 +389,19 @@ def test_rotated_copy_kept_and_rotated_lookalike_dropped(tmp_path: Path) -> None
     assert _leak_pairs(report) == {("test/turned.jpg", "train/img_003.jpg")}
     (finding,) = report.findings
     assert finding.severity == "error" and finding.pairs[0].orientation in ("rot90", "rot270")
+
+
+def test_turned_copies_in_the_data_do_not_raise_the_levels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upside-down image that lines up with another is a turned copy in the data, not an
+    impostor: left out of the calibration (one of them among 20 would set every level to 1)."""
+    rng = np.random.default_rng(6)
+    clean = {"cross": rng.uniform(0.2, 0.6, 20), "within": rng.uniform(0.2, 0.6, 20)}
+    dirty = {k: np.concatenate([v, [0.99, 1.0]]) for k, v in clean.items()}
+    for imp in (clean, dirty):
+        monkeypatch.setattr(aligned.search, "impostors", lambda data, p, imp=imp: imp)
+        got = aligned._calibration(None, None, aligned.AlignedSettings())  # type: ignore[arg-type]
+        assert got["threshold"] <= got["error_threshold"] < aligned.TURNED_COPY
+        assert got["turned_copies"] == (4 if imp is dirty else 0)
+    monkeypatch.setattr(aligned.search, "impostors", lambda data, p: clean)
+    assert {k: v for k, v in aligned._calibration(None, None, aligned.AlignedSettings()).items()  # type: ignore[arg-type]
+            if k != "turned_copies"} == {k: v for k, v in got.items() if k != "turned_copies"}

@@ -1,24 +1,23 @@
-"""Near-duplicates that hashes miss: retrieve a few candidates, then align and verify.
+"""Near-duplicates that hashes miss: retrieve a few candidates, align them, judge the detail.
 
 Real leaks are crops, shifts, zooms, colour changes and added frames of the
-same photograph.  Per image we cache three tiny descriptors computed from one
+same photograph.  Per image we cache two tiny descriptors computed from one
 32 px colour square (signatures.py, one ``desc`` family):
 
-- ``grey32``: 32x32 grey, the only input of verification;
-- ``colour8``: 8x8x3 colour layout, for retrieval;
+- ``grey32``: 32x32 grey, the input of alignment and of the verdict;
 - ``hog``: 4x4 cells x 8 gradient orientations, for retrieval that survives
   colour changes.
 
-Each query gets the union of its top-k neighbours under each descriptor (and
-those of its mirror image).  Each candidate is verified by normalised
-cross-correlation of lightly blurred grey images over mirror x zoom x shift,
-first at 16 px, then at 32 px around the best coarse alignment.  Low-texture
-images (a plane on plain sky) correlate with everything, so a score is taken
-relative to the query's own crowd of candidates.
+Each query gets its top-k neighbours by the (PCA-reduced) gradient
+descriptor, for itself and its mirror image.  Each candidate is aligned by
+normalised cross-correlation of lightly blurred grey images over zoom x
+shift, first at 16 px, then at 32 px around the best coarse alignment, and
+judged by the correlation of detail (high-pass images) there: plain grey
+correlation is as high for another photograph with the same layout.
 
-The threshold is calibrated without labels: each query's upside-down self
-cannot be its duplicate, so the scores those impostors reach set the cut-off
-for the false-alarm rate the policy asks for.
+The levels are calibrated without labels: each query's upside-down self
+cannot be its duplicate, so the scores those impostors reach set the
+cut-offs for the false-alarm rates the policy asks for.
 """
 
 from __future__ import annotations
@@ -132,7 +131,6 @@ def describe(rgb: np.ndarray) -> dict[str, np.ndarray]:
     g = rgb @ np.array([0.299, 0.587, 0.114], np.float32)
     return {
         "grey32": np.clip(np.rint(g), 0, 255).astype(np.uint8),
-        "colour8": np.clip(np.rint(_pool(rgb[None], 4)[0]), 0, 255).astype(np.uint8),
         "hog": hog(g[None])[0].astype(np.float16),
     }
 
