@@ -69,7 +69,7 @@ THREADS = min(2, os.cpu_count() or 1)
 _CHUNK = 128  # queries per verification block
 MIN_STD = 2.0  # grey levels
 _COLS = 32  # candidates per product in a block
-FINE_REACH = 2  # px at 32 px around the coarse shift (one coarse step, and then some)
+FINE_REACH = 1  # px at 32 px around the coarse estimate: the coarse grid steps 2 px
 
 
 # --------------------------------------------------------------------------
