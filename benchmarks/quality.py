@@ -49,11 +49,18 @@ BASELINES = {
 ALIGNED_ON = "  aligned:\n    severity: error\n"
 
 
-def policies(root: Path) -> dict[str, str]:
-    """The ``leakcheck init`` policy for ``root``, unchanged; the same with aligned off; the baselines."""
+EVERY = "augmentations: [hflip, vflip, rot90, rot180, rot270, transpose, transverse]"
+
+
+def policies(root: Path, every: bool = False) -> dict[str, str]:
+    """The ``leakcheck init`` policy for ``root``, unchanged (or with all 8 orientations);
+    the same with aligned off; the baselines."""
     from pytest_leakcheck.layout import detect, policy_text
 
     init = policy_text(detect(root))
+    if every:
+        assert "augmentations: [hflip]" in init, "leakcheck init no longer writes the orientations this edits"
+        init = init.replace("augmentations: [hflip]", EVERY)
     assert ALIGNED_ON in init, "leakcheck init no longer writes the aligned block this benchmark edits"
     return {"init": init, "init, hash only": init.replace(ALIGNED_ON, "  aligned:\n    severity: off\n"),
             **BASELINES}
@@ -144,6 +151,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--contact", type=int, default=0, help="write a contact sheet of N unlisted flagged pairs")
     ap.add_argument("--only", choices=["init"], help="skip the single-detector baselines")
+    ap.add_argument("--every-orientation", action="store_true",
+                    help="the init policies with all 8 orientations instead of [hflip]")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="leakcheck-quality-"))
     try:
@@ -156,7 +165,7 @@ def main() -> None:
         for f in root.rglob("*.jpg"):
             f.read_bytes()
         print(f"data: {root} ({n_test} test images), labels: {len(pairs)} pairs", flush=True)
-        for name, text in policies(root).items():
+        for name, text in policies(root, args.every_orientation).items():
             if args.only and not name.startswith(args.only):
                 continue
             report, seconds = run(name, text, root, tmp, args.jobs)
