@@ -9,7 +9,7 @@ import pytest
 from PIL import Image, ImageFilter
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors import _align, _alignsearch, aligned
+from pytest_leakcheck.detectors import _align, _alignsearch, _retrieve, aligned
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy import load
 from pytest_leakcheck.render.text import render as render_text
@@ -108,7 +108,7 @@ def test_topk_equals_a_full_sort() -> None:
     ref = rng.normal(size=(3000, 16)).astype(np.float32)
     q0, q1 = ref[:50] + 0.1, rng.normal(size=(50, 16)).astype(np.float32)
     exclude = np.arange(50)
-    idx, view = _align.topk([q0, q1], ref, 5, exclude)
+    idx, view = _retrieve.topk([q0, q1], ref, 5, exclude)
     s = np.maximum(q0 @ ref.T, q1 @ ref.T)
     s[np.arange(50), exclude] = -np.inf
     expect = np.argsort(-s, 1)[:, :5]

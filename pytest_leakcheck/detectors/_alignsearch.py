@@ -22,6 +22,7 @@ import numpy as np
 
 from ..signals import Signatures
 from . import _align as A
+from . import _retrieve
 
 # Query rows per verification block; their candidate lists are padded to the block's longest.
 _BLOCK = 1024
@@ -36,7 +37,7 @@ class Data:
     grey: np.ndarray  # (N, 32, 32) uint8
     tmpl2: np.ndarray  # (2N, 144) float32: coarse templates, then those of the mirror images
     hog: np.ndarray  # (N, 128) float32
-    index: A.Index
+    index: _retrieve.Index
     vec: np.ndarray  # (N, d) projected unit vectors
     vec_m: np.ndarray | None  # the same of the mirror images, when mirrors are searched
 
@@ -65,7 +66,7 @@ class Pairs:
 def prepare(sigs: Signatures, valid_rows: np.ndarray, mirror: bool) -> Data:
     grey = sigs.arrays["desc:grey32"].reshape(-1, A.S, A.S)
     hog = sigs.arrays["desc:hog"].astype(np.float32)
-    index = A.fit_index(hog[valid_rows])
+    index = _retrieve.fit_index(hog[valid_rows])
     tmpl = np.concatenate([A.templates(grey[a:a + 8192], coarse=True) for a in range(0, len(grey), 8192)]
                           or [np.zeros((0, (A.T // 2) ** 2), np.float32)])
     vec_m = index.project(hog[:, A.HOG_HFLIP]) if mirror else None
@@ -100,7 +101,7 @@ def retrieve(data: Data, p: Plan, a: str, qrows: np.ndarray,
         refs = p.rows[b]
         if not len(refs) or not len(qrows):
             continue
-        idx, flip[:, g] = A.topk(views, data.vec[refs], p.k, _local(refs, qrows) if a == b else None)
+        idx, flip[:, g] = _retrieve.topk(views, data.vec[refs], p.k, _local(refs, qrows) if a == b else None)
         out[:, g] = np.where(idx >= 0, refs[np.maximum(idx, 0)], -1)
     return out, flip
 
@@ -155,7 +156,7 @@ def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...]) -> l
         qi, kk = np.nonzero(cand >= 0)
         return qrows[a0 + qi], cand[qi, kk], raw[qi, kk], flip[qi, kk]
 
-    out = A.in_blocks(block, range(0, len(qrows), _BLOCK))
+    out = _retrieve.in_blocks(block, range(0, len(qrows), _BLOCK))
     return [np.concatenate(x) for x in zip(*out)] if out else [np.zeros(0, np.int64)] * 2 + [np.zeros(0)] * 2
 
 
