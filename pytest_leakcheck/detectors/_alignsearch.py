@@ -28,6 +28,8 @@ from . import _retrieve
 _BLOCK = 1024
 # Impostors whose best few forward candidates are also scored backwards.
 _REVERSE_TOP = 4
+# Impostor rows per calibration block.
+_IMPOSTOR_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -248,7 +250,10 @@ def impostors(data: Data, p: Plan) -> dict[str, np.ndarray]:
             rows = pick[p.split_of[pick] == a]
             if not len(rows):
                 continue
-            best = _impostor_maxima(data, p, a, rows)
+            # Rows are independent: in blocks, on the retrieval's threads.
+            best = np.concatenate(_retrieve.in_blocks(
+                lambda r0, a=a, rows=rows: _impostor_maxima(data, p, a, rows[r0:r0 + _IMPOSTOR_BLOCK]),
+                range(0, len(rows), _IMPOSTOR_BLOCK)))
             for kind, use in (("cross", [b != a for b in p.targets[a]]), ("within", [b == a for b in p.targets[a]])):
                 if any(use):
                     out[kind].append(best[:, np.array(use)].max(1))
