@@ -27,7 +27,7 @@ from . import _retrieve
 # Query rows per verification block; their candidate lists are padded to the block's longest.
 _BLOCK = 1024
 # Impostors whose best few forward candidates are also scored backwards.
-_REVERSE_TOP = 4
+_REVERSE_TOP = 2
 # Impostor rows per calibration block.
 _IMPOSTOR_BLOCK = 256
 
