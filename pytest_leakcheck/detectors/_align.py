@@ -63,11 +63,6 @@ FINE_REACH = 1  # px at 32 px around the coarse estimate: the coarse grid steps 
 # Descriptors (computed in the signature workers, once per content)
 
 
-def _pool(x: np.ndarray, f: int) -> np.ndarray:
-    n, h, w = x.shape[:3]
-    return x.reshape(n, h // f, f, w // f, f, *x.shape[3:]).mean((2, 4))
-
-
 def hog(g: np.ndarray, cells: int = 4, bins: int = 8) -> np.ndarray:
     """Unsigned, soft-binned gradient orientations per cell, square-rooted and unit-norm.
 
@@ -182,11 +177,18 @@ def _windows(grey: np.ndarray, mats: np.ndarray, t: int) -> tuple[np.ndarray, np
     z -= z.mean((-1, -2), keepdims=True)  # smaller values: less cancellation in the variance below
     w = np.lib.stride_tricks.sliding_window_view(z, (t, t), axis=(3, 4))
     w = w.reshape(len(grey), int(np.prod(w.shape[1:5])), t * t)
+    return w, _inverse_norms(w, t)
+
+
+def _inverse_norms(w: np.ndarray, t: int) -> np.ndarray:
+    """1 / the centred norm of each (..., t*t) window, 0 for a flat one.
+
+    A window flatter than MIN_STD grey levels carries no evidence (and its
+    variance is mostly rounding): it scores 0 whatever the template.
+    """
     s1 = w.sum(-1)
-    norm = np.sqrt(np.maximum(np.einsum("nwf,nwf->nw", w, w) - s1 * s1 / (t * t), 0))
-    # A window flatter than MIN_STD grey levels carries no evidence (and its
-    # variance is mostly rounding): it scores 0 whatever the template.
-    return w, np.where(norm > MIN_STD * t, 1 / np.maximum(norm, 1e-6), 0).astype(np.float32)
+    norm = np.sqrt(np.maximum(np.einsum("...f,...f->...", w, w) - s1 * s1 / (t * t), 0))
+    return np.where(norm > MIN_STD * t, 1 / np.maximum(norm, 1e-6), 0).astype(np.float32)
 
 
 def templates(grey: np.ndarray, coarse: bool) -> np.ndarray:
@@ -256,9 +258,7 @@ def fine(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.nda
         w = view[np.arange(b - a)[:, None, None, None], np.arange(3)[None, :, None, None],
                  (y0[:, None] + np.arange(reach))[:, None, :, None],
                  (x0[:, None] + np.arange(reach))[:, None, None, :]].reshape(b - a, 3 * reach * reach, T * T)
-        s1 = w.sum(-1)
-        norm = np.sqrt(np.maximum(np.einsum("nwf,nwf->nw", w, w) - s1 * s1 / (T * T), 0))
-        inv = np.where(norm > MIN_STD * T, 1 / np.maximum(norm, 1e-6), 0)
+        inv = _inverse_norms(w, T)
         t = templates(rgrey[a:b], coarse=False)
         sc = np.matmul(w, t[:, :, None])[..., 0] * inv
         idx = sc.argmax(1)
