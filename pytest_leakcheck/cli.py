@@ -77,7 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--max-findings", type=int, default=50, help="findings shown in full in text (0: all)")
     chk.add_argument("--no-cache", action="store_true", help="ignore and do not write the signature store")
     chk.add_argument("--executor", metavar="tcp://HOST:8786",
-                     help="decode on this Dask scheduler's workers (default: the policy's `executor`, else local)")
+                     help="decode on this Dask scheduler's workers (default: $LEAKCHECK_EXECUTOR, else local); "
+                          "a policy cannot choose this")
     chk.add_argument("--changed-since", metavar="REF",
                      help="pull request mode: findings that involve files changed since REF are new")
     chk.add_argument("--base-report", type=Path, metavar="JSON",
@@ -272,10 +273,11 @@ def _check(args: argparse.Namespace) -> int:
     policy = load(args.policy or find_policy())
     progress = _progress(args)
     options = {"jobs": args.jobs, "use_cache": not args.no_cache, "progress": progress}
-    if args.executor:
-        from .executors import check_address
+    from .executors import ENV, check_address
 
-        options["executor"] = check_address(args.executor, where="--executor")
+    executor = args.executor or os.environ.get(ENV, "").strip()
+    if executor:
+        options["executor"] = check_address(executor, where="--executor" if args.executor else ENV)
     if args.changed_since:
         base = None
         if args.base_report:

@@ -254,6 +254,34 @@ def inside(ctx: Ctx, at: tuple[str, ...], raw: str, path: Path, folders: tuple[P
     raise ctx.fail(at, f"{what} {excerpt(raw)} is outside the policy's folder ({display(str(real))})", fix)
 
 
+#: Object-storage prefixes (separated by white space) that a policy may name as its root or
+#: manifest, e.g. ``s3://bucket/datasets``.  Which hosts the check contacts is the workflow
+#: owner's choice: a policy alone never makes it read anything over the network.
+REMOTE_ENV = "LEAKCHECK_ALLOW_REMOTE"
+#: The object stores leakcheck reads; any other scheme (http, file, ftp, …) is refused.
+REMOTE_SCHEMES = ("s3",)
+
+
+def remote(ctx: Ctx, at: tuple[str, ...], raw: str, url: Any) -> Any:
+    """``url`` (a parsed ``sources.Url``), refused unless its scheme is object storage and
+    it lies under a prefix the job's :data:`REMOTE_ENV` names.
+
+    Checked before anything is contacted, so a refused URL costs no request and
+    no error quotes what a host would have answered.
+    """
+    scheme = str(url).partition("://")[0]
+    if scheme not in REMOTE_SCHEMES:
+        raise ctx.fail(at, f"{excerpt(raw)}: leakcheck reads local paths and s3:// object storage only",
+                       "write a path inside the repository")
+    allowed = [p.rstrip("/") for p in os.environ.get(REMOTE_ENV, "").split() if p.strip()]
+    text = str(url)
+    if not any(text == p or text.startswith(p + "/") for p in allowed):
+        raise ctx.fail(at, f"{excerpt(raw)} is in object storage, which this job has not enabled",
+                       f"the workflow's owner enables it with {REMOTE_ENV}=s3://BUCKET/PREFIX in the job's "
+                       "environment; a policy cannot")
+    return url
+
+
 def type_name(value: Any) -> str:
     return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "nothing"}.get(
         type(value), type(value).__name__

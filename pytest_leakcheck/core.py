@@ -45,8 +45,9 @@ def check(
 
     ``progress`` hears of each long stage (progress.py); by default nothing does.
     ``executor`` (a Dask scheduler address, or any ``concurrent.futures``
-    executor; default: the policy's ``executor``, else local processes) runs
-    the per-file decode work; see :mod:`executors`.
+    executor; default: local processes) runs the per-file decode work; see
+    :mod:`executors`.  Only the caller chooses it (a flag or the job's
+    environment), never the policy: the policy is the pull request's.
     """
     t0 = time.perf_counter()
     if policy is None:
@@ -59,7 +60,7 @@ def check(
     if store is None:
         store = open_store(locate(policy.cache, policy.store_folders) if use_cache else None)
     try:
-        with executors.connect(executor or policy.executor) as ex:
+        with executors.connect(executor) as ex:
             # Any damage the store shows during the check: set aside, rebuilt, run again.
             report = recovering(store, lambda: _pipeline(policy, store, jobs, focus, t0, progress, ex))
         return baseline.apply(report, judged, complete=focus is None)

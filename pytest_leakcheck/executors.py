@@ -1,7 +1,7 @@
 """Where signature work runs when one machine is not enough: a Dask cluster.
 
-``executor: tcp://HOST:8786`` in the policy (or ``--executor`` on the command
-line) sends the per-file work (``decode.sign`` and ``decode.pixel_digest``) to
+``--executor tcp://HOST:8786`` on the command line (or ``LEAKCHECK_EXECUTOR``
+in the job's environment) sends the per-file work (``decode.sign`` and ``decode.pixel_digest``) to
 a running ``dask.distributed`` scheduler.  Workers read, digest and decode
 files and return rows; this process alone writes the store, so a worker that
 dies loses nothing (Dask reruns its tasks elsewhere) and a rerun resumes from
@@ -9,15 +9,21 @@ what the store already holds.
 
 ``dask`` and ``distributed`` are imported here, inside functions, and only
 when an executor address is given: the core never imports them.
+
+Only the workflow's owner chooses the executor: a flag or the environment,
+never the policy, which a pull request writes.  A scheduler runs the check's
+code and returns its results; one the pull request picked could run anything
+and report any file clean (docs/security.md).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from .errors import UsageError
@@ -29,6 +35,8 @@ BATCH = 32
 #: How long to wait for the scheduler before giving up, in seconds.
 CONNECT_TIMEOUT = 20
 INSTALL = "pip install 'pytest-leakcheck[dask]'"
+#: The job's environment may name the scheduler instead of ``--executor``.
+ENV = "LEAKCHECK_EXECUTOR"
 
 
 def _run_batch(fn: Callable, items: Sequence) -> list:
@@ -75,6 +83,36 @@ class DaskExecutor(Executor):
         self.client.close()
 
 
+def _client(client_class: Any, spec: str) -> Any:
+    """A connected client, or a :class:`UsageError` within about ``CONNECT_TIMEOUT`` seconds.
+
+    ``Client(timeout=…)`` bounds the TCP connect but not the handshake after it:
+    a silent service at the address held the check forever.  So the client is
+    made on a daemon thread and waited for with a deadline of our own.
+    """
+    fix = ("start one with `dask scheduler` and workers with `dask worker ADDRESS`, "
+           f"or drop --executor / {ENV} to use local processes")
+    made: dict[str, Any] = {}
+
+    def make() -> None:
+        try:
+            made["client"] = client_class(spec, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except BaseException as exc:  # handed to the caller's thread below
+            made["error"] = exc
+
+    thread = threading.Thread(target=make, name="leakcheck-dask-connect", daemon=True)
+    thread.start()
+    thread.join(CONNECT_TIMEOUT + 2)
+    if thread.is_alive():
+        raise UsageError(f"the Dask scheduler at {spec} did not answer within {CONNECT_TIMEOUT} s", fix=fix)
+    exc = made.get("error")
+    if isinstance(exc, (OSError, TimeoutError)):
+        raise UsageError(f"cannot reach the Dask scheduler at {spec}: {type(exc).__name__}", fix=fix) from None
+    if exc is not None:  # a service speaking another protocol fails inside distributed's comms
+        raise UsageError(f"{spec} did not answer as a Dask scheduler ({type(exc).__name__})", fix=fix) from None
+    return made["client"]
+
+
 def _star(fn: Callable, args: tuple) -> Any:
     return fn(*args)
 
@@ -102,11 +140,15 @@ def connect(spec: str | Executor | None) -> Iterator[Executor | None]:
     except ImportError:
         raise UsageError(f"executor {spec!r} needs dask.distributed, which is not installed",
                          fix=INSTALL) from None
-    try:
-        client = Client(spec, timeout=CONNECT_TIMEOUT, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise UsageError(f"cannot reach the Dask scheduler at {spec}: {exc}",
-                         fix="start one with `dask scheduler` and workers with `dask worker ADDRESS`, "
-                             "or drop --executor / `executor:` to use local processes") from None
+
+    class QuietClient(Client):  # type: ignore[misc,valid-type]
+        """A client whose failed start does not print a traceback when it is collected."""
+
+        def __del__(self) -> None:
+            with suppress(Exception):
+                super().__del__()
+
+    client = _client(QuietClient, spec)
+
     with DaskExecutor(client) as executor:
         yield executor

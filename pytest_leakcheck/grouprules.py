@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import Ctx, inside
+from .config import Ctx, inside, remote
 from .names import excerpt
 from .sources import Url, locate
 
@@ -94,6 +94,8 @@ def parse_rules(
             path = locate(root, value)  # under a URL root, an object in the bucket
             if isinstance(path, Path):
                 path = inside(ctx, spot, value, path, (ctx.path.parent, root), f"`{source}` file")
+            elif path is not None:
+                path = remote(ctx, spot, value, path)
             if path is None or not path.is_file():
                 kind = "CSV" if source == "csv" else "COCO JSON"
                 raise ctx.fail(

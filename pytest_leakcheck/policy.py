@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from . import detectors, globs, grouprules, sources, splitsources
-from .config import AUGMENTATIONS, SEVERITIES, Ctx, inside, read_yaml, type_name
+from .config import AUGMENTATIONS, SEVERITIES, Ctx, inside, read_yaml, remote, type_name
 from .errors import PolicyError
-from .executors import ADDRESS
 from .grouprules import GroupRule, ShareRules
 from .names import excerpt
 
@@ -70,8 +69,6 @@ class Policy:
     baseline: Path | None = None
     #: COCO split files or a metadata table (splitsources.py), read like a manifest.
     split_sources: splitsources.SplitSources | None = None
-    #: A Dask scheduler address for the per-file work; None: local processes.
-    executor: str | None = None
     #: Key path -> line number, for messages that point at the policy.
     lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
 
@@ -113,7 +110,9 @@ def _splits(
         if manifest is None:
             raise ctx.fail((*at, "manifest"), f"{excerpt(raw['manifest'])} is not a usable URL",
                            "write it as s3://bucket/key, without `..` above the bucket")
-        if isinstance(manifest, Path):
+        if isinstance(manifest, sources.Url):
+            manifest = remote(ctx, (*at, "manifest"), raw["manifest"], manifest)
+        else:
             manifest = inside(ctx, (*at, "manifest"), raw["manifest"], manifest, _folders(ctx, root), "manifest")
         if need_manifest and not manifest.is_file():
             raise ctx.fail((*at, "manifest"), f"manifest {excerpt(raw['manifest'])} not found",
@@ -202,6 +201,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
     if data is None:
         raise ctx.fail((), "the policy is empty", "run `leakcheck init` for a commented example")
     raw = ctx.mapping(data, (), _TOP_KEYS + _GROUP_KEYS)
+    _no_executor(ctx, raw)
     if "version" not in raw:
         raise ctx.fail(("version",), "missing `version`", f"add `version: {SCHEMA_VERSION}` at the top")
     version = raw["version"]
@@ -247,7 +247,6 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         baseline=inside(ctx, ("baseline",), baseline, path.parent / baseline, _folders(ctx, root), "baseline"),
         lines=lines,
         split_sources=split_sources,
-        executor=_executor(ctx, raw.get("executor")),
         **_group_keys(ctx, raw, root, manifest, names),
     )
 
@@ -259,7 +258,7 @@ def _root(ctx: Ctx, path: Path, raw: str) -> Path | sources.Url:
     url = sources.parse(raw)
     if url is None:
         raise ctx.fail(("root",), f"{excerpt(raw)} is not a usable URL", "write it as s3://bucket/prefix, without `..`")
-    return url
+    return remote(ctx, ("root",), raw, url)
 
 
 def _folders(ctx: Ctx, root: Path | sources.Url) -> tuple[Path, ...]:
@@ -267,13 +266,16 @@ def _folders(ctx: Ctx, root: Path | sources.Url) -> tuple[Path, ...]:
     return (ctx.path.parent, root) if isinstance(root, Path) else (ctx.path.parent,)
 
 
-def _executor(ctx: Ctx, raw: Any) -> str | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, str) or not ADDRESS.match(raw.strip()):
-        raise ctx.fail(("executor",), f"expected a Dask scheduler address, got {excerpt(raw)}",
-                       "write it as tcp://HOST:8786 (what `dask scheduler` prints), or drop the key")
-    return raw.strip()
+def _no_executor(ctx: Ctx, raw: dict) -> None:
+    """Refuse ``executor:``: where code runs is the workflow owner's choice, never the policy's.
+
+    A policy comes with the pull request; a Dask scheduler it named would run
+    the check's work and return whatever results it liked (docs/security.md).
+    """
+    if "executor" in raw:
+        raise ctx.fail(("executor",), "the policy cannot choose where the check runs",
+                       "drop the key; the workflow's owner passes `--executor tcp://HOST:8786` "
+                       "or sets LEAKCHECK_EXECUTOR in the job's environment")
 
 
 def _group_keys(

@@ -74,17 +74,34 @@ def test_local_cluster_gives_the_local_findings(tmp_path: Path, cluster) -> None
     assert remote.stats["decoded"] == local.stats["decoded"] == len(set(_all_digests(tmp_path)))
 
 
-def test_executor_key_in_the_policy_is_used_and_the_driver_writes_the_store(tmp_path: Path, cluster) -> None:
+def test_executor_from_the_environment_is_used_and_the_driver_writes_the_store(
+    tmp_path: Path, cluster, run_cli, monkeypatch
+) -> None:
+    """LEAKCHECK_EXECUTOR (the job's environment, the owner's side) sends the work to the cluster."""
     policy = _dataset(tmp_path)
-    text = policy.read_text() + f"executor: {cluster.scheduler_address}\n"
-    policy.write_text(text)
-    assert load(policy).executor == cluster.scheduler_address
-    first = check(policy)
-    assert first.stats["decoded"] == len(set(_all_digests(tmp_path)))
+    before = _executed(cluster.scheduler_address)
+    monkeypatch.setenv("LEAKCHECK_EXECUTOR", cluster.scheduler_address)
+    code, _, err = run_cli("check", "--policy", str(policy))
+    assert code == 1, err
+    assert sum(_executed(cluster.scheduler_address).values()) > sum(before.values())
     # The store the driver wrote is complete: a second run decodes nothing, locally.
-    policy.write_text(text.replace(f"executor: {cluster.scheduler_address}\n", ""))
+    monkeypatch.delenv("LEAKCHECK_EXECUTOR")
     second = check(policy)
-    assert second.stats["decoded"] == 0 and comparable(second) == comparable(first)
+    assert second.stats["decoded"] == 0
+
+
+def test_a_policy_cannot_choose_the_executor(tmp_path: Path, cluster, run_cli) -> None:
+    """`executor:` in the policy (the pull request's) is refused, naming the owner's flag and variable,
+    and nothing is sent to the scheduler it names."""
+    policy = _dataset(tmp_path)
+    before = _executed(cluster.scheduler_address)
+    policy.write_text(policy.read_text() + f"executor: {cluster.scheduler_address}\n")
+    with pytest.raises(PolicyError, match="cannot choose where the check runs") as info:
+        load(policy)
+    assert "--executor" in str(info.value) and "LEAKCHECK_EXECUTOR" in str(info.value)
+    code, _, err = run_cli("check", "--policy", str(policy))
+    assert code == 2 and "executor" in err
+    assert _executed(cluster.scheduler_address) == before
 
 
 def test_results_are_written_as_they_arrive_so_a_rerun_resumes(tmp_path: Path, monkeypatch) -> None:
@@ -114,14 +131,13 @@ def _all_digests(root: Path) -> list[bytes]:
     return [hashlib.sha256(p.read_bytes()).digest() for p in sorted(root.glob("t*/*.*"))]
 
 
-def test_policy_and_cli_reject_an_address_that_is_not_one(tmp_path: Path, run_cli) -> None:
+def test_cli_rejects_an_address_that_is_not_one(tmp_path: Path, run_cli, monkeypatch) -> None:
     policy = _dataset(tmp_path)
-    policy.write_text(policy.read_text() + "executor: localhost:8786\n")
-    with pytest.raises(PolicyError, match="executor"):
-        load(policy)
-    policy.write_text(policy.read_text().replace("executor: localhost:8786\n", ""))
     code, _, err = run_cli("check", "--policy", str(policy), "--executor", "8786")
     assert code == 2 and "--executor" in err and "tcp://HOST:8786" in err
+    monkeypatch.setenv("LEAKCHECK_EXECUTOR", "localhost:8786")
+    code, _, err = run_cli("check", "--policy", str(policy))
+    assert code == 2 and "LEAKCHECK_EXECUTOR" in err
 
 
 def test_unreachable_scheduler_is_a_usage_error(tmp_path: Path, monkeypatch) -> None:
@@ -196,3 +212,48 @@ def test_cli_executor_on_a_scheduler_and_workers_started_from_the_command_line(t
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def _serve(reply: bytes | None):
+    """A TCP service on loopback that never answers (``reply`` None) or answers garbage."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+
+    def loop() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            if reply is not None:
+                conn.sendall(reply)
+                conn.close()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("reply", [None, b"HTTP/1.1 400 Bad Request\r\n\r\n" * 8], ids=["silent", "http"])
+def test_an_address_where_no_scheduler_answers_is_exit_2_without_a_traceback(
+    tmp_path: Path, reply, monkeypatch
+) -> None:
+    """A silent service once held the check forever; another protocol exited 3 with a traceback."""
+    policy = _dataset(tmp_path)
+    server = _serve(reply)
+    port = server.getsockname()[1]
+    code = ("import sys; from pytest_leakcheck import executors; executors.CONNECT_TIMEOUT = 2;"
+            "from pytest_leakcheck.cli import main; sys.exit(main(sys.argv[1:]))")
+    start = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, "-c", code, "check", "--policy", str(policy),
+                               "--executor", f"tcp://127.0.0.1:{port}"],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        server.close()
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "Dask scheduler" in done.stderr
+    assert time.monotonic() - start < 30

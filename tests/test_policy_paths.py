@@ -106,3 +106,57 @@ def test_excerpt_is_short_escaped_and_quoted(tmp_path: Path, run_cli) -> None:
     assert excerpt("abc") == "'abc'"
     assert excerpt("a\nb" * 100) == "'" + ("a\\nb" * 20) + "…'"
     assert excerpt(64.0) == "64.0" and excerpt([1] * 100).endswith("…")
+
+
+class _Counting:
+    """An HTTP server on loopback that counts connections and would answer with a secret."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.connections = 0
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(8)
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 26\r\n\r\npath,split\nSECRET-TOKEN,x\n")
+            conn.close()
+
+
+@pytest.mark.parametrize("template", [
+    "version: 1\nsplits: {{manifest: 'http://127.0.0.1:{port}/splits.csv'}}\n",
+    "version: 1\nroot: 'http://127.0.0.1:{port}/data'\nsplits: {{train: [train/**]}}\n",
+    GLOBS.replace("{", "{{").replace("}", "}}") + "groups: [{{csv: 'http://127.0.0.1:{port}/groups.csv', column: group}}]\n",
+    "version: 1\nsplits: {{manifest: 'file://link.csv'}}\n",
+    "version: 1\nsplits: {{manifest: 'file:///{outside}/splits.csv'}}\n",
+    "version: 1\nsplits: {{manifest: 's3://bucket/splits.csv'}}\n",
+], ids=["http-manifest", "http-root", "http-group-csv", "file-url-link", "file-url-absolute", "s3-not-enabled"])
+def test_a_policy_url_contacts_no_host_and_reads_nothing_outside(tmp_path: Path, template: str, run_cli,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22, class 2: which hosts the check contacts is the owner's choice (LEAKCHECK_ALLOW_REMOTE);
+    a policy URL of any scheme, or a file:// URL through a link, is refused before anything is read."""
+    monkeypatch.delenv("LEAKCHECK_ALLOW_REMOTE", raising=False)
+    repo, outside = _repo(tmp_path)
+    (outside / "splits.csv").write_text("path,split\nSECRET-TOKEN,train\n")
+    server = _Counting()
+    try:
+        (repo / "leakcheck.yaml").write_text(template.format(port=server.port, outside=outside))
+        with pytest.raises(PolicyError) as info:
+            load(repo / "leakcheck.yaml")
+        code, out, err = run_cli("check", "--policy", str(repo / "leakcheck.yaml"))
+    finally:
+        server.server.close()
+    assert code == EXIT_USAGE
+    assert server.connections == 0
+    assert "SECRET-TOKEN" not in str(info.value) + out + err
+    assert "LEAKCHECK_ALLOW_REMOTE" in str(info.value) or "local paths" in str(info.value)

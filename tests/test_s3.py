@@ -45,6 +45,8 @@ def s3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    # The job's owner enables the bucket; a policy alone cannot (docs/security.md).
+    monkeypatch.setenv("LEAKCHECK_ALLOW_REMOTE", f"s3://{BUCKET} s3://no-such-bucket")
     # The server's request log goes to our tmp folder, not the current one.
     monkeypatch.setattr(recorder, "_location", str(tmp_path / "moto-requests.jsonl"))
     s3fs.S3FileSystem.clear_instance_cache()  # a cached client would still point at the last server
@@ -197,3 +199,23 @@ def test_dask_workers_read_the_bucket(leaky_dataset: Path, tmp_path: Path, s3: s
         remote = check(policy, use_cache=False, executor=cluster.scheduler_address)
     assert _without_stats(remote) == _without_stats(local)
     assert remote.stats["decoded"] == local.stats["decoded"] > 70
+
+
+def test_a_bucket_the_job_has_not_enabled_is_refused_before_any_request(
+    leaky_dataset: Path, tmp_path: Path, s3: str, monkeypatch
+) -> None:
+    """Issue 22, class 2: the policy names the bucket, the job's owner enables it; without
+    LEAKCHECK_ALLOW_REMOTE covering the root, no request reaches the server."""
+    url = f"s3://{BUCKET}/{PREFIX}"
+    _upload(leaky_dataset, url)
+    log = tmp_path / "moto-requests.jsonl"
+    _recording(s3, "start-recording")
+    try:
+        monkeypatch.setenv("LEAKCHECK_ALLOW_REMOTE", f"s3://{BUCKET}/other-prefix")
+        with pytest.raises(PolicyError, match="LEAKCHECK_ALLOW_REMOTE"):
+            check(_s3_policy(tmp_path / "remote", url), use_cache=False)
+    finally:
+        _recording(s3, "stop-recording")
+    assert not log.exists() or log.read_text().strip() == ""
+    monkeypatch.setenv("LEAKCHECK_ALLOW_REMOTE", f"s3://{BUCKET}/{PREFIX}")
+    assert check(_s3_policy(tmp_path / "remote", url), use_cache=False).errors
