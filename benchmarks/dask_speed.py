@@ -24,10 +24,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.benchdata import generated
-from pytest_leakcheck import inventory, signatures
-from pytest_leakcheck.executors import connect
-from pytest_leakcheck.policy import load
-from pytest_leakcheck.store import open_store
+from pytest_leakcheck.dataset import inventory
+from pytest_leakcheck.pipeline import signatures
+from pytest_leakcheck.signals.executors import connect
+from pytest_leakcheck.policy.load import load
+from pytest_leakcheck.store.db import open_store
 
 
 def _rate(records: tuple, policy: object, executor: object, jobs: int | None) -> float:

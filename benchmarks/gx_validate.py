@@ -1,8 +1,8 @@
-"""Great Expectations: import time of pytest_leakcheck.gx, and validate_table() on 50,000 rows.
+"""Great Expectations: import time of pytest_leakcheck.integrations.gx, and validate_table() on 50,000 rows.
 
 Run by hand: ``python benchmarks/gx_validate.py [--rows 50000] [--repeat 3]``.  It measures:
 
-- the import of ``pytest_leakcheck.gx`` in a fresh interpreter each time, beside two
+- the import of ``pytest_leakcheck.integrations.gx`` in a fresh interpreter each time, beside two
   baselines measured the same way: ``import pytest_leakcheck`` (the core) and
   ``import great_expectations`` alone (what GX itself costs);
 - ``validate_table()`` on a synthetic export table (no images: 80/10/10 splits,
@@ -42,7 +42,7 @@ def import_seconds(module: str) -> tuple[float, float]:
 
 def synthetic(rows: int, seed: int = 0):  # -> export.Table
     """An export table with planted copy clusters and groups, without a single image."""
-    from pytest_leakcheck.export import Table
+    from pytest_leakcheck.integrations.export import Table
 
     rng = np.random.default_rng(seed)
     # Groups of ten in one split each, then one file of every hundredth group moved: a group split.
@@ -79,14 +79,14 @@ def main() -> None:
         return f"{min(values):6.2f} - {max(values):6.2f}"
 
     print(f"import in a fresh process, {args.repeat}x: import seconds range | process CPU seconds range")
-    for module in ("pytest_leakcheck", "great_expectations", "pytest_leakcheck.gx"):
+    for module in ("pytest_leakcheck", "great_expectations", "pytest_leakcheck.integrations.gx"):
         runs = [import_seconds(module) for _ in range(args.repeat)]
         print(f"  {module:22} {fmt([w for w, _ in runs])} s | {fmt([c for _, c in runs])} s", flush=True)
 
     import great_expectations as gx
     import pandas as pd
 
-    from pytest_leakcheck import gx as lgx
+    from pytest_leakcheck.integrations import gx as lgx
 
     table = synthetic(args.rows)
     # The columns validate_table() passes to GX, for the baseline.

@@ -65,7 +65,7 @@ def main() -> None:
     full = [run([*leakcheck, "check", "--policy", str(policy)], root)[:2] for _ in range(args.baseline_repeat)]
 
     from pytest_leakcheck import check
-    from pytest_leakcheck.policy import load
+    from pytest_leakcheck.policy.load import load
     from pytest_leakcheck.testing import photo
 
     hook_times, hook_cpu, inproc_times, inproc_cpu, exit_codes = [], [], [], [], set()

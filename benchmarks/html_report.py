@@ -24,7 +24,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from pytest_leakcheck.model import Finding, Member, Pair, Report
+from pytest_leakcheck.report.model import Finding, Member, Pair, Report
 from pytest_leakcheck.render.html import render as render_html
 from pytest_leakcheck.testing import photo, save
 

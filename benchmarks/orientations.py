@@ -39,7 +39,7 @@ def listed() -> list[tuple[str, str]]:
 
 def one(name: str, root: Path, tmp: Path, jobs: int | None):
     from pytest_leakcheck import check
-    from pytest_leakcheck.policy import load
+    from pytest_leakcheck.policy.load import load
 
     folder = Path(tempfile.mkdtemp(dir=tmp))
     (folder / "leakcheck.yaml").write_text(HEAD + SETTINGS[name] + f"cache: {folder}/cache.sqlite\n")

@@ -86,7 +86,7 @@ def build(n: int, added: int, jobs: int) -> tuple[Path, str]:
     base = _git(root, "rev-parse", "HEAD")
     print(f"built {n} images and committed them in {time.perf_counter() - t0:.0f}s", flush=True)
     t0 = time.perf_counter()
-    from pytest_leakcheck.core import check  # sign everything once; an empty focus searches nothing
+    from pytest_leakcheck.pipeline.core import check
 
     check(root / "leakcheck.yaml", focus=(), jobs=jobs)
     print(f"signed {n} images into the store in {time.perf_counter() - t0:.0f}s", flush=True)
@@ -107,8 +107,8 @@ def _base_store(root: Path) -> Path:
     Saved per signature fingerprint: a store signed by another leakcheck
     version would make every run decode everything and measure nothing useful.
     """
-    from pytest_leakcheck.policy import load
-    from pytest_leakcheck.signatures import fingerprint
+    from pytest_leakcheck.policy.load import load
+    from pytest_leakcheck.pipeline.signatures import fingerprint
 
     saved = root / f"base-store-{fingerprint(load(root / 'leakcheck.yaml'))}.sqlite"
     if not saved.exists():

@@ -55,7 +55,7 @@ EVERY = "augmentations: [hflip, vflip, rot90, rot180, rot270, transpose, transve
 def policies(root: Path, every: bool = False) -> dict[str, str]:
     """The ``leakcheck init`` policy for ``root``, unchanged (or with all 8 orientations);
     the same with aligned off; the baselines."""
-    from pytest_leakcheck.layout import detect, policy_text
+    from pytest_leakcheck.dataset.recognise import detect, policy_text
 
     init = policy_text(detect(root))
     if every:
@@ -79,7 +79,7 @@ def data_root(arg: str | None, tmp: Path) -> Path:
 
 def run(name: str, text: str, root: Path, tmp: Path, jobs: int | None):
     from pytest_leakcheck import check
-    from pytest_leakcheck.policy import load
+    from pytest_leakcheck.policy.load import load
 
     folder = tmp / re.sub(r"[^a-z0-9]+", "-", name)
     folder.mkdir()

@@ -100,7 +100,7 @@ def _smooth_thumbs(rng: np.random.Generator, n: int, side: int = 16) -> np.ndarr
 
 
 def make_thumbs(folder: Path, train: int, test: int, seed: int = 1) -> None:
-    from pytest_leakcheck.kernels import normalised_thumbs
+    from pytest_leakcheck.search.kernels import normalised_thumbs
 
     rng = np.random.default_rng(seed)
     tr, te = _smooth_thumbs(rng, train), _smooth_thumbs(rng, test)
@@ -121,7 +121,7 @@ def make_thumbs(folder: Path, train: int, test: int, seed: int = 1) -> None:
 
 def child(method: str, folder: Path, d: int, nprobe: int) -> dict:
     """One measurement in this (fresh) process; results go to ``folder`` for the parent to check."""
-    from pytest_leakcheck import kernels, mih, retrieval
+    from pytest_leakcheck.search import kernels, mih, retrieval
 
     sample = np.load(folder / "sample.npy")
     fsample = np.load(folder / "float_sample.npy") if (folder / "float_sample.npy").exists() else None

@@ -20,7 +20,7 @@ import tracemalloc
 
 import numpy as np
 
-from pytest_leakcheck.kernels import cosine_pairs, hamming_pairs
+from pytest_leakcheck.search.kernels import cosine_pairs, hamming_pairs
 
 
 def main() -> None:

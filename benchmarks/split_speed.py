@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_leakcheck import groups
-from pytest_leakcheck.groups import GroupRule
-from pytest_leakcheck.policy import Policy
-from pytest_leakcheck.split import assign, components, factorize
+from pytest_leakcheck.dataset import groups
+from pytest_leakcheck.dataset.groups import GroupRule
+from pytest_leakcheck.policy.load import Policy
+from pytest_leakcheck.split.plan import assign, components, factorize
 
 
 def names(

@@ -10,17 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .errors import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE, LeakcheckError
+from .version import __version__
 
-__version__ = "0.1.0"
-__all__ = ["EXIT_CLEAN", "EXIT_LEAKS", "EXIT_USAGE", "LeakcheckError", "check"]
+__all__ = ["EXIT_CLEAN", "EXIT_LEAKS", "EXIT_USAGE", "LeakcheckError", "__version__", "check"]
 
 if TYPE_CHECKING:
-    from .core import check
+    from .pipeline.core import check
 
 
 def __getattr__(name: str) -> Any:
     if name == "check":
-        from .core import check
+        from .pipeline.core import check
 
         return check
     raise AttributeError(name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .names import log_line
+from .files.names import log_line
 
 #: No error-level finding outside the baseline.
 EXIT_CLEAN = 0
@@ -23,7 +23,7 @@ class LeakcheckError(Exception):
     Every way in (CLI, pytest, pre-commit, Action) turns it into exit code 2 and
     prints ``str(error)``, never a traceback.  The message quotes file names and
     policy text, which a pull request controls, so it is built as one
-    :func:`~pytest_leakcheck.names.log_line`: no control character, no workflow command.
+    :func:`~pytest_leakcheck.files.names.log_line`: no control character, no workflow command.
     """
 
     def __init__(

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..config import Ctx
-from ..signals import Family, unique
+from ..policy.config import Ctx
+from ..signals.families import Family, unique
 from .base import Detector, PolicyView
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..signals import Signatures
+from ..signals.families import Signatures
 from . import _align as A
 from . import _retrieve
 

@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from ..config import SEVERITIES, Ctx
-from ..context import SearchRun
-from ..decode import COLOUR, DECODE_PATH, Decoded
-from ..kernels import Match
-from ..names import to_bytes
-from ..signals import Family
+from ..policy.config import SEVERITIES, Ctx
+from ..search.run import SearchRun
+from ..signals.decode import COLOUR, DECODE_PATH, Decoded
+from ..search.kernels import Match
+from ..files.names import to_bytes
+from ..signals.families import Family
 from . import _alignsearch as search
 from ._align import calibrate, describe
 from .base import Detector, PolicyView, section

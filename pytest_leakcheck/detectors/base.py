@@ -7,7 +7,7 @@ registry (``__init__.py``) finds it.  It owns:
 - its policy section (``detectors: {section: ...}``): :meth:`Detector.parse`
   validates it into a frozen settings value with at least ``severity``;
 - the signal families it needs from the one decode (:meth:`families`);
-- how it finds matches in a :class:`~pytest_leakcheck.context.SearchRun`
+- how it finds matches in a :class:`~pytest_leakcheck.search.run.SearchRun`
   (:meth:`find`; full, focused and incremental searches all go through it);
 - how strong a match is and what evidence it adds to a pair
   (:meth:`strength`, :meth:`pair_signals`, ``evidence_key``).
@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from ..config import SEVERITIES, Ctx
-from ..context import SearchRun
-from ..kernels import Match
-from ..signals import Family, Signatures, search_orientations
+from ..policy.config import SEVERITIES, Ctx
+from ..search.run import SearchRun
+from ..search.kernels import Match
+from ..signals.families import Family, Signatures, search_orientations
 
 
 class PolicyView(Protocol):

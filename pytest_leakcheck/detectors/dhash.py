@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import Ctx
-from ..context import SearchRun
-from ..kernels import Match
-from ..signals import Family, hash_family, search_orientations
+from ..policy.config import Ctx
+from ..search.run import SearchRun
+from ..search.kernels import Match
+from ..signals.families import Family, hash_family, search_orientations
 from .base import Detector, PolicyView
 from .phash import HashSettings, hash_distance, hash_matches, parse_hash
 

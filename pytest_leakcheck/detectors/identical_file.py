@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ..context import SearchRun
-from ..kernels import Match, exact_matches
+from ..search.run import SearchRun
+from ..search.kernels import Match, exact_matches
 from .base import Detector, PolicyView
 
 

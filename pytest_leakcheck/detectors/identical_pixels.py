@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..context import SearchRun
-from ..decode import PIXELS_PARAMS, pixel_digest
-from ..kernels import Match, hamming_pairs
-from ..pool import run_map
-from ..signals import Family, hash_family
+from ..search.run import SearchRun
+from ..signals.decode import PIXELS_PARAMS, pixel_digest
+from ..search.kernels import Match, hamming_pairs
+from ..signals.pool import run_map
+from ..signals.families import Family, hash_family
 from .base import Detector, PolicyView
 
 # A JPEG decoded in draft mode and the same pixels saved as PNG can hash a

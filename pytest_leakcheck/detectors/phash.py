@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ..config import ORIENTATIONS, SEVERITIES, Ctx
-from ..context import SearchRun
-from ..kernels import Match, hamming_pairs
-from ..names import excerpt
-from ..signals import Family, hash_family, hash_stack, inverse, search_orientations
+from ..policy.config import ORIENTATIONS, SEVERITIES, Ctx
+from ..search.run import SearchRun
+from ..search.kernels import Match, hamming_pairs
+from ..files.names import excerpt
+from ..signals.families import Family, hash_family, hash_stack, inverse, search_orientations
 from .base import Detector, PolicyView, section
 
 HASH_KINDS = ("phash", "dhash", "ahash", "whash")

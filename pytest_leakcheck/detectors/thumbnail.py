@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import retrieval
-from ..config import SEVERITIES, Ctx
-from ..context import SearchRun
-from ..kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs, oriented_within
-from ..signals import Family, Signatures, inverse, search_orientations, thumb_family
+from ..search import retrieval
+from ..policy.config import SEVERITIES, Ctx
+from ..search.run import SearchRun
+from ..search.kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs, oriented_within
+from ..signals.families import Family, Signatures, inverse, search_orientations, thumb_family
 from .base import Detector, PolicyView, section
 from .phash import far, hash_distance
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 from types import ModuleType
 
 from ..errors import UsageError
-from ..model import Report
+from ..report.model import Report
 
 
 @lru_cache(maxsize=1)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..model import COPY_KINDS, Finding, Member
-from ..names import display, log_line
+from ..report.model import COPY_KINDS, Finding, Member
+from ..files.names import display, log_line
 
 
 def link_text(m: Member) -> str:
@@ -91,7 +91,7 @@ def _describe(f: Finding) -> list[str]:
 def finding_lines(f: Finding) -> list[str]:
     """One finding as the text report shows it: a head line, then files and evidence.
 
-    Each line is a :func:`~pytest_leakcheck.names.log_line`: a file name may hold
+    Each line is a :func:`~pytest_leakcheck.files.names.log_line`: a file name may hold
     a newline, a control character or a workflow command, and none may reach
     a terminal or a CI log as such.
     """

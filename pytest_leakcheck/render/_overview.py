@@ -19,7 +19,7 @@ import html
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from ..model import KINDS, Report
+from ..report.model import KINDS, Report
 
 #: One colour per finding kind, in KINDS order; chosen to stay apart for colour-blind readers.
 PALETTE = ("#b2182b", "#d6604d", "#f4a582", "#2166ac", "#4393c3", "#762a83", "#9970ab",

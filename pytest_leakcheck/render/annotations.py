@@ -7,8 +7,8 @@ the report (errors, strongest first).
 
 from __future__ import annotations
 
-from ..model import Finding, Report
-from ..names import display
+from ..report.model import Finding, Report
+from ..files.names import display
 from ._common import headline, link_text
 
 #: GitHub's limit of annotations per type (error, warning) per step.

@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps
 
-from ..decode import TRANSPOSE, open_image
-from ..model import COPY_KINDS, KINDS, Finding, Pair, Report
-from ..names import display
-from ..policy import DEFAULT_MAX_PIXELS
-from ..sources import is_url, read_bytes
+from ..signals.decode import TRANSPOSE, open_image
+from ..report.model import COPY_KINDS, KINDS, Finding, Pair, Report
+from ..files.names import display
+from ..policy.load import DEFAULT_MAX_PIXELS
+from ..files.remote import is_url, read_bytes
 from ._common import checked_text, link_text
 from ._overview import overview
 

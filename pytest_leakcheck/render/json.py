@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ..model import Report, report_dict, unicode_only
-from ..names import defuse_json
+from ..report.model import Report, report_dict, unicode_only
+from ..files.names import defuse_json
 
 
 def render(report: Report, **_: object) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import html
 from urllib.parse import quote
 
-from ..model import COPY_KINDS, Finding, Report
-from ..names import display, log_text, to_bytes
+from ..report.model import COPY_KINDS, Finding, Report
+from ..files.names import display, log_text, to_bytes
 from ._common import checked_text, headline, link_text
 
 #: GitHub's limit is 1 MiB per step summary; leave room for other steps' text.

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
-from .. import __version__
-from ..model import KINDS, Finding, Report
-from ..names import defuse_json, display, to_bytes
+from ..version import __version__
+from ..report.model import KINDS, Finding, Report
+from ..files.names import defuse_json, display, to_bytes
 from ._common import headline, link_text
 from .annotations import anchor
 

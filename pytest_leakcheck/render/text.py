@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..model import Report
-from ..names import log_lines
+from ..report.model import Report
+from ..files.names import log_lines
 from ._common import checked_text, finding_lines
 
 EXTENSION = "txt"

@@ -1,0 +1,1 @@
+"""The ways in for CI: the pre-commit hook and the pull-request mode."""

@@ -1,0 +1,253 @@
+"""Resolve each file's group (part, session, video, patient) and check that no group spans splits.
+
+Hashes cannot see the next frame of a video or a second photo of the same
+part, but file names, folders and annotation files can.  The policy lists
+group rules; the first rule that yields a group for a file wins, in policy
+order.  This step sits between inventory and findings: ``resolve`` fills in
+``FileRecord.group`` and ``findings`` turns groups in several splits (and
+split shares outside their bounds) into findings.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..files import remote as sources
+from ..errors import PolicyError
+from ..policy.grouprules import GroupRule, ShareRules
+from .inventory import Inventory, clean_path
+from ..report.model import Finding, Member, finding_id
+from ..files.names import excerpt
+from ..policy.load import Policy
+
+#: Example files listed per split in a group-split finding.
+EXAMPLES_PER_SPLIT = 3
+
+
+# --------------------------------------------------------------------------
+# Resolution
+
+
+def _folder(paths: Sequence[str], depth: int) -> list[str | None]:
+    out: list[str | None] = []
+    for p in paths:
+        parts = p.split("/")
+        out.append(parts[depth - 1] if len(parts) > depth else None)
+    return out
+
+
+def _by_regex(paths: Sequence[str], pattern: str) -> list[str | None]:
+    search = re.compile(pattern).search
+    out: list[str | None] = []
+    for p in paths:
+        m = search(p)
+        out.append((m.group("group") or None) if m else None)
+    return out
+
+
+def read_column(path: Path, column: str, what: str = "manifest") -> dict[str, str]:
+    """``path`` -> non-empty ``column`` value from a CSV with a ``path`` column."""
+    out: dict[str, str] = {}
+    try:
+        # Names as their bytes, like the manifest (inventory._read_manifest).
+        with sources.open_text(path) as fh:
+            reader = csv.DictReader(fh)
+            fields = reader.fieldnames or []
+            for need in ("path", column):
+                if need not in fields:
+                    raise PolicyError(
+                        f"{what} has no `{need}` column (columns: {excerpt(', '.join(fields)) if fields else 'none'})",
+                        path=str(path),
+                        line=1,
+                        fix=f"add a `{need}` column to the header, or name an existing one",
+                    )
+            for row in reader:
+                value = (row.get(column) or "").strip()
+                if value:
+                    out[clean_path(row.get("path") or "")] = value
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise PolicyError(f"cannot read {what}: {exc}", path=str(path)) from None
+    return out
+
+
+def _coco(path: Path, field: str) -> dict[str, str]:
+    """COCO ``file_name`` -> the image's ``field`` (dotted for nested keys)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise PolicyError(
+            f"COCO annotations are not valid JSON: {exc.msg}",
+            path=str(path),
+            line=exc.lineno,
+            fix="point the `coco` rule at a COCO annotation file",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"cannot read COCO annotations: {exc}", path=str(path)) from None
+    images = data.get("images") if isinstance(data, dict) else None
+    if not isinstance(images, list):
+        raise PolicyError(
+            "COCO annotations have no `images` list",
+            path=str(path),
+            fix="a COCO file is an object with an `images` list of {file_name, ...}",
+        )
+    out: dict[str, str] = {}
+    for image in images:
+        if not isinstance(image, dict) or not isinstance(image.get("file_name"), str):
+            continue
+        value: Any = image
+        for key in field.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None and value != "":
+            out[clean_path(image["file_name"])] = str(value)
+    return out
+
+
+def _lookup(paths: Sequence[str], table: dict[str, str]) -> list[str | None]:
+    """Match by the whole relative path, else by its shorter suffixes: COCO names are
+    relative to an image folder, not to the policy root."""
+    out: list[str | None] = []
+    for p in paths:
+        hit = table.get(p)
+        parts = p.split("/")
+        for k in range(1, len(parts)):
+            if hit is not None:
+                break
+            hit = table.get("/".join(parts[k:]))
+        out.append(hit)
+    return out
+
+
+def _rule_groups(rule: GroupRule, paths: Sequence[str], policy: Policy) -> list[str | None]:
+    if rule.source == "regex":
+        return _by_regex(paths, str(rule.value))
+    if rule.source == "folder_depth":
+        return _folder(paths, int(rule.value))
+    if rule.source == "manifest_column":
+        if policy.manifest is None or not policy.manifest.is_file():
+            return [None] * len(paths)
+        table = read_column(policy.manifest, str(rule.value))
+        return [table.get(p) for p in paths]
+    if rule.source == "csv":
+        table = read_column(Path(str(rule.value)), rule.field, "group CSV")
+        return _lookup(paths, table)
+    return _lookup(paths, _coco(Path(str(rule.value)), rule.field))
+
+
+def group_of(paths: Sequence[str], policy: Policy) -> list[str | None]:
+    """Each path's group by the policy's rules; the first rule with an answer wins."""
+    out: list[str | None] = [None] * len(paths)
+    todo = list(range(len(paths)))
+    for rule in policy.groups:
+        if not todo:
+            break
+        found = _rule_groups(rule, [paths[i] for i in todo], policy)
+        for i, g in zip(todo, found):
+            out[i] = g
+        todo = [i for i in todo if out[i] is None]
+    return out
+
+
+def resolve(inv: Inventory) -> Inventory:
+    """Fill in every record's group; without rules, the manifest's ``group`` column stays."""
+    policy = inv.policy
+    if not policy.groups:
+        return inv
+    found = group_of([r.path for r in inv.records], policy)
+    records = tuple(replace(r, group=g) for r, g in zip(inv.records, found))
+    return replace(inv, records=records)
+
+
+# --------------------------------------------------------------------------
+# Findings
+
+
+def findings(inv: Inventory) -> list[Finding]:
+    """``group-split``, ``ungrouped-file`` and ``split-share`` findings for one inventory."""
+    policy = inv.policy
+    order = {s: n for n, s in enumerate(inv.splits)}
+    out: list[Finding] = []
+    by_group: dict[str, list[tuple[str, str]]] = {}
+    for r in inv.records:
+        if r.group is not None:
+            by_group.setdefault(r.group, []).append((r.path, r.split))
+    if policy.group_split != "off":
+        for group in sorted(by_group):
+            files = by_group[group]
+            counts = Counter(split for _, split in files)
+            if len(counts) < 2:
+                continue
+            splits = sorted(counts, key=lambda s: (order.get(s, 99), s))
+            members = []
+            for split in splits:
+                members += [Member(p, split) for p, s in sorted(files) if s == split][
+                    :EXAMPLES_PER_SPLIT
+                ]
+            spread = ", ".join(f"{s} {counts[s]}" for s in splits)
+            out.append(
+                Finding(
+                    id=finding_id("group-split", [group]),
+                    kind="group-split",
+                    severity=policy.group_split,
+                    members=tuple(members),
+                    evidence={s: float(counts[s]) for s in splits},
+                    message=f"group {group!r} has files in {len(splits)} splits ({spread}); "
+                    "keep it in one (`leakcheck split --keep MANIFEST` repairs this)",
+                )
+            )
+    if policy.groups and policy.ungrouped != "own-group":
+        for r in inv.records:
+            if r.group is None:
+                out.append(
+                    Finding(
+                        id=finding_id("ungrouped-file", [r.path]),
+                        kind="ungrouped-file",
+                        severity=policy.ungrouped,
+                        members=(Member(r.path, r.split),),
+                        message="no group rule matches this file; it counts as a group of its own",
+                    )
+                )
+    if policy.split_share is not None:
+        out += _share_findings(inv, policy.split_share)
+    return out
+
+
+def shares(inv: Inventory, by: str) -> tuple[dict[str, int], int]:
+    """Files (or groups; an ungrouped file is a group of its own) per split, and the total."""
+    if by == "files":
+        counts = Counter(r.split for r in inv.records)
+        return dict(counts), len(inv.records)
+    units = {(r.group if r.group is not None else "\0" + r.path, r.split) for r in inv.records}
+    counts = Counter(split for _, split in units)
+    return dict(counts), len({u for u, _ in units})
+
+
+def _share_findings(inv: Inventory, rules: ShareRules) -> list[Finding]:
+    counts, total = shares(inv, rules.by)
+    out = []
+    if rules.severity == "off" or total == 0:
+        return out
+    for split, lo, hi in rules.bounds:
+        share = counts.get(split, 0) / total
+        if lo <= share <= hi:
+            continue
+        out.append(
+            Finding(
+                id=finding_id("split-share", [split, rules.by]),
+                kind="split-share",
+                severity=rules.severity,
+                members=(),
+                evidence={"share": round(share, 4), "min": lo, "max": hi},
+                message=(
+                    f"split {split!r} has {share:.1%} of {rules.by} ({counts.get(split, 0)} "
+                    f"of {total}); the policy allows {lo:.0%} to {hi:.0%} (`split_share.{split}`)"
+                ),
+            )
+        )
+    return out

@@ -1,0 +1,297 @@
+"""Resolve every image file under the policy's root to exactly one split.
+
+Files that fall in no split, in two splits, or that a manifest names but that
+do not exist are reported as :class:`FileIssue` values; they never stop the
+scan, so one stray file cannot hide a leak elsewhere.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TextIO
+
+from ..files import globs, remote as sources
+from . import splitsources
+from ..errors import PolicyError
+from ..files.names import excerpt
+from ..policy.load import Policy, with_splits
+from ..progress import SILENT, Progress
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One image file; ``path`` is relative to the policy root, POSIX style."""
+
+    path: str
+    split: str
+    group: str | None
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class FileIssue:
+    """A file-level problem: ``unassigned``, ``ambiguous``, ``missing`` or ``outside_root``."""
+
+    kind: str
+    path: str
+    splits: tuple[str, ...] = ()
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Inventory:
+    policy: Policy
+    records: tuple[FileRecord, ...]
+    issues: tuple[FileIssue, ...]
+    #: Files and folders the policy's ``ignore`` skipped: tells "ignore hides everything" from a wrong glob.
+    ignored: int = 0
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        return self.policy.split_names
+
+
+@lru_cache(maxsize=256)
+def _any_glob(patterns: tuple[str, ...]) -> globs.GlobSet | None:
+    # Compiled once per set of patterns: scan asks for every file and split.
+    if not patterns:
+        return None
+    return globs.GlobSet(tuple(globs.compile(p) for p in patterns))
+
+
+def matches(path: str, patterns: tuple[str, ...]) -> bool:
+    """Whether ``path`` (POSIX, relative to root) matches any of the globs (globs.py)."""
+    found = _any_glob(tuple(patterns))
+    return found is not None and found.match(path)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What a walk found: image files (path, stat), sorted; links leaving root; how much ``ignore`` skipped."""
+
+    files: list[tuple[str, os.stat_result | sources.Stat]]
+    #: (path, real target, whether it is a folder) of each link whose target is outside root.
+    outside: list[tuple[str, str, bool]]
+    ignored: int = 0
+
+
+def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
+    """All image files under root, sorted; symlinks that leave root are listed apart, never followed."""
+    exts = policy.files.extensions
+    root_real = os.path.realpath(root)
+    cache_dir = os.path.dirname(str(policy.cache))
+    found: list[tuple[str, os.stat_result]] = []
+    outside: list[tuple[str, str, bool]] = []
+    ignored = 0
+    ignore = _any_glob(policy.ignore)
+
+    def inside(p: str) -> bool:
+        real = os.path.realpath(p)
+        return real == root_real or real.startswith(root_real + os.sep)
+
+    prefix_len = len(str(root).rstrip(os.sep)) + 1
+    # Each folder carries the real paths of its ancestors: a link back up the
+    # tree is a loop and is skipped, but two links to one folder are both
+    # walked, so `test/x -> ../train/x` shows up as the leak it is.
+    stack: list[tuple[str, frozenset[str]]] = [(str(root), frozenset())]
+    while stack:
+        folder, ancestors = stack.pop()
+        real = os.path.realpath(folder)
+        if real in ancestors:
+            continue
+        ancestors = ancestors | {real}
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        # Relative paths by slicing once per folder, not os.path.relpath per
+        # file: this loop runs once per image and relpath costs more than stat.
+        base = folder[prefix_len:].replace(os.sep, "/")
+        base = base + "/" if base else ""
+        before = len(found)
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = base + name
+            if ignore is not None and ignore.match(rel):
+                with suppress(OSError):  # counted only to word the error when nothing is left
+                    if entry.is_dir() or name.lower().endswith(exts):
+                        ignored += 1
+                continue
+            try:
+                if entry.is_symlink():
+                    if not inside(entry.path):
+                        # Not followed (a pull request could link /etc or a home folder), and
+                        # not skipped either: a split folder linked away would check nothing.
+                        if entry.is_dir() or name.lower().endswith(exts):
+                            outside.append((rel, os.path.realpath(entry.path), entry.is_dir()))
+                        continue
+                    if entry.is_dir():
+                        stack.append((entry.path, ancestors))
+                    elif name.lower().endswith(exts) and entry.is_file():
+                        found.append((rel, entry.stat()))
+                elif entry.is_dir(follow_symlinks=False):
+                    if entry.path != cache_dir:
+                        stack.append((entry.path, ancestors))
+                elif name.lower().endswith(exts) and entry.is_file(follow_symlinks=False):
+                    # is_file() comes from the folder listing: a FIFO named x.jpg
+                    # would otherwise hang the read.
+                    found.append((rel, entry.stat(follow_symlinks=False)))
+            except OSError:
+                continue
+        progress.advance(len(found) - before)
+    found.sort(key=lambda item: item[0])
+    outside.sort()
+    return Listing(found, outside, ignored)  # type: ignore[arg-type]
+
+
+def _walk_url(policy: Policy) -> Listing:
+    """Image objects under a URL root, filtered as :func:`_walk` filters files."""
+    exts = policy.files.extensions
+    ignore = _any_glob(policy.ignore)
+    try:
+        found = sources.find(policy.root)  # type: ignore[arg-type]
+    except OSError as exc:
+        raise PolicyError(f"cannot list root {policy.root}: {exc}", path=policy.display(("root",)), key="root",
+                          fix="check the URL and the AWS_* credentials and endpoint in the environment") from None
+    images = [(rel, st) for rel, st in found
+              if rel.lower().endswith(exts) and not any(part.startswith(".") for part in rel.split("/"))]
+    kept = [(rel, st) for rel, st in images if not (ignore is not None and ignore.match(rel))]
+    return Listing(kept, [], len(images) - len(kept))  # type: ignore[arg-type]
+
+
+def manifest_reader(fh: TextIO, path: Path) -> csv.DictReader:
+    """A reader over a manifest CSV whose header has been checked for `path` and `split`."""
+    reader = csv.DictReader(fh)
+    fields = reader.fieldnames or []
+    for column in ("path", "split"):
+        if column not in fields:
+            raise PolicyError(
+                f"manifest has no `{column}` column (columns: {excerpt(', '.join(fields)) if fields else 'none'})",
+                path=str(path),
+                line=1,
+                fix="the first row must be a header like `path,split,group`",
+            )
+    return reader
+
+
+def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None]]], tuple[str, ...]]:
+    path = policy.manifest
+    assert path is not None
+    rows: dict[str, list[tuple[str, str | None]]] = {}
+    names: dict[str, None] = {}
+    try:
+        # surrogateescape: a row names a file by its bytes, as os.fsdecode does
+        # for the listing, so a name that is not UTF-8 can be listed too.
+        with sources.open_text(path) as fh:
+            reader = manifest_reader(fh, path)
+            for row in reader:
+                rel = clean_path(row.get("path") or "")
+                split = (row.get("split") or "").strip()
+                if not rel or not split:
+                    raise PolicyError(
+                        "row with an empty path or split",
+                        path=str(path),
+                        line=reader.line_num,
+                        fix="fill in both columns or delete the row",
+                    )
+                group = (row.get("group") or "").strip() or None
+                rows.setdefault(rel, []).append((split, group))
+                names.setdefault(split)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise PolicyError(f"cannot read manifest: {exc}", path=str(path)) from None
+    return rows, tuple(names)
+
+
+def _read_rows(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None]]], tuple[str, ...]]:
+    # COCO split files and metadata tables assign splits as a manifest does.
+    if policy.split_sources is not None:
+        return splitsources.read(policy.split_sources)
+    return _read_manifest(policy)
+
+
+def manifest_splits(policy: Policy) -> tuple[str, ...]:
+    """Split names a manifest (or split files) uses, in first-seen order, without walking the tree."""
+    return _read_rows(policy)[1]
+
+
+def clean_path(rel: str) -> str:
+    """A path as a CSV may write it, in the inventory's form: POSIX, no leading ``./``."""
+    rel = rel.strip().replace("\\", "/")
+    while rel.startswith("./"):
+        rel = rel[2:]
+    return rel
+
+
+def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
+    """List the dataset: every image file, its split, or the issue that stops it having one."""
+    progress.start("listing")
+    listing = _walk_url(policy) if sources.is_url(policy.root) else _walk(policy.root, policy, progress)
+    progress.done()
+    if policy.manifest is not None or policy.split_sources is not None:
+        rows, names = _read_rows(policy)
+        policy = with_splits(policy, names)
+
+        def split_of(rel: str) -> tuple[str, ...]:
+            return tuple(dict.fromkeys(s for s, _ in rows.get(rel, ())))
+        records, issues = _assign_rows(listing, rows)
+    else:
+        rules = [(name, found) for name, patterns in policy.splits if (found := _any_glob(patterns))]
+
+        def split_of(rel: str) -> tuple[str, ...]:
+            return tuple(name for name, found in rules if found.match(rel))
+        records, issues = _assign_globs(listing, split_of)
+    for rel, target, folder in listing.outside:
+        # A folder link is put in the splits a file inside it would fall in.
+        splits = split_of(rel) or (split_of(rel + "/\x00") if folder else ())
+        what = "a folder" if folder else "a file"
+        issues.append(FileIssue("outside_root", rel, splits,
+                                f"a symbolic link to {what} outside root ({target}); not followed, so not checked"))
+    return Inventory(policy=policy, records=tuple(records), issues=tuple(issues), ignored=listing.ignored)
+
+
+def _assign_rows(listing: Listing, rows: dict[str, list[tuple[str, str | None]]],
+                 ) -> tuple[list[FileRecord], list[FileIssue]]:
+    """Files against manifest rows: records, and unassigned, ambiguous and missing files."""
+    records: list[FileRecord] = []
+    issues: list[FileIssue] = []
+    # A listed link that leaves root is its own finding, not also a missing file.
+    seen = {rel for rel, _, _ in listing.outside}
+    for rel, st in listing.files:
+        seen.add(rel)
+        entries = rows.get(rel)
+        if not entries:
+            issues.append(FileIssue("unassigned", rel, (), "not listed in the manifest"))
+            continue
+        splits = tuple(dict.fromkeys(s for s, _ in entries))
+        if len(splits) > 1:
+            issues.append(FileIssue("ambiguous", rel, splits, "listed in several splits"))
+            continue
+        records.append(FileRecord(rel, splits[0], entries[0][1], st.st_size, st.st_mtime_ns))
+    for rel in sorted(set(rows) - seen):
+        issues.append(FileIssue("missing", rel, (rows[rel][0][0],), "listed in the manifest, not on disk"))
+    return records, issues
+
+
+def _assign_globs(listing: Listing, split_of: Callable[[str], tuple[str, ...]],
+                  ) -> tuple[list[FileRecord], list[FileIssue]]:
+    """Files against split globs: records, and unassigned and ambiguous files."""
+    records: list[FileRecord] = []
+    issues: list[FileIssue] = []
+    for rel, st in listing.files:
+        splits = split_of(rel)
+        if not splits:
+            issues.append(FileIssue("unassigned", rel, (), "matches no split's globs"))
+        elif len(splits) > 1:
+            issues.append(FileIssue("ambiguous", rel, splits, "matches the globs of several splits"))
+        else:
+            records.append(FileRecord(rel, splits[0], None, st.st_size, st.st_mtime_ns))
+    return records, issues

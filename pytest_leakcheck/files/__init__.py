@@ -1,0 +1,1 @@
+"""Paths, names and bytes: globs, the byte codec and display escaping, atomic writes, object-storage roots. No numpy."""

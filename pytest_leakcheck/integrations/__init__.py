@@ -1,0 +1,1 @@
+"""Optional integrations: export to tables, Great Expectations."""

@@ -1,0 +1,1 @@
+"""The stages above the detectors: preflight, signatures, search, findings, and check() that runs them."""

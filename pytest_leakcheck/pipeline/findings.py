@@ -1,0 +1,290 @@
+"""Turn matches and file-level issues into findings a person can act on.
+
+Matches that chain (test A ~ train B ~ val C) become one finding: fixing a
+leak means moving or deleting the whole cluster, not one pair of it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+
+from .. import detectors
+from ..dataset.inventory import Inventory
+from ..search.kernels import Match
+from ..report.model import KINDS, Finding, Link, Member, Pair, Report, finding_id
+from ..policy.load import Policy
+from ..signals.families import Signatures, inverse
+
+_RANK = {"error": 0, "warning": 1, "off": 2}
+# A cluster of a thousand blank frames is one finding; listing every edge
+# would bury the report, so evidence keeps the strongest few.
+MAX_PAIRS = 20
+
+
+def _severity(match: Match, same_split: bool, policy: Policy) -> str:
+    sev = policy.detectors.of(detectors.get(match.detector)).severity
+    if same_split:
+        sev = max(sev, policy.within_split, key=_RANK.__getitem__)
+    return sev
+
+
+def _strength(match: Match, policy: Policy) -> float:
+    det = detectors.get(match.detector)
+    return det.strength(match, policy.detectors.of(det))
+
+
+def _signals(i: int, j: int, orientation: str, sigs: Signatures, policy: Policy) -> dict[str, float]:
+    """Every cheap signal for one pair, so a reader sees more than the one that fired."""
+    out: dict[str, float] = {}
+    for det in detectors.registry():
+        out.update(det.pair_signals(sigs, i, j, orientation, policy.detectors.of(det)))
+    return out
+
+
+def _evidence(decisive: Sequence[Match]) -> dict[str, float]:
+    """The strongest value of each detector's evidence over a cluster's decisive matches."""
+    evidence: dict[str, float] = {}
+    for m in decisive:
+        det = detectors.get(m.detector)
+        key = det.evidence_key
+        if key is None:
+            continue
+        if key not in evidence:
+            evidence[key] = m.value
+        else:
+            evidence[key] = min(evidence[key], m.value) if det.lower_is_stronger else max(evidence[key], m.value)
+    return evidence
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, x: int) -> int:
+        self.parent.setdefault(x, x)
+        root = x
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[x] != root:
+            self.parent[x], x = root, self.parent[x]
+        return root
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy: Policy) -> list[Finding]:
+    # A copy needs two images: a file that does not decode (zero bytes, corrupt,
+    # a bomb, gone) is an unreadable-image finding and never a copy, whichever
+    # detector linked it.  Equal bytes of two empty or equally broken files say
+    # nothing about leaked content, only that neither can be trained on.
+    matches = [m for m in matches if sigs.valid[m.i] and sigs.valid[m.j]]
+    weak = [m for m in matches if detectors.get(m.detector).weak(m, sigs, policy)]
+    weak_ids = {id(m) for m in weak}
+    strong = [m for m in matches if id(m) not in weak_ids]
+    # Clusters are built from strong links only: one coincidence (a texture-
+    # free thumbnail, an alignment just over its threshold) must not chain
+    # two clusters of unrelated photos into one.
+    uf = _UnionFind()
+    for m in strong:
+        uf.union(m.i, m.j)
+    edges: dict[int, list[Match]] = {}
+    for m in strong:
+        edges.setdefault(uf.find(m.i), []).append(m)
+    out = [f for root in sorted(edges) if (f := _finding(edges[root], inv, sigs, policy)) is not None]
+    return out + _weak_findings(weak, uf, inv, sigs, policy)
+
+
+def _weak_findings(weak: Sequence[Match], uf: _UnionFind, inv: Inventory, sigs: Signatures,
+                   policy: Policy) -> list[Finding]:
+    """One warning per pair of strong clusters (or single files) a weak link joins:
+    its strongest weak link, for a person to look at."""
+    rank = _ranks()
+    best: dict[tuple[int, int], Match] = {}
+    for m in weak:
+        ra, rb = uf.find(m.i), uf.find(m.j)
+        if ra == rb:
+            continue  # already in one cluster by strong links: nothing to add
+        key = (min(ra, rb), max(ra, rb))
+        if key not in best or _link_order(m, policy, rank) < _link_order(best[key], policy, rank):
+            best[key] = m
+    return [f for key in sorted(best) if (f := _finding([best[key]], inv, sigs, policy, weak=True)) is not None]
+
+
+def _ranks() -> dict[str, int]:
+    return {n: k for k, n in enumerate(detectors.names())}
+
+
+def _link_order(m: Match, policy: Policy, rank: dict[str, int]) -> tuple:
+    """Strongest link first: by the kind it makes, then detector rank, then strength."""
+    return (KINDS.index(detectors.get(m.detector).kind), rank[m.detector], -_strength(m, policy), m.i, m.j)
+
+
+def _finding(group: list[Match], inv: Inventory, sigs: Signatures, policy: Policy, *,
+             weak: bool = False) -> Finding | None:
+    """One cluster (or one weak link, ``weak``) as a finding; None when its severity is off."""
+    split_order = {s: n for n, s in enumerate(inv.splits)}
+    cross = [m for m in group if inv.records[m.i].split != inv.records[m.j].split]
+    decisive = cross or group
+    sev_of = {id(m): _severity(m, not cross, policy) for m in decisive}
+    severity = min(sev_of.values(), key=_RANK.__getitem__)
+    if weak and severity == "error":
+        severity = "warning"  # a weak link is "please look", never a failed build
+    if severity == "off":
+        return None
+    decisive = [m for m in decisive if sev_of[id(m)] != "off"]
+    rank = _ranks()
+    decisive.sort(key=lambda m: (-_strength(m, policy), rank[m.detector], m.i, m.j))
+    best = decisive[0]
+    rows = sorted({r for m in group for r in (m.i, m.j)},
+                  key=lambda r: (split_order.get(inv.records[r].split, 99), inv.records[r].path))
+    links = _tree(group, rows, policy, rank)
+    # The headline is never stronger than the weakest link holding the cluster
+    # together: a distinct image chained to a pair of exact copies by a
+    # near-duplicate match makes the whole finding a near-duplicate.
+    kind = max((detectors.get(m.detector).kind for m, _ in links.values()), key=KINDS.index)
+    members = tuple(
+        Member(inv.records[r].path, inv.records[r].split, sigs.digests[r].hex(), _member_link(r, links, inv, weak))
+        for r in rows
+    )
+    keys = [m.digest for m in members] + (["weak-link"] if weak else [])
+    return Finding(
+        id=finding_id(kind, keys),
+        kind=kind,
+        severity=severity,
+        members=members,
+        evidence=_evidence(decisive),
+        orientation=best.orientation,
+        pairs=_pairs(decisive, inv, sigs, policy),
+        strength=round(_strength(best, policy), 4),
+    )
+
+
+def _tree(group: Sequence[Match], rows: Sequence[int], policy: Policy,
+          rank: dict[str, int]) -> dict[int, tuple[Match, int]]:
+    """Each member but the first -> (the match linking it, the member it links to).
+
+    The links form a maximum spanning tree (strongest links first, Kruskal),
+    so every member is stated by the strongest chain that reaches it.
+    """
+    ordered = sorted(group, key=lambda m: _link_order(m, policy, rank))
+    uf = _UnionFind()
+    adjacent: dict[int, list[tuple[int, Match]]] = {}
+    for m in ordered:
+        if uf.find(m.i) != uf.find(m.j):
+            uf.union(m.i, m.j)
+            adjacent.setdefault(m.i, []).append((m.j, m))
+            adjacent.setdefault(m.j, []).append((m.i, m))
+    links: dict[int, tuple[Match, int]] = {}
+    # Rooted at the first member as listed (the earliest split), so every file
+    # after it says how it joined.  Which links form the tree does not depend
+    # on the root, so files swapping splits only turns some links around.
+    todo, seen = deque([rows[0]]), {rows[0]}
+    while todo:
+        node = todo.popleft()
+        for other, m in adjacent.get(node, ()):
+            if other not in seen:
+                seen.add(other)
+                links[other] = (m, node)
+                todo.append(other)
+    return links
+
+
+def _member_link(row: int, links: dict[int, tuple[Match, int]], inv: Inventory, weak: bool) -> Link | None:
+    if row not in links:
+        return None
+    m, to = links[row]
+    # A match says "file i after o is file j"; from j's side that is the inverse.
+    orientation = m.orientation if m.i == row else inverse(m.orientation)
+    return Link(inv.records[to].path, m.detector, m.value, orientation, weak or m.weak)
+
+
+def _pairs(decisive: Sequence[Match], inv: Inventory, sigs: Signatures, policy: Policy) -> tuple[Pair, ...]:
+    pairs = []
+    seen: set[tuple[int, int]] = set()
+    for m in decisive:
+        # One line per pair of files, whichever side the search queried from.
+        if (min(m.i, m.j), max(m.i, m.j)) in seen or len(pairs) >= MAX_PAIRS:
+            continue
+        seen.add((min(m.i, m.j), max(m.i, m.j)))
+        signals = _signals(m.i, m.j, m.orientation, sigs, policy) if sigs.valid[m.i] and sigs.valid[m.j] else {}
+        pairs.append(Pair(inv.records[m.i].path, inv.records[m.j].path, m.detector, m.value,
+                          m.orientation, signals))
+    return tuple(pairs)
+
+
+def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Finding]:
+    rules = policy.files
+    out = []
+    kinds = {"unassigned": "unassigned-file", "ambiguous": "ambiguous-file", "missing": "missing-file",
+             "outside_root": "outside-root"}
+    for issue in inv.issues:
+        severity = getattr(rules, issue.kind)
+        if severity == "off":
+            continue
+        kind = kinds[issue.kind]
+        out.append(Finding(
+            id=finding_id(kind, [issue.path]),
+            kind=kind,
+            severity=severity,
+            members=(Member(issue.path, "+".join(issue.splits)),),
+            message=issue.detail,
+        ))
+    if rules.unreadable != "off":
+        out += _unreadable(inv, sigs, rules.unreadable)
+    return out
+
+
+def _unreadable(inv: Inventory, sigs: Signatures, severity: str) -> list[Finding]:
+    """One finding per distinct unreadable content: equal broken files (two empty
+    ones) are listed together, so ids stay unique, as for a cluster of copies."""
+    by_key: dict[str, list[int]] = {}
+    for row in sorted(sigs.errors):
+        # A file that could not be read has no digest; its path keys it.
+        by_key.setdefault(sigs.digests[row].hex() or "path:" + inv.records[row].path, []).append(row)
+    split_order = {s: n for n, s in enumerate(inv.splits)}
+    out = []
+    for rows in by_key.values():
+        rows.sort(key=lambda r: (split_order.get(inv.records[r].split, 99), inv.records[r].path))
+        members = tuple(Member(inv.records[r].path, inv.records[r].split, sigs.digests[r].hex()) for r in rows)
+        out.append(Finding(
+            id=finding_id("unreadable-image", [m.digest or m.path for m in members]),
+            kind="unreadable-image",
+            severity=severity,
+            members=members,
+            message=sigs.errors[rows[0]],
+        ))
+    return out
+
+
+def build(
+    matches: Sequence[Match],
+    inv: Inventory,
+    sigs: Signatures,
+    policy: Policy,
+    *,
+    stats: dict | None = None,
+    warnings: Sequence[str] = (),
+    focus: set[str] | None = None,
+    extra: Sequence[Finding] = (),
+) -> Report:
+    """All findings, in a deterministic order: errors first, then the strongest.
+
+    ``extra`` are findings other steps built (group rules).  With ``focus``
+    only findings that involve one of those paths are kept.
+    """
+    findings = _clusters(matches, inv, sigs, policy) + _file_findings(inv, sigs, policy)
+    findings += extra
+    if focus is not None:
+        findings = [f for f in findings if any(m.path in focus for m in f.members)]
+    findings.sort(key=lambda f: (_RANK[f.severity], KINDS.index(f.kind), -f.strength,
+                                 f.members[0].path if f.members else "", f.id))
+    return Report(
+        policy_path=str(policy.path),
+        findings=tuple(findings),
+        stats=dict(stats or {}),
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,71 @@
+"""A check that sees nothing must fail, never pass.
+
+A typo in a split glob, a manifest with only its header, an ``ignore`` that
+skips everything, a pair list that names nothing, a split folder linked out
+of the root: each once gave a clean report, because no image means no leak.
+So once the inventory is known, and before any image is read, :func:`require_sight`
+turns every such policy into a :class:`PolicyError` (exit 2) that names the
+policy file, the key and the fix.  It is the one place this rule lives: the
+CLI, the plugin, the hook and the Action all reach it through ``core.check``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .. import detectors
+from ..errors import PolicyError
+from ..dataset.inventory import Inventory
+from ..policy.load import Policy
+
+
+def require_sight(inv: Inventory) -> None:
+    """Raise :class:`PolicyError` when the check would compare nothing or a split has no image."""
+    policy = inv.policy
+    if not detectors.enabled(policy) and not policy.groups:
+        raise _error(policy, ("detectors",), "every detector is off and there are no group rules: nothing is checked",
+                     "turn a detector back on, e.g. `detectors: {phash: {severity: error}}`")
+    if not policy.split_names:
+        raise _error(policy, _source_key(policy), "lists no image, so there is no split to check",
+                     "add rows `path,split` (or entries) for the images, or point the key at the right file")
+    if not policy.pairs and policy.within_split == "off":
+        raise _error(policy, ("pairs",), "compares nothing: no pair of splits, and `within_split: off`",
+                     "define at least two splits, or set `pairs.within_split: warning`")
+    per_split = Counter(r.split for r in inv.records)
+    empty = [s for s in policy.split_names if not per_split[s]]
+    if not empty:
+        return
+    if inv.ignored and not inv.records:
+        raise _error(policy, ("ignore",), f"excludes every image ({inv.ignored} files and folders skipped), "
+                     "so no split has an image", "narrow the `ignore` globs")
+    names = ", ".join(f"`{s}`" for s in empty)
+    key = _split_key(policy, empty[0])
+    raise _error(policy, key, f"split {names} has no images: {_why(inv, empty[0])}",
+                 "fix the globs or rows of that split, or remove the split from the policy")
+
+
+def _why(inv: Inventory, split: str) -> str:
+    links = [i.path for i in inv.issues if i.kind == "outside_root" and split in i.splits]
+    if links:
+        return f"`{links[0]}` is a symbolic link out of root, which is not followed"
+    if inv.policy.manifest is not None or inv.policy.split_sources is not None:
+        return "none of the files listed for it is on disk under root"
+    return "its globs match no image file under root"
+
+
+def _source_key(policy: Policy) -> tuple[str, ...]:
+    if policy.split_sources is not None:
+        return ("splits", policy.split_sources.kind)
+    return ("splits", "manifest") if policy.manifest is not None else ("splits",)
+
+
+def _split_key(policy: Policy, split: str) -> tuple[str, ...]:
+    if policy.split_sources is not None and policy.split_sources.kind == "coco":
+        return ("splits", "coco", split)
+    if policy.manifest is not None or policy.split_sources is not None:
+        return _source_key(policy)
+    return ("splits", split)
+
+
+def _error(policy: Policy, key: tuple[str, ...], problem: str, fix: str) -> PolicyError:
+    return PolicyError(problem, path=policy.display(key), key=".".join(key), fix=fix)

@@ -1,0 +1,182 @@
+"""The search stage: every enabled detector over the split pairs the policy compares.
+
+It builds one :class:`~pytest_leakcheck.search.run.SearchRun` and loops over
+the detector registry.  A full check reuses the last full search where
+nothing changed: two files whose path, split and content are as they were
+match (or not) exactly as before under the same parameters, so only pairs
+touching a new or changed file are searched, through the focus mode the
+commit hook and pull requests use.  Then each detector may take a second
+look at everyone's matches (``refine``: verification).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from typing import Any
+
+import numpy as np
+
+from .. import detectors
+from ..store import snapshot
+from ..policy.config import ORIENTATIONS
+from ..search.run import SearchRun
+from ..detectors.base import Detector
+from ..dataset.inventory import Inventory
+from ..search.kernels import Match, dedupe
+from ..files.names import from_bytes, to_bytes
+from ..policy.load import Policy
+from ..progress import SILENT, Progress
+from ..signals.families import Signatures, search_orientations
+from ..store.db import Store
+
+
+def comparisons(inv: Inventory, policy: Policy) -> list[tuple[str, str]]:
+    """Split pairs to search: the configured cross pairs, then each split with itself."""
+    pairs = list(policy.pairs)
+    if policy.within_split != "off":
+        pairs += [(s, s) for s in inv.splits]
+    return pairs
+
+
+def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
+            focus: np.ndarray | None = None, jobs: int | None = None, progress: Progress = SILENT,
+            executor: Executor | None = None) -> SearchRun:
+    return SearchRun(
+        sigs=sigs,
+        split_of=tuple(r.split for r in inv.records),
+        splits=inv.splits,
+        comparisons=tuple(comparisons(inv, policy)),
+        orientations=policy.orientations,
+        store=store,
+        root=policy.root,
+        paths=tuple(r.path for r in inv.records),
+        max_pixels=policy.files.max_pixels,
+        jobs=jobs,
+        focus=focus,
+        progress=progress,
+        executor=executor,
+    )
+
+
+def _sorted(matches: list[Match]) -> list[Match]:
+    order = {n: k for k, n in enumerate(detectors.names())}
+    matches.sort(key=lambda m: (min(m.i, m.j), max(m.i, m.j), order[m.detector]))
+    return dedupe(matches)
+
+
+def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
+    """Every match the ``chosen`` detectors find in ``run``, sorted, one per pair and detector."""
+    matches: list[Match] = []
+    progress = run.progress
+    for det, settings in chosen:
+        # One stage per detector: a slow one (aligned) shows as itself, not as "searching".
+        progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
+        matches += det.find(run, settings)
+        progress.advance(len(run.comparisons))
+    progress.done()
+    return _sorted(matches)
+
+
+def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
+           focus: np.ndarray | None = None, jobs: int | None = None,
+           progress: Progress = SILENT, executor: Executor | None = None) -> tuple[list[Match], dict[str, Any]]:
+    """All matches of the enabled detectors, and the figures they report (``stats``)."""
+    enabled = detectors.enabled(policy)
+    reusable = [(d, s) for d, s in enabled if d.incremental]
+    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs, progress=progress, executor=executor)
+    matches = find(run, reusable) if focus is not None else _incremental(run, policy, reusable)
+    slow = [(d, s) for d, s in enabled if not d.incremental]
+    if slow:
+        matches += find(run, slow)
+    progress.start("verifying", len(enabled), unit="detector")
+    for det, settings in enabled:
+        matches = det.refine(run, settings, matches)
+        progress.advance()
+    progress.done()
+    # What ran, for the summary: a copy turned a way no detector searched is
+    # not found, and a clean report must not read as if it had been looked for.
+    checked = {det.name: list(det.orientations(settings, policy)) for det, settings in enabled}
+    run.stats["checked"] = checked
+    seen = {o for orientations in checked.values() for o in orientations}
+    if seen:
+        run.stats["not_searched"] = [o for o in ORIENTATIONS if o not in seen]
+    return matches, run.stats
+
+
+# --------------------------------------------------------------------------
+# Incremental full search
+
+
+def _matches_key(policy: Policy, chosen: Sequence[tuple[Detector, Any]], snapshot_key: str) -> str:
+    """Everything a match between two unchanged files depends on."""
+    # v3: matches carry the weak flag, and hash pairs are searched both ways.
+    parts = ([d.params(s) for d, s in chosen], policy.pairs, policy.within_split,
+             search_orientations(policy.orientations), snapshot_key, "matches-v3")
+    return "matches:" + hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
+
+
+def _joined(items: list[str]) -> np.ndarray:
+    return np.frombuffer(to_bytes("\0".join(items)), dtype=np.uint8)
+
+
+def _split_joined(array: np.ndarray) -> list[str]:
+    return from_bytes(array.tobytes()).split("\0")
+
+
+def _unchanged(run: SearchRun, prev: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows are as they were (same path, split, content), and each old row's new row (-1: gone)."""
+    changed = np.ones(len(run.paths), dtype=bool)
+    old_paths, old_splits = _split_joined(prev["paths"]), _split_joined(prev["splits"])
+    index = {p: k for k, p in enumerate(old_paths)}
+    new_of_old = np.full(len(old_paths), -1, dtype=np.int64)
+    old_digests = prev["digest"]
+    for i, (path, split) in enumerate(zip(run.paths, run.split_of)):
+        k = index.get(path, -1)
+        if k >= 0 and old_splits[k] == split and run.sigs.digests[i] == old_digests[k].tobytes():
+            changed[i] = False
+            new_of_old[k] = i
+    return changed, new_of_old
+
+
+def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
+    """:func:`find` over the whole dataset, reusing the last full search where nothing changed."""
+    key = _matches_key(policy, chosen, snapshot.key(detectors.families(policy), policy.files.max_pixels))
+    prev = run.store.load_snapshot(key)
+    if prev is None:
+        result = find(run, chosen)
+        changed, new_of_old = np.ones(len(run.paths), dtype=bool), np.zeros(0, dtype=np.int64)
+    else:
+        changed, new_of_old = _unchanged(run, prev)
+        run.focus = changed
+        found = find(run, chosen) if changed.any() else []
+        run.focus = None
+        mi, mj = new_of_old[prev["i"]], new_of_old[prev["j"]]
+        keep = (mi >= 0) & (mj >= 0)
+        names = detectors.names()
+        cached = [
+            Match(int(a), int(b), names[int(d)], float(v), ORIENTATIONS[int(o)], bool(w))
+            for a, b, d, v, o, w in zip(mi[keep], mj[keep], prev["detector"][keep], prev["value"][keep],
+                                        prev["orientation"][keep], prev["weak"][keep])
+        ]
+        result = _sorted([*cached, *found])
+    if prev is None or changed.any() or (new_of_old < 0).any():
+        run.store.save_snapshot(key, _match_arrays(run, result), kind="matches")
+    return result
+
+
+def _match_arrays(run: SearchRun, matches: list[Match]) -> dict[str, np.ndarray]:
+    names = detectors.names()
+    return {
+        "paths": _joined(list(run.paths)),
+        "splits": _joined(list(run.split_of)),
+        "digest": np.array([np.frombuffer(d.ljust(32, b"\0"), dtype=np.uint8) for d in run.sigs.digests],
+                           dtype=np.uint8).reshape(-1, 32),
+        "i": np.array([x.i for x in matches], dtype=np.int64),
+        "j": np.array([x.j for x in matches], dtype=np.int64),
+        "detector": np.array([names.index(x.detector) for x in matches], dtype=np.int8),
+        "value": np.array([x.value for x in matches], dtype=np.float64),
+        "orientation": np.array([ORIENTATIONS.index(x.orientation) for x in matches], dtype=np.int8),
+        "weak": np.array([x.weak for x in matches], dtype=bool),
+    }

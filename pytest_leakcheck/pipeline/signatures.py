@@ -1,0 +1,329 @@
+"""The signature stage: every family the enabled detectors need, computed once per content.
+
+Files whose size and mtime match the store's snapshot of the last full check
+are filled in from it with a few array gathers.  The rest are hashed (on
+threads), looked up by content digest in the store, and only contents that
+lack a family are decoded, once, in worker processes (``decode.sign``), each
+computing just the families it lacks.  Only this process writes the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from .. import detectors
+from ..store import snapshot
+from ..files import remote as sources
+from ..signals.decode import DECODE_PATH, PIXELS_PARAMS, SignTask, Unreadable, check_pixels, sign
+from ..errors import StoreDamaged
+from ..dataset.inventory import FileRecord
+from ..policy.load import Policy
+from ..signals.pool import run_map
+from ..progress import SILENT, Progress
+from ..signals.families import Family, Signatures
+from ..store.db import Store
+
+#: Cached results per content: family name -> {digest: (ok, bytes)}.
+Cached = dict[str, dict[bytes, tuple[bool, bytes]]]
+#: The image size after EXIF orientation, produced by every decode.
+DIMS = ("dims", "v1")
+#: Files per hashing task: small enough for progress to move, large enough that
+#: a task costs much more than its future.
+HASH_BATCH = 512
+#: Decode results written per store transaction, as they arrive: a run that
+#: dies (driver or worker) keeps what was written, and a rerun resumes there.
+FLUSH = 512
+
+
+def fingerprint(policy: Policy) -> str:
+    """A short hash of every signature parameter: a cache key for the store.
+
+    Two policies with the same fingerprint compute the same signatures, so a
+    CI cache saved under one is valid for the other.
+    """
+    parts = [f"{f.name}={f.params}" for f in detectors.families(policy)]
+    parts += ["dims=v1", f"error={DECODE_PATH}", f"pixels={PIXELS_PARAMS}"]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def compute(
+    records: Sequence[FileRecord],
+    policy: Policy,
+    store: Store,
+    *,
+    jobs: int | None = None,
+    executor: Executor | None = None,
+    update_snapshot: bool = True,
+    progress: Progress = SILENT,
+) -> Signatures:
+    """Signatures for ``records``, decoding only files whose content is new.
+
+    ``update_snapshot=False`` (focus checks: a commit hook, a pull request)
+    reads the snapshot but leaves it as it is.
+    """
+    t0 = time.perf_counter()
+    fams = detectors.families(policy)
+    key = snapshot.key(fams, policy.files.max_pixels)
+    snap = store.load_snapshot(key)
+    hits = np.full(len(records), -1, dtype=np.int64)
+    if snap is not None:
+        index = {p: k for k, p in enumerate(snapshot.paths(snap))}
+        size, mtime = snap["size"], snap["mtime_ns"]
+        for i, rec in enumerate(records):
+            k = index.get(rec.path, -1)
+            if k >= 0 and size[k] == rec.size and mtime[k] == rec.mtime_ns:
+                hits[i] = k
+    rest = np.flatnonzero(hits < 0)
+    sub = _compute_rows([records[i] for i in rest], fams, policy, store, jobs=jobs, executor=executor,
+                        progress=progress)
+    sigs = sub if snap is None or len(rest) == len(records) else snapshot.merge(sub, rest, snap, hits)
+    sigs.stats["files"] = len(records)
+    sigs.stats["reused"] += int((hits >= 0).sum())
+    sigs.stats["seconds_hash"] = round(sigs.stats["seconds_hash"] + (time.perf_counter() - t0)
+                                       - sub.stats["seconds_total"], 3)
+    del sigs.stats["seconds_total"]
+    changed = snap is None or len(rest) > 0 or len(snap["size"]) != len(records)
+    if update_snapshot and changed:
+        store.save_snapshot(key, snapshot.arrays([r.path for r in records], [r.size for r in records],
+                                                 [r.mtime_ns for r in records], sigs))
+    return sigs
+
+
+def _compute_rows(
+    records: Sequence[FileRecord],
+    fams: tuple[Family, ...],
+    policy: Policy,
+    store: Store,
+    *,
+    jobs: int | None = None,
+    executor: Executor | None = None,
+    progress: Progress = SILENT,
+) -> Signatures:
+    """Signatures from the per-file tables, decoding only contents they lack."""
+    t0 = time.perf_counter()
+    digests, to_hash = _digests(records, policy.root, store, progress)
+    t_hash = time.perf_counter()
+    # Whether a file is a "bomb" depends on files.max_pixels, so cached
+    # errors are only valid for the limit they were found under.
+    error_params = f"{DECODE_PATH};max_pixels={policy.files.max_pixels}"
+    wanted = [(f.name, f.params) for f in fams] + [DIMS, ("error", error_params)]
+    cached: Cached = store.get_families([d for d in digests if d], wanted)
+    fresh, gone = _decode_missing(records, digests, cached, fams, policy, store, error_params, jobs, executor,
+                            progress)
+    hashed = set(to_hash)  # in object storage, digested by the workers' decode (the one download)
+    new_files = [(rec.path, rec.size, rec.mtime_ns, digests[i])
+                 for i, rec in enumerate(records) if i in hashed and digests[i] is not None]
+    if new_files:
+        store.put_files(new_files)
+    t_decode = time.perf_counter()
+    sigs = _assemble(digests, cached, fams, policy.files.max_pixels)
+    sigs.errors.update(gone)
+    sigs.stats.update({
+        "files": len(records),
+        "hashed": len(to_hash),
+        "decoded": len(fresh),
+        # Files whose signatures all came from the store, renamed copies included.
+        "reused": sum(1 for d in digests if d is not None and d not in fresh),
+        "seconds_hash": round(t_hash - t0, 3),
+        "seconds_decode": round(t_decode - t_hash, 3),
+        "seconds_total": time.perf_counter() - t0,
+    })
+    return sigs
+
+
+def _file_digest(path: str) -> bytes | None:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.digest()
+
+
+def _digests(records: Sequence[FileRecord], root: Path | sources.Url, store: Store,
+             progress: Progress = SILENT) -> tuple[list[bytes | None], list[int]]:
+    """Each file's content digest: from the store where size and mtime match, else hashed."""
+    paths = [r.path for r in records]
+    known = store.lookup_files(paths)
+    digests: list[bytes | None] = [None] * len(records)
+    to_hash: list[int] = []
+    for i, rec in enumerate(records):
+        hit = known.get(rec.path)
+        if hit and hit[0] == rec.size and hit[1] == rec.mtime_ns:
+            digests[i] = hit[2]
+        else:
+            to_hash.append(i)
+    # An object is read once, by the worker that decodes it and returns its
+    # digest (decode.sign): hashing here too would download it twice.
+    if sources.is_url(root):
+        return digests, to_hash
+    # hashlib releases the GIL on large buffers, so threads suffice here; one
+    # task per batch of files, since after a fresh checkout every file of a
+    # large dataset comes here and a future per file costs more than its hash.
+    if to_hash:
+        workers = min(8, (os.cpu_count() or 1) * 2)
+        prefix = str(root) + os.sep
+        # Batches of at most HASH_BATCH files, so that progress moves as they finish.
+        size = max(1, min(HASH_BATCH, -(-len(to_hash) // workers)))
+        batches = [to_hash[k:k + size] for k in range(0, len(to_hash), size)]
+        progress.start("hashing", len(to_hash))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = pool.map(lambda rows: [_file_digest(prefix + paths[i]) for i in rows], batches)
+            for rows, found in zip(batches, done):
+                for i, digest in zip(rows, found):
+                    digests[i] = digest
+                progress.advance(len(rows))
+        progress.done()
+    return digests, to_hash
+
+
+def _decode_missing(
+    records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
+    policy: Policy, store: Store, error_params: str, jobs: int | None, executor: Executor | None,
+    progress: Progress = SILENT,
+) -> tuple[set[bytes], dict[int, str]]:
+    """Decode each content that lacks a family, once, computing only what it lacks.
+
+    Fills ``cached`` and the store; returns the digests decoded, and the rows
+    whose file vanished between hashing and decoding (row -> why).  Copies
+    share one decode; when the copy chosen for it vanished or changed, another
+    copy of that content is decoded in a further round.
+    """
+    tried: set[int] = set()
+    fresh: set[bytes] = set()
+    gone: dict[int, str] = {}
+    while True:
+        rows, tasks = _tasks(records, digests, cached, fams, policy, tried)
+        if not tasks:
+            return fresh, gone
+        tried.update(rows)
+        _decode_round(records, digests, cached, fams, store, error_params, rows, tasks, jobs, executor,
+                      progress, fresh, gone)
+
+
+def _tasks(records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached,
+           fams: tuple[Family, ...], policy: Policy, tried: set[int]) -> tuple[list[int], list[SignTask]]:
+    names = [f.name for f in fams] + [DIMS[0]]
+    remote = sources.is_url(policy.root)  # unknown digests come back from the decode
+    complete = set(cached[names[0]]).intersection(*(cached[n] for n in names[1:]))
+    tasks: list[SignTask] = []
+    rows: list[int] = []
+    seen: set[bytes] = set()
+    for i, d in enumerate(digests):
+        if i in tried or (d is None and not remote) or d in complete or d in seen or d in cached["error"]:
+            continue
+        if d is not None:
+            seen.add(d)
+        # A new thumbnail size must not recompute (and rewrite) the perceptual hashes.
+        missing = tuple(f for f in fams if d not in cached[f.name])
+        rows.append(i)
+        tasks.append(SignTask(str(policy.root / records[i].path), policy.files.max_pixels, missing))
+    return rows, tasks
+
+
+def _decode_round(
+    records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
+    store: Store, error_params: str, rows: list[int], tasks: list[SignTask], jobs: int | None,
+    executor: Executor | None, progress: Progress, fresh: set[bytes], gone: dict[int, str],
+) -> None:
+    params = {f.name: f.params for f in fams} | {DIMS[0]: DIMS[1]}
+    new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
+    new_files: list[tuple[str, int, int, bytes]] = []
+    progress.start("decoding", len(tasks))
+    # Results first in zip: the last next() on them lets run_map's own pool shut down.
+    for (digest, ok, result), i in zip(run_map(sign, tasks, executor, jobs), rows):
+        progress.advance()
+        if not digest:
+            # Listed and hashed, gone before its decode: unreadable now, and
+            # nothing about it is cached, so the next run sees it afresh.
+            if digests[i] is not None:
+                gone[i] = str(result)
+                digests[i] = None
+            continue
+        fresh.add(digest)
+        changed = digest != digests[i]
+        if changed:
+            # The file changed between hashing and decoding (or, in object
+            # storage, was not hashed here); trust the bytes decoded.
+            digests[i] = digest
+            new_files.append((records[i].path, records[i].size, records[i].mtime_ns, digest))
+        if ok:
+            assert isinstance(result, dict)
+            for name, data in result.items():
+                cached[name][digest] = (True, data)
+                new_sigs.append((digest, name, params[name], True, data))
+            if changed and not all(digest in cached[n] for n in params):
+                # Only the families the old content lacked were computed: judge
+                # the new bytes next time, call the file unreadable for now.
+                gone[i] = "file changed while being checked; run the check again"
+                digests[i] = None
+        else:
+            cached["error"][digest] = (False, str(result).encode("utf-8", "surrogateescape"))
+            new_sigs.append((digest, "error", error_params, False, cached["error"][digest][1]))
+        if len(new_sigs) >= FLUSH:
+            _flush(store, new_sigs, new_files)
+    progress.done()
+    _flush(store, new_sigs, new_files)
+
+
+def _flush(store: Store, sigs: list[tuple[bytes, str, str, bool, bytes]],
+           files: list[tuple[str, int, int, bytes]]) -> None:
+    """Write what has arrived (signatures before the files that point at them) and forget it."""
+    if sigs:
+        store.put_signatures(sigs)
+        sigs.clear()
+    if files:
+        store.put_files(files)
+        files.clear()
+
+
+def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...], max_pixels: int) -> Signatures:
+    """Row-aligned arrays from the per-content cache: one join and one frombuffer per family."""
+    n = len(digests)
+    valid = np.zeros(n, dtype=bool)
+    dims = np.zeros((n, 2), dtype=np.int64)
+    arrays = {name: np.zeros((n, width), dtype=dtype) for f in fams for name, dtype, width in f.layout}
+    errors: dict[int, str] = {}
+    ok_rows: list[int] = []
+    for i, d in enumerate(digests):
+        if d is None:
+            errors[i] = "cannot read file"
+        elif d in cached["error"]:
+            errors[i] = cached["error"][d][1].decode("utf-8", "surrogateescape")
+        else:
+            ok_rows.append(i)
+    if ok_rows:
+        ix = np.array(ok_rows)
+
+        def column(name: str, width: int) -> np.ndarray:
+            blobs = [cached[name][digests[i]][1] for i in ok_rows]  # type: ignore[index]
+            if any(len(b) != width for b in blobs):  # no version of this decode path wrote that
+                raise StoreDamaged(f"a stored `{name}` signal has the wrong size")
+            return np.frombuffer(b"".join(blobs), dtype=np.uint8)
+
+        dims[ix] = column("dims", 16).view("<i8").reshape(-1, 2)
+        for f in fams:
+            for name, arr in f.unpack(column(f.name, f.row_bytes).reshape(len(ix), f.row_bytes)).items():
+                arrays[name][ix] = arr
+        valid[ix] = True
+        # Signatures cached under a higher limit must not let a bomb through.
+        for i in ix[dims[ix, 0] * dims[ix, 1] > max_pixels]:
+            try:
+                check_pixels(int(dims[i, 0]), int(dims[i, 1]), max_pixels)
+            except Unreadable as exc:
+                errors[int(i)] = str(exc)
+                valid[i] = False
+                for arr in arrays.values():
+                    arr[i] = 0
+    return Signatures(tuple(d or b"" for d in digests), valid, errors, dims, arrays, {})
+
+

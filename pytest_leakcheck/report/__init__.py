@@ -1,0 +1,1 @@
+"""The report model and the baseline of judged findings: plain data, no engine."""

@@ -1,0 +1,1 @@
+"""What detectors search with: the search run, Hamming/cosine kernels, multi-index hashing, retrieval."""

@@ -1,0 +1,1 @@
+"""The one decode per file and the signal families computed from it, and where that work runs."""

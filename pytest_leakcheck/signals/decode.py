@@ -1,0 +1,212 @@
+"""The one decode path every cached signal comes from, and the workers that run it.
+
+JPEG draft mode to a small RGB image, EXIF orientation applied, squashed to a
+``BASE`` x ``BASE`` grey square (plus, when a family asks, a small colour
+square from the same decode).  Draft and full decodes give perceptual hashes a
+few bits apart, so the path is part of every parameter fingerprint; only the
+identical-pixels check needs a full decode, and only for candidate files.
+
+The workers here run in other processes (or on a Dask cluster): they take
+small picklable tasks and never raise; errors come back as text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from . import imagedepth
+
+# Re-exported: the rest of the package opens images through this module.
+from .imagedepth import Unreadable, check_pixels, open_image  # noqa: F401
+from ..files.remote import read_bytes
+
+#: Side of the grey square every signal is computed from.
+BASE = 64
+# JPEG draft target: libjpeg decodes at 1/8 scale while both sides stay >= 32,
+# which is four times cheaper than a full decode and plenty for 64-bit hashes
+# and 16 px thumbnails.
+DRAFT = 32
+#: Side of the colour square that families with ``colour=True`` read.
+COLOUR = 32
+#: A border line's pixels may stray this far (0..255, any channel) from the
+#: border's colour: JPEG ringing and scanner noise, not content.
+BORDER_TOLERANCE = 16
+#: Share of a line's pixels that must be that close for the line to be border.
+BORDER_SHARE = 0.97
+#: Thinner borders (share of the side) are left alone: an edge artefact, not padding.
+MIN_BORDER = 0.02
+#: Cropping keeps at least this share of each side, else that axis is left whole:
+#: a small logo on a white page is the picture, not a sliver of it.
+MIN_CONTENT = 0.25
+#: Longest side the border search looks at; larger decodes are reduced first.
+PROBE = 128
+#: Changes whenever the decode path changes, invalidating cached signals.
+DECODE_PATH = f"draft{DRAFT}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}-lanczos{BASE}-v3"
+# v2: high-depth images digest their original values, not Pillow's clipped 8 bits.
+# v3: uniform borders (letterboxing, pillar-boxing, scanner margins, frames) removed.
+PIXELS_PARAMS = "rgba-exif-v2"
+
+TRANSPOSE = {
+    "identity": None,
+    "hflip": Image.Transpose.FLIP_LEFT_RIGHT,
+    "vflip": Image.Transpose.FLIP_TOP_BOTTOM,
+    "rot90": Image.Transpose.ROTATE_90,
+    "rot180": Image.Transpose.ROTATE_180,
+    "rot270": Image.Transpose.ROTATE_270,
+    "transpose": Image.Transpose.TRANSPOSE,
+    "transverse": Image.Transpose.TRANSVERSE,
+}
+
+
+@dataclass
+class Decoded:
+    """One decode of one file: what every family computes its signal from."""
+
+    grey: Image.Image  # BASE x BASE, mode L
+    size: tuple[int, int]  # width, height after EXIF orientation
+    colour: Image.Image | None = None  # COLOUR x COLOUR RGB, when a family needs it
+    #: Intermediate results families share (e.g. the hash input square).
+    memo: dict[Any, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SignTask:
+    """What a worker needs to sign one file: small and cheap to pickle."""
+
+    path: str
+    max_pixels: int
+    #: Families to compute (``signals.Family``); their compute functions travel by reference.
+    families: tuple[Any, ...]
+
+
+def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
+    """The one decode path for every cached signal: small, grey, upright, 8-bit by value range.
+
+    With ``colour`` also a ``colour`` x ``colour`` RGB square from the same
+    decode (descriptors that need colour; the grey path is unchanged).
+    """
+    img = open_image(data, max_pixels)
+    w, h = img.size
+    # Draft first: the memory bound applies to what is decoded, and reading
+    # the EXIF of some formats (PNG) decodes the whole image.
+    img.draft("RGB", (DRAFT, DRAFT))
+    imagedepth.check_memory(img)
+    orient = imagedepth.orientation(img)
+    if orient in (5, 6, 7, 8):  # orientations that swap the axes
+        w, h = h, w
+    rgb = imagedepth.upright_rgb(img, orient)
+    # Signatures describe the content: padded photos look alike to a 16 px
+    # thumbnail whatever they show, and a padded copy must match its original.
+    box = content_box(rgb)
+    if box is not None:
+        rgb = rgb.crop(box)
+    small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
+    grey = rgb.convert("L").resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
+    return Decoded(grey, (w, h), small)
+
+
+def _uniform(lines: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """Which of ``lines`` (n, length, 3) are nearly all within tolerance of ``colour``."""
+    return (np.abs(lines - colour).max(axis=2) <= BORDER_TOLERANCE).mean(axis=1) >= BORDER_SHARE
+
+
+def _border_depth(lines: np.ndarray) -> int:
+    """How many of ``lines`` (n, length, 3), outermost first, are uniform in the outermost one's colour."""
+    colour = np.median(lines[0], axis=0).astype(np.int16)  # robust to the few stray pixels allowed
+    close = _uniform(lines, colour)
+    return len(close) if close.all() else int(np.argmin(close))
+
+
+def _trimmed(near: int, far: int, side: int) -> tuple[int, int]:
+    """Border depths at two opposite edges, dropped when thin or when they would leave a sliver."""
+    near, far = (d if d >= MIN_BORDER * side else 0 for d in (near, far))
+    return (near, far) if side - near - far >= MIN_CONTENT * side else (0, 0)
+
+
+def content_box(rgb: Image.Image) -> tuple[int, int, int, int] | None:
+    """The box inside uniform borders at any of the four edges (any colour), or None.
+
+    A line (row or column) is border when nearly all its pixels are within
+    ``BORDER_TOLERANCE`` of the edge's colour; each edge has its own colour.
+    An all-uniform image, or one that would keep less than ``MIN_CONTENT``
+    of a side, is left as it is.
+    """
+    w, h = rgb.size
+    scale = max(1, -(-max(w, h) // PROBE))
+    probe = rgb.reduce(scale) if scale > 1 else rgb
+    a = np.asarray(probe, dtype=np.int16)
+    ph, pw = a.shape[:2]
+    if ph < 8 or pw < 8:
+        return None
+    # Most photos have no uniform edge: one look at the four outermost lines.
+    rows, cols = a[[0, -1]], a[:, [0, -1]].transpose(1, 0, 2)
+    if not (_uniform(rows, rows.mean(axis=1, keepdims=True).astype(np.int16)).any()
+            or _uniform(cols, cols.mean(axis=1, keepdims=True).astype(np.int16)).any()):
+        return None
+    cols = a.transpose(1, 0, 2)
+    top, bottom = _trimmed(_border_depth(a), _border_depth(a[::-1]), ph)
+    left, right = _trimmed(_border_depth(cols), _border_depth(cols[::-1]), pw)
+    if not (top or bottom or left or right):
+        return None
+    # Probe line k covers image lines k*scale .. (k+1)*scale - 1 (the last one fewer).
+    return left * scale, top * scale, min(w, (pw - right) * scale), min(h, (ph - bottom) * scale)
+
+
+def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
+    """Read, digest and decode one file, then compute each family.  Never raises."""
+    try:
+        data = read_bytes(task.path)  # a local file, or an object-storage URL (sources.py)
+    except OSError as exc:
+        return b"", False, f"cannot read file: {exc.strerror or exc}"
+    digest = hashlib.sha256(data).digest()
+    if not data:
+        return digest, False, "zero-byte file"
+    try:
+        # Pillow warns about damaged metadata (bad TIFF tags, corrupt EXIF);
+        # those are noise on the user's terminal, never a finding.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wants_colour = any(f.colour for f in task.families)
+            decoded = decode(data, task.max_pixels, colour=COLOUR if wants_colour else 0)
+            out = {"dims": struct.pack("<qq", *decoded.size)}
+            for f in task.families:
+                out[f.name] = f.compute(decoded, f)
+        return digest, True, out
+    except Unreadable as exc:
+        return digest, False, str(exc)
+    except Image.UnidentifiedImageError:
+        return digest, False, "not an image Pillow can identify (wrong suffix, or corrupt header)"
+    except Exception as exc:
+        # Pillow's parsers raise almost any type on hostile bytes (a TIFF tag
+        # of the wrong type gives TypeError): all of them mean a damaged file.
+        return digest, False, f"corrupt or truncated image: {exc}"
+
+
+def pixel_digest(task: tuple[str, int, bytes]) -> tuple[bool, bytes] | None:
+    """A digest of the fully decoded pixels (and size), for the identical-pixels detector.
+
+    ``None`` when the file no longer holds the content it was hashed with
+    (deleted or changed since): nothing can be said, or cached, about that content.
+    """
+    path, max_pixels, expected = task
+    try:
+        data = read_bytes(path)
+    except OSError:
+        return None
+    if hashlib.sha256(data).digest() != expected:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            img = open_image(data, max_pixels)
+            imagedepth.check_memory(img)
+            return True, imagedepth.pixel_digest(img, imagedepth.orientation(img))
+    except Exception as exc:  # any decode failure: the pair is simply not identical
+        return False, str(exc).encode("utf-8", "surrogateescape")  # it may quote a file name

@@ -1,0 +1,185 @@
+"""Signal families and the arrays they fill: the shared vocabulary of detectors.
+
+A *family* is one cached signal, computed in a worker from the one decode
+(``decode.py``) and stored by content digest plus its parameter fingerprint.
+A detector names the families it needs; the signature stage computes each
+family once however many detectors ask for it, and hands every detector the
+same :class:`Signatures`: arrays row-aligned to the inventory, keyed by name.
+
+The two families several parts share live here: the perceptual hash of each
+orientation (the phash, dhash and identical-pixels detectors) and the grey
+thumbnail (the thumbnail detector, and the texture test every perceptual
+detector applies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from ..policy.config import ORIENTATIONS
+from .decode import DECODE_PATH, TRANSPOSE, Decoded
+
+#: How one family's bytes become arrays: (array name, numpy dtype, values per row).
+Layout = tuple[tuple[str, str, int], ...]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One cached signal.  ``name`` is unique (``hash:rot90``); ``params`` is its fingerprint."""
+
+    name: str
+    params: str
+    layout: Layout
+    #: ``compute(decoded, family) -> bytes``, run in a worker; a module-level function.
+    compute: Callable[[Decoded, Family], bytes] = field(compare=False, repr=False)
+    #: Arguments of ``compute`` (orientation, hash kind, sizes...).
+    args: tuple[Any, ...] = ()
+    #: Whether ``compute`` reads the colour square of the decode.
+    colour: bool = False
+
+    def unpack(self, column: np.ndarray) -> dict[str, np.ndarray]:
+        """(N, bytes) uint8 rows -> the family's arrays, by name."""
+        out, at = {}, 0
+        for name, dtype, width in self.layout:
+            size = np.dtype(dtype).itemsize * width
+            out[name] = np.ascontiguousarray(column[:, at:at + size]).view(dtype).reshape(len(column), width)
+            at += size
+        return out
+
+    @property
+    def row_bytes(self) -> int:
+        return sum(np.dtype(dtype).itemsize * width for _, dtype, width in self.layout)
+
+
+@dataclass(frozen=True)
+class Signatures:
+    """Arrays row-aligned to the inventory's records."""
+
+    digests: tuple[bytes, ...]
+    valid: np.ndarray  # (N,) bool: decoded fine
+    errors: dict[int, str]  # row -> why it could not be decoded
+    dims: np.ndarray  # (N, 2) int64 width, height after EXIF orientation
+    #: Every family's arrays by name (see :attr:`Family.layout`), zero where not valid.
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    stats: dict[str, float] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.digests)
+
+    def has(self, *names: str) -> bool:
+        return all(n in self.arrays for n in names)
+
+
+def unique(families: Iterable[Family]) -> tuple[Family, ...]:
+    """Each family once, in first-asked order; two askers must agree on its parameters."""
+    out: dict[str, Family] = {}
+    for f in families:
+        if f.name in out and out[f.name].params != f.params:
+            raise ValueError(f"family {f.name} asked for with two parameter sets: {out[f.name].params} / {f.params}")
+        out.setdefault(f.name, f)
+    return tuple(out.values())
+
+
+# --------------------------------------------------------------------------
+# Perceptual hashes, one family per orientation
+
+
+#: The orientation undoing each one: turning by 90 degrees is undone by 270;
+#: every other orientation of a square is its own inverse.
+INVERSE = {o: {"rot90": "rot270", "rot270": "rot90"}.get(o, o) for o in ORIENTATIONS}
+
+
+def inverse(orientation: str) -> str:
+    """``o`` such that "a after ``orientation`` is b" reads "b after ``o`` is a"."""
+    return INVERSE[orientation]
+
+
+def search_orientations(orientations: Iterable[str]) -> tuple[str, ...]:
+    """Orientations to hash: the policy's, closed under inverse.
+
+    A pair is searched in both directions (either file turned), so an
+    orientation must come with its inverse for "test = rot90(train)" and the
+    reverse to be the same question.
+    """
+    names = set(orientations)
+    names |= {INVERSE[n] for n in names}
+    return tuple(o for o in ORIENTATIONS if o in names)
+
+
+@lru_cache(maxsize=4)
+def _dct_matrix(n: int) -> np.ndarray:
+    """scipy's unnormalised DCT-II as a matrix: y = C @ x."""
+    k = np.arange(n)
+    return 2.0 * np.cos(np.pi * k[:, None] * (2 * k[None, :] + 1) / (2 * n))
+
+
+def phash_bits(img: Image.Image, hash_size: int) -> np.ndarray:
+    """``imagehash.phash(img, hash_size).hash``, bit for bit, without scipy.
+
+    The same arithmetic as imagehash (grey, LANCZOS to 4 x hash_size, DCT-II
+    over rows then columns, low block against its median) as two small
+    matmuls.  Importing scipy.fftpack costs about 0.3 s, more than a commit
+    hook can spend on one image; a test pins equality with imagehash.
+    """
+    side = hash_size * 4
+    grey = img.convert("L")
+    if grey.size != (side, side):
+        grey = grey.resize((side, side), Image.Resampling.LANCZOS)
+    c = _dct_matrix(side)
+    dct = c @ np.asarray(grey, dtype=np.float64) @ c.T
+    low = dct[:hash_size, :hash_size]
+    return low > np.median(low)
+
+
+def _hash(decoded: Decoded, family: Family) -> bytes:
+    kind, bits, orientation = family.args
+    hash_size = round(bits**0.5)
+    img = decoded.grey
+    if kind == "phash":
+        # phash works on a 4 x hash_size square; resizing once serves every orientation.
+        key = ("phash-input", hash_size)
+        if key not in decoded.memo:
+            side = hash_size * 4
+            decoded.memo[key] = img.resize((side, side), Image.Resampling.LANCZOS)
+        img = decoded.memo[key]
+    op = TRANSPOSE[orientation]
+    oriented = img if op is None else img.transpose(op)
+    if kind == "phash":
+        hashed = phash_bits(oriented, hash_size)
+    else:
+        import imagehash  # whash pulls in PyWavelets; only workers that need it pay
+
+        fn = {"dhash": imagehash.dhash, "ahash": imagehash.average_hash, "whash": imagehash.whash}[kind]
+        hashed = np.asarray(fn(oriented, hash_size=hash_size).hash, dtype=bool)
+    return np.packbits(hashed.ravel()).tobytes()
+
+
+def hash_family(kind: str, bits: int, orientation: str, prefix: str = "hash") -> Family:
+    """The ``kind`` hash of the image turned by ``orientation``: (N, bits/64) uint64."""
+    return Family(f"{prefix}:{orientation}", f"{kind};{bits};{DECODE_PATH}",
+                  ((f"{prefix}:{orientation}", "<u8", bits // 64),), _hash, (kind, bits, orientation))
+
+
+def hash_stack(sigs: Signatures, orientations: Iterable[str], prefix: str = "hash") -> np.ndarray:
+    """(N, K, W) uint64: the hashes of ``orientations`` side by side, for the kernels."""
+    return np.stack([sigs.arrays[f"{prefix}:{o}"] for o in orientations], axis=1)
+
+
+# --------------------------------------------------------------------------
+# Grey thumbnail
+
+
+def _thumb(decoded: Decoded, family: Family) -> bytes:
+    (side,) = family.args
+    return np.asarray(decoded.grey.resize((side, side), Image.Resampling.BOX), dtype=np.uint8).tobytes()
+
+
+def thumb_family(size: int) -> Family:
+    """A ``size`` x ``size`` grey thumbnail, (N, size²) uint8."""
+    return Family("thumb", f"{size};{DECODE_PATH}", (("thumb", "u1", size * size),), _thumb, (size,))

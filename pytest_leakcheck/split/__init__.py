@@ -1,0 +1,1 @@
+"""`leakcheck split`: planning a split that keeps groups together, and applying it."""

@@ -1,0 +1,200 @@
+"""What a split plan does to the world: a manifest, a repaired manifest, or moves in a folder tree.
+
+``split.py`` decides; this module writes text and moves files, and never
+deletes or overwrites anything.  Three outputs:
+
+- :func:`manifest_text`: a fresh manifest, sorted by path.
+- :func:`kept_manifest`: the ``--keep`` manifest with only the rows that must
+  change changed: same columns, same order, same bytes for every other row
+  (files that are gone are dropped, new files are appended).
+- :func:`tree_moves` / :func:`apply_moves`: for a policy whose splits are
+  folders (``train/**``, ``data/test/**``), the moves that put each file in
+  its planned split's folder, keeping its path below the split folder (an
+  ImageFolder class folder stays).  Inside a git work tree tracked files move
+  with ``git mv`` so history follows them; the rest with a plain rename.
+
+Nothing here prints; the CLI shows the moves and the summary.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..dataset import inventory
+from ..errors import UsageError
+from ..files.names import csv_writerow
+from ..policy.load import Policy
+from .plan import Plan
+
+
+@dataclass(frozen=True)
+class Move:
+    """One file to move, paths relative to the policy root."""
+
+    src: str
+    dst: str
+    git: bool = False
+
+
+# --------------------------------------------------------------------------
+# Manifests
+
+
+def manifest_text(p: Plan) -> str:
+    """The manifest CSV: path, split, group (if any), then carried-over columns; sorted by path."""
+    buf = io.StringIO()
+    writerow = csv_writerow(buf)  # quotes a name holding a lone CR, which csv.writer leaves bare
+    has_group = any(g is not None for g in p.group)
+    writerow(["path", "split", *(["group"] if has_group else []), *p.columns])
+    for i in np.argsort(np.array(p.paths, dtype=object), kind="stable").tolist():
+        path = p.paths[i]
+        row = [path, p.names[int(p.split[i])]]
+        if has_group:
+            row.append(p.group[i] or "")
+        extra = p.extra.get(path, {})
+        writerow(row + [extra.get(c, "") for c in p.columns])
+    return buf.getvalue()
+
+
+def summary(p: Plan) -> str:
+    """A few lines a person reads after the run."""
+    lines = []
+    for s in p.stats:
+        line = f"  {s.name:<8} {s.files:>9} files  {s.share:6.1%}  (target {s.target:.1%})"
+        if p.stratified_by:
+            line += f"  label distance {s.label_distance:.3f}"
+        lines.append(line)
+    head = (
+        f"leakcheck split: {len(p.paths)} files in {p.components} components "
+        f"(largest {p.largest}); {p.clusters} copy clusters merged with groups"
+    )
+    if p.ungrouped and any(g is not None for g in p.group):
+        head += f"; {p.ungrouped} files matched no group rule"
+    tail = []
+    if p.stratified_by:
+        tail.append(
+            f"label distance: total variation between a split's {p.stratified_by} labels "
+            "and the whole dataset's (0 is a perfect match)"
+        )
+    if p.moved or p.dropped:
+        tail.append(
+            f"changed the split of {p.moved} kept files; "
+            f"dropped {p.dropped} rows whose file is gone"
+        )
+    return "\n".join([head, *lines, *tail]) + "\n"
+
+
+def kept_manifest(path: Path, p: Plan) -> str:
+    """``path`` (the ``--keep`` manifest) with only the rows whose split must change rewritten."""
+    text = path.read_bytes().decode("utf-8-sig")  # bytes: keep the file's own line endings
+    planned = {q: p.names[int(k)] for q, k in zip(p.paths, p.split)}
+    group_of = dict(zip(p.paths, p.group))
+    lines = text.splitlines(keepends=True)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    header = next(csv.reader([lines[0]])) if lines else ["path", "split"]
+    records = list(csv.reader(io.StringIO(text)))
+    if len(records) != sum(1 for line in lines if line.strip()):  # quoted line breaks: rewrite all rows
+        lines = [_row(r, newline) for r in records]
+    col_path, col_split = header.index("path"), header.index("split")
+    out, seen = [lines[0]] if lines else [_row(header, newline)], set()
+    for line in lines[1:]:
+        if not line.strip():
+            out.append(line)
+            continue
+        row = next(csv.reader([line]))
+        rel = inventory.clean_path(row[col_path]) if len(row) > col_path else ""
+        if rel not in planned:
+            continue  # the file is gone: its row goes (split.summary counts it)
+        seen.add(rel)
+        if len(row) > col_split and row[col_split].strip() != planned[rel]:
+            row[col_split] = planned[rel]
+            line = _row(row, newline)
+        out.append(line)
+    if out and not out[-1].endswith(("\n", "\r")):
+        out[-1] += newline
+    for rel in sorted(set(planned) - seen):  # new files go at the end, in path order
+        row = ["" for _ in header]
+        row[col_path], row[col_split] = rel, planned[rel]
+        if "group" in header:
+            row[header.index("group")] = group_of.get(rel) or ""
+        out.append(_row(row, newline))
+    return "".join(out)
+
+
+def _row(values: list[str], newline: str) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator=newline).writerow(values)
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------
+# Folder trees
+
+
+def split_folders(policy: Policy) -> dict[str, str] | None:
+    """Split name -> its folder when every split is exactly one ``FOLDER/**`` glob; else None."""
+    if policy.manifest is not None or policy.split_sources is not None or not policy.splits:
+        return None
+    out = {}
+    for name, globs in policy.splits:
+        if len(globs) != 1 or not globs[0].endswith("/**") or any(c in globs[0][:-3] for c in "*?["):
+            return None
+        out[name] = globs[0][:-3].strip("/")
+    return out
+
+
+def current_splits(policy: Policy) -> dict[str, str]:
+    """The split each image is in now, by the policy's globs."""
+    return {r.path: r.split for r in inventory.scan(policy).records}
+
+
+def tree_moves(p: Plan, folders: dict[str, str], current: dict[str, str]) -> list[Move]:
+    """The moves that put each file of a split folder into its planned split's folder."""
+    moves = []
+    for path, k in zip(p.paths, p.split.tolist()):
+        now, then = current.get(path), p.names[int(k)]
+        if now is None or now == then:
+            continue  # a file in no split folder stays where it is
+        if then not in folders:
+            raise UsageError(f"the plan puts {path} in split {then!r}, which has no folder",
+                             fix=f"add `{then}: [FOLDER/**]` to the policy's splits, or pass --val 0")
+        moves.append(Move(path, folders[then] + path[len(folders[now]):]))
+    return moves
+
+
+def apply_moves(root: Path, moves: list[Move]) -> list[Move]:
+    """Perform ``moves`` under ``root``; refuse them all, before any, if one would overwrite."""
+    targets = [m.dst for m in moves]
+    clash = next((t for t in targets if (root / t).exists() or os.path.lexists(root / t)), None)
+    if clash is None and len(set(targets)) < len(targets):
+        clash = next(t for t in targets if targets.count(t) > 1)
+    if clash is not None:
+        raise UsageError(f"{clash} exists already or is the target of two moves; nothing was moved",
+                         fix="rename or remove that file yourself, then run again")
+    in_git = tracked(root)
+    done = []
+    for m in moves:
+        (root / m.dst).parent.mkdir(parents=True, exist_ok=True)
+        if m.src in in_git:
+            subprocess.run(["git", "mv", "--", m.src, m.dst], cwd=root, check=True, capture_output=True)
+        else:
+            os.rename(root / m.src, root / m.dst)
+        done.append(Move(m.src, m.dst, m.src in in_git))
+    return done
+
+
+def tracked(root: Path) -> set[str]:
+    """Files git tracks under ``root``, relative to it; empty outside a work tree or without git."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--", "."], cwd=root, capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return set()
+    return {p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+

@@ -1,0 +1,1 @@
+"""The SQLite signature store: the file, its location rule, snapshots."""

@@ -1,0 +1,81 @@
+"""The store's snapshot of the signature arrays of the last full check.
+
+A warm check of a large dataset would otherwise read one store row per file
+and family; the snapshot is one row, filled in with a few array gathers for
+every file whose size and mtime are unchanged.  It holds every family's
+arrays by name, whatever the detectors are: ``sig:<array name>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..files.names import from_bytes, to_bytes
+from ..signals.families import Family, Signatures
+
+_SIG = "sig:"
+
+
+def key(families: Sequence[Family], max_pixels: int) -> str:
+    """Everything the assembled arrays depend on."""
+    parts = [f"{f.name}={f.params}" for f in families]
+    return "signatures:" + ";".join([*parts, f"max_pixels={max_pixels}", "snapshot-v2"])
+
+
+def arrays(
+    paths: Sequence[str], sizes: Sequence[int], mtimes: Sequence[int], sigs: Signatures
+) -> dict[str, np.ndarray]:
+    # Unreadable-for-now files (no digest) are left out, so they are tried again.
+    keep = [i for i, d in enumerate(sigs.digests) if d]
+    ix = np.array(keep, dtype=np.int64)
+    # Names as their bytes: one that is not UTF-8 must round-trip, not crash.
+    text = to_bytes("\0".join(paths[i] for i in keep))
+    errors = to_bytes("\0".join(sigs.errors.get(i, "") for i in keep))
+    return {
+        "paths": np.frombuffer(text, dtype=np.uint8),
+        "size": np.array([sizes[i] for i in keep], dtype=np.int64),
+        "mtime_ns": np.array([mtimes[i] for i in keep], dtype=np.int64),
+        "digest": np.frombuffer(b"".join(sigs.digests[i] for i in keep), dtype=np.uint8).reshape(-1, 32),
+        "errors": np.frombuffer(errors, dtype=np.uint8),
+        "valid": sigs.valid[ix],
+        "dims": sigs.dims[ix],
+        **{_SIG + name: arr[ix] for name, arr in sigs.arrays.items()},
+    }
+
+
+def paths(snap: dict[str, np.ndarray]) -> list[str]:
+    """The paths of a snapshot's rows, in order."""
+    return from_bytes(snap["paths"].tobytes()).split("\0")
+
+
+def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: np.ndarray) -> Signatures:
+    """Rows from the snapshot where ``hits >= 0``, from ``sub`` (in order) elsewhere."""
+    n = len(hits)
+    from_snap = np.flatnonzero(hits >= 0)
+    k = hits[from_snap]
+    digests: list[bytes] = [b""] * n
+    snap_digests = snap["digest"]
+    for i, kk in zip(from_snap.tolist(), k.tolist()):
+        digests[i] = snap_digests[kk].tobytes()
+    for j, i in enumerate(rest.tolist()):
+        digests[i] = sub.digests[j]
+    snap_errors = from_bytes(snap["errors"].tobytes()).split("\0")
+    errors = {int(rest[j]): msg for j, msg in sub.errors.items()}
+    errors.update({i: snap_errors[kk] for i, kk in zip(from_snap.tolist(), k.tolist()) if snap_errors[kk]})
+
+    def column(name: str, part: np.ndarray) -> np.ndarray:
+        out = np.zeros((n, *part.shape[1:]), dtype=part.dtype)
+        out[from_snap] = snap[name][k]
+        out[rest] = part
+        return out
+
+    return Signatures(
+        digests=tuple(digests),
+        valid=column("valid", sub.valid),
+        errors=errors,
+        dims=column("dims", sub.dims),
+        arrays={name: column(_SIG + name, arr) for name, arr in sub.arrays.items()},
+        stats=dict(sub.stats),
+    )

@@ -1,0 +1,120 @@
+"""`leakcheck split` on split folders (print or --apply the moves) and `--keep` edits (issue 15)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE
+from pytest_leakcheck.testing import photo, save
+
+from ..conftest import write_policy
+from ..gitrepo import commit_all, git
+
+POLICY = """\
+version: 1
+splits: {train: [data/train/**], test: [data/test/**]}
+groups:
+  - regex: '(?P<group>s\\d+)_'
+ungrouped: own-group
+"""
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """ImageFolder tree: subjects s00-s05 in train, s06-s07 in test; s01 also has a shot in test,
+    and test/cat/copy.jpg is a byte copy of a train image."""
+    root = tmp_path / "ds"
+    for s in range(8):
+        split = "train" if s < 6 else "test"
+        for shot in range(2):
+            save(photo(s * 10 + shot, (64, 48)), root / f"data/{split}/cat/s{s:02d}_{shot}.jpg", quality=90)
+    save(photo(17, (64, 48)), root / "data/test/cat/s01_9.jpg", quality=90)
+    shutil.copyfile(root / "data/train/cat/s03_0.jpg", root / "data/test/cat/copy.jpg")
+    write_policy(root, POLICY)
+    return root
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*.jpg"))}
+
+
+def _split(run_cli, root: Path, *args: str) -> tuple[int, str, str]:
+    return run_cli("split", "--policy", str(root / "leakcheck.yaml"), "-j", "1", "--no-cache", *args)
+
+
+def _check(run_cli, root: Path) -> int:
+    return run_cli("check", "--policy", str(root / "leakcheck.yaml"), "-j", "1", "--no-cache")[0]
+
+
+def test_split_prints_the_moves_and_touches_nothing(tree: Path, run_cli) -> None:
+    before = _digests(tree)
+    code, out, _ = _split(run_cli, tree)
+    assert code == EXIT_CLEAN
+    moves = [line for line in out.splitlines() if line.startswith("mv ")]
+    assert moves == ["mv data/test/cat/copy.jpg data/train/cat/copy.jpg",
+                     "mv data/test/cat/s01_9.jpg data/train/cat/s01_9.jpg"]
+    assert "run with --apply" in out
+    assert _digests(tree) == before
+
+
+def test_split_apply_moves_files_and_the_check_passes(tree: Path, run_cli) -> None:
+    assert _check(run_cli, tree) == EXIT_LEAKS
+    before = _digests(tree)
+    code, out, _ = _split(run_cli, tree, "--apply")
+    assert code == EXIT_CLEAN
+    assert "moved 2 files (0 with git mv)" in out
+    after = _digests(tree)
+    assert sorted(after.values()) == sorted(before.values())  # nothing lost, nothing overwritten
+    assert "data/train/cat/s01_9.jpg" in after and "data/test/cat/s01_9.jpg" not in after
+    assert _check(run_cli, tree) == EXIT_CLEAN
+    assert "nothing to move" in _split(run_cli, tree)[1]
+
+
+def test_split_apply_never_overwrites(tree: Path, run_cli) -> None:
+    save(photo(500, (64, 48)), tree / "data/train/cat/copy.jpg")  # the target of one move exists
+    (tree / "data/train/cat/copy.jpg").rename(tree / "data/train/cat/copy.jpg")
+    before = _digests(tree)
+    code, _, err = _split(run_cli, tree, "--apply")
+    assert code == EXIT_USAGE
+    assert "data/train/cat/copy.jpg exists already" in err and "nothing was moved" in err
+    assert _digests(tree) == before
+
+
+def test_split_apply_uses_git_mv_in_a_work_tree(tree: Path, run_cli) -> None:
+    git(tree, "init", "-q", "-b", "main")
+    (tree / ".gitignore").write_text(".leakcheck/\n")
+    commit_all(tree, "dataset")
+    code, out, _ = _split(run_cli, tree)
+    assert "git mv data/test/cat/s01_9.jpg data/train/cat/s01_9.jpg" in out
+    code, out, _ = _split(run_cli, tree, "--apply")
+    assert code == EXIT_CLEAN and "(2 with git mv)" in out
+    status = git(tree, "status", "--porcelain").splitlines()
+    assert "R  data/test/cat/s01_9.jpg -> data/train/cat/s01_9.jpg" in status
+
+
+def test_keep_changes_only_the_rows_that_must_change(tree: Path, run_cli) -> None:
+    """Columns, their order, line endings and every untouched row stay byte for byte."""
+    rows = []
+    for p in sorted((tree / "data").rglob("*.jpg")):
+        rel = p.relative_to(tree).as_posix()
+        rows.append(["cat", rel.split("/")[1], rel, "keep me"])
+    text = "label,split,path,note\r\n" + "".join(",".join(r) + "\r\n" for r in rows)
+    (tree / "kept.csv").write_text(text, newline="")
+    write_policy(tree, POLICY.replace("{train: [data/train/**], test: [data/test/**]}", "{manifest: kept.csv}"))
+    code, _, _ = _split(run_cli, tree, "--keep", str(tree / "kept.csv"), "--names", "train,val,test",
+                        "--test", "0.2", "-o", str(tree / "fixed.csv"))
+    assert code == EXIT_CLEAN
+    old = (tree / "kept.csv").read_bytes().split(b"\r\n")
+    new = (tree / "fixed.csv").read_bytes().split(b"\r\n")
+    assert new[0] == b"label,split,path,note" and len(new) == len(old)
+    changed = [(a, b) for a, b in zip(old, new) if a != b]
+    assert changed == [(b"cat,test,data/test/cat/copy.jpg,keep me", b"cat,train,data/test/cat/copy.jpg,keep me"),
+                       (b"cat,test,data/test/cat/s01_9.jpg,keep me", b"cat,train,data/test/cat/s01_9.jpg,keep me")]
+    with open(tree / "fixed.csv", newline="") as fh:
+        assert csv.DictReader(fh).fieldnames == ["label", "split", "path", "note"]
