@@ -1,4 +1,4 @@
-"""The signing calls tests/signals/test_image_modes.py pins, on today's decode path and families."""
+"""The signing calls tests/test_image_modes.py pins, on today's decode path and families."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pytest_leakcheck.signals.decode import SignTask, pixel_digest, sign
-from pytest_leakcheck.detectors.aligned import DESC_FAMILY
+from pytest_leakcheck.detectors._alignsearch import DESC_FAMILY
 from pytest_leakcheck.signals.families import hash_family, thumb_family
 
 

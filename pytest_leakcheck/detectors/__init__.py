@@ -16,11 +16,13 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..policy.config import Ctx
-from ..signals.families import Family, unique
 from .base import Detector, PolicyView
+
+if TYPE_CHECKING:
+    from ..signals.families import Family
 
 
 @lru_cache(maxsize=1)
@@ -106,4 +108,6 @@ def thresholds(policy: PolicyView) -> dict[str, tuple[float, bool]]:
 
 def families(policy: PolicyView) -> tuple[Family, ...]:
     """Every family some detector needs, each once."""
+    from ..signals.families import unique
+
     return unique(f for d in registry() for f in d.families(policy.detectors.of(d), policy))

@@ -17,12 +17,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from ..signals.families import Signatures
+from ..signals.decode import COLOUR, DECODE_PATH, Decoded
+from ..search.kernels import Match
+from ..signals.families import Family, Signatures
 from . import _align as A
 from . import _retrieve
+
+#: The descriptors, in the order they are packed into the family's bytes: dtype and values per image.
+DESCRIPTORS = {"grey32": ("u1", 1024), "hog": ("<f2", 128)}
+
+
+def _desc(decoded: Decoded, family: Family) -> bytes:
+    out = A.describe(np.asarray(decoded.colour))
+    return b"".join(out[d].tobytes() for d in DESCRIPTORS)
+
+
+DESC_FAMILY = Family(
+    # v2: the unused 8x8 colour layout is no longer computed or stored.
+    "desc", f"{'+'.join(DESCRIPTORS)};rgb{COLOUR}-box;{DECODE_PATH};v2",
+    tuple((f"desc:{name}", dtype, width) for name, (dtype, width) in DESCRIPTORS.items()),
+    _desc, colour=True,
+)
 
 # Query rows per verification block; their candidate lists are padded to the block's longest.
 _BLOCK = 1024
@@ -281,3 +300,68 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
                     always=1)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
     return fwd.reshape(n, groups, p.k).max(2)
+
+
+# --------------------------------------------------------------------------
+# Levels: the calibrated cut-offs, and the matches they let through
+
+
+class Rates(Protocol):
+    """The false-alarm rates a policy asks of the two levels (``AlignedSettings``)."""
+
+    @property
+    def false_alarms_per_10k(self) -> float: ...
+
+    @property
+    def error_false_alarms_per_10k(self) -> float: ...
+
+
+#: Detail correlation no impostor reaches (the largest of 2,000 on the visible CIFAR
+#: half: 0.85) and copies do (median 0.92): an upside-down image scoring this is a
+#: turned copy in the data, and is left out of the calibration.
+TURNED_COPY = 0.95
+
+
+def levels(imp: np.ndarray, det: Rates) -> tuple[float, float, float]:
+    """Warning and error thresholds from impostor maxima, and the rate measured at the warning one."""
+    warn = round(A.calibrate(imp, det.false_alarms_per_10k), 4)
+    err = round(max(warn, A.calibrate(imp, det.error_false_alarms_per_10k)), 4)
+    return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0
+
+
+def calibration(data: Data, p: Plan, det: Rates) -> dict[str, float]:
+    """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
+
+    An upside-down image whose detail lines up with another image at
+    TURNED_COPY or more is not an impostor: the data holds a turned copy of
+    it (an upside-down or flipped duplicate, as audits of aerial and medical
+    sets find).  Such scores are left out of the calibration, or one of them
+    in a small set would raise the levels to 1 and hide every copy.
+    """
+    raw = impostors(data, p)
+    imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
+    cross = imp["cross"] if len(imp["cross"]) else imp["within"]
+    warn, err, measured = levels(cross, det)
+    within = levels(imp["within"], det) if len(imp["within"]) else (warn, err, measured)
+    return {"threshold": warn, "error_threshold": err,
+            "false_alarms_per_10k": measured, "error_false_alarms_per_10k": det.error_false_alarms_per_10k,
+            "within_threshold": within[0], "within_error_threshold": within[1],
+            "calibrated_on": int(max(len(imp["cross"]), len(imp["within"]))),
+            "turned_copies": int(sum((v >= TURNED_COPY).sum() for v in raw.values()))}
+
+
+def levels_of(cal: dict[str, float], within: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Warning and error level of each pair, by whether it lies within a split."""
+    warn = np.where(within, cal.get("within_threshold", cal["threshold"]), cal["threshold"])
+    err = np.where(within, cal.get("within_error_threshold", cal["error_threshold"]), cal["error_threshold"])
+    return warn, err
+
+
+def matches(pairs: Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> list[Match]:
+    """Matches at or above the warning level of their kind (cross or within split); weak below the error level."""
+    within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
+    warn, err = levels_of(cal, within)
+    keep = np.flatnonzero(pairs.score >= warn)
+    return [Match(int(pairs.i[n]), int(pairs.j[n]), "aligned", round(float(pairs.score[n]), 4),
+                  "hflip" if pairs.flipped[n] else "identity", weak=bool(pairs.score[n] < err[n]))
+            for n in keep]

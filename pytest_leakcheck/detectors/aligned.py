@@ -22,22 +22,18 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..policy.config import SEVERITIES, Ctx
-from ..search.run import SearchRun
-from ..signals.decode import COLOUR, DECODE_PATH, Decoded
-from ..search.kernels import Match
 from ..files.names import to_bytes
-from ..signals.families import Family
-from . import _alignsearch as search
-from ._align import calibrate, describe
 from .base import Detector, PolicyView, section
 
-#: The descriptors, in the order they are packed into the family's bytes: dtype and values per image.
-DESCRIPTORS = {"grey32": ("u1", 1024), "hog": ("<f2", 128)}
+if TYPE_CHECKING:  # the arithmetic is imported where it runs: a policy loads without numpy
+    from ..search.run import SearchRun
+    from ..search.kernels import Match
+    from ..signals.families import Family
+    from ._alignsearch import Plan
+
 #: What alignment covers: the mirror is one of the views every query is verified in.
 COVERED = ("identity", "hflip")
 
@@ -54,83 +50,20 @@ class AlignedSettings:
     candidates: int = 8
 
 
-def _desc(decoded: Decoded, family: Family) -> bytes:
-    out = describe(np.asarray(decoded.colour))
-    return b"".join(out[d].tobytes() for d in DESCRIPTORS)
-
-
-DESC_FAMILY = Family(
-    # v2: the unused 8x8 colour layout is no longer computed or stored.
-    "desc", f"{'+'.join(DESCRIPTORS)};rgb{COLOUR}-box;{DECODE_PATH};v2",
-    tuple((f"desc:{name}", dtype, width) for name, (dtype, width) in DESCRIPTORS.items()),
-    _desc, colour=True,
-)
-
-
-
 def _params(det: AlignedSettings, mirror: bool) -> str:
+    from ._alignsearch import DESC_FAMILY
+
     return (f"aligned-v4;k={det.candidates};warn={det.false_alarms_per_10k};err={det.error_false_alarms_per_10k};"
             f"mirror={mirror};{DESC_FAMILY.params}")
 
 
-def _data_key(run: SearchRun, p: search.Plan) -> str:
+def _data_key(run: SearchRun, p: Plan) -> str:
     """Everything the matches depend on besides the parameters: who is in which split, with what content."""
     digest = hashlib.sha256(repr(sorted(p.targets.items())).encode())
     for a in sorted(p.targets):
         for r in p.rows[a]:
             digest.update(to_bytes(f"{a}\0{run.paths[r]}\0") + run.sigs.digests[r])
     return digest.hexdigest()[:24]
-
-
-def _levels(imp: np.ndarray, det: AlignedSettings) -> tuple[float, float, float]:
-    """Warning and error thresholds from impostor maxima, and the rate measured at the warning one."""
-    warn = round(calibrate(imp, det.false_alarms_per_10k), 4)
-    err = round(max(warn, calibrate(imp, det.error_false_alarms_per_10k)), 4)
-    return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0
-
-
-def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings) -> dict[str, float]:
-    """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
-
-    An upside-down image whose detail lines up with another image at
-    TURNED_COPY or more is not an impostor: the data holds a turned copy of
-    it (an upside-down or flipped duplicate, as audits of aerial and medical
-    sets find).  Such scores are left out of the calibration, or one of them
-    in a small set would raise the levels to 1 and hide every copy.
-    """
-    raw = search.impostors(data, p)
-    imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
-    cross = imp["cross"] if len(imp["cross"]) else imp["within"]
-    warn, err, measured = _levels(cross, det)
-    within = _levels(imp["within"], det) if len(imp["within"]) else (warn, err, measured)
-    return {"threshold": warn, "error_threshold": err,
-            "false_alarms_per_10k": measured, "error_false_alarms_per_10k": det.error_false_alarms_per_10k,
-            "within_threshold": within[0], "within_error_threshold": within[1],
-            "calibrated_on": int(max(len(imp["cross"]), len(imp["within"]))),
-            "turned_copies": int(sum((v >= TURNED_COPY).sum() for v in raw.values()))}
-
-
-def _levels_of(cal: dict[str, float], within: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Warning and error level of each pair, by whether it lies within a split."""
-    warn = np.where(within, cal.get("within_threshold", cal["threshold"]), cal["threshold"])
-    err = np.where(within, cal.get("within_error_threshold", cal["error_threshold"]), cal["error_threshold"])
-    return warn, err
-
-
-def _matches(pairs: search.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> list[Match]:
-    """Matches at or above the warning level of their kind (cross or within split); weak below the error level."""
-    within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
-    warn, err = _levels_of(cal, within)
-    keep = np.flatnonzero(pairs.score >= warn)
-    return [Match(int(pairs.i[n]), int(pairs.j[n]), "aligned", round(float(pairs.score[n]), 4),
-                  "hflip" if pairs.flipped[n] else "identity", weak=bool(pairs.score[n] < err[n]))
-            for n in keep]
-
-
-#: Detail correlation no impostor reaches (the largest of 2,000 on the visible CIFAR
-#: half: 0.85) and copies do (median 0.92): an upside-down image scoring this is a
-#: turned copy in the data, and is left out of the calibration.
-TURNED_COPY = 0.95
 
 
 class Aligned(Detector):
@@ -157,6 +90,8 @@ class Aligned(Detector):
         )
 
     def families(self, settings: AlignedSettings, policy: PolicyView) -> tuple[Family, ...]:
+        from ._alignsearch import DESC_FAMILY
+
         return () if settings.severity == "off" else (DESC_FAMILY,)
 
     def orientations(self, settings: AlignedSettings, policy: PolicyView) -> tuple[str, ...]:
@@ -173,6 +108,10 @@ class Aligned(Detector):
         """
         if not run.sigs.has("desc:grey32"):
             return []
+        import numpy as np
+
+        from . import _alignsearch as search
+
         mirror = "hflip" in run.orientations
         p = search.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates, mirror)
         params, key = _params(settings, mirror), _data_key(run, p)
@@ -185,10 +124,10 @@ class Aligned(Detector):
             if run.focus is not None and last is not None:
                 run.stats["aligned"] = last["calibration"]
                 found = search.focus_search(data, p, run.focus)
-                return self._focus(run, _matches(found, last["calibration"], p.split_of))
+                return self._focus(run, search.matches(found, last["calibration"], p.split_of))
             pairs = search.search(data, p)
-            cal = _calibration(data, p, settings)
-            matches = _matches(pairs, cal, p.split_of)
+            cal = search.calibration(data, p, settings)
+            matches = search.matches(pairs, cal, p.split_of)
             last = {"data": key, "calibration": cal,
                     "matches": [[run.paths[m.i], run.paths[m.j], m.value, m.orientation, m.weak] for m in matches]}
             run.store.put_meta({params: json.dumps(last)})
@@ -197,6 +136,8 @@ class Aligned(Detector):
 
     @staticmethod
     def _cached(run: SearchRun, last: dict[str, Any]) -> list[Match]:
+        from ..search.kernels import Match
+
         row = {path: n for n, path in enumerate(run.paths)}
         return [Match(row[a], row[b], "aligned", value, orientation, weak=weak)
                 for a, b, value, orientation, weak in last["matches"]]
@@ -225,6 +166,10 @@ class Aligned(Detector):
         check = [n for n, m in enumerate(matches) if m.detector in ("phash", "thumbnail")]
         if not check:
             return matches
+        import numpy as np
+
+        from . import _alignsearch as search
+
         data = search.prepare(run.sigs, np.flatnonzero(run.sigs.valid), "hflip" in run.orientations)
         ij = np.array([(matches[n].i, matches[n].j) for n in check], np.int64)
         flip = np.array([matches[n].orientation == "hflip" for n in check])
@@ -232,7 +177,7 @@ class Aligned(Detector):
         scores = search.pair_scores(data, ij[:, 0], ij[:, 1], flip, always=1, turned=turned)
         split_of = np.array(run.split_of, dtype=object)
         within = split_of[ij[:, 0]] == split_of[ij[:, 1]]
-        warn, err = _levels_of(cal, within)
+        warn, err = search.levels_of(cal, within)
         out = list(matches)
         for n, s, w, e in zip(check, scores, warn, err):
             if not np.isfinite(s):

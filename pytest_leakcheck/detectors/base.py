@@ -7,7 +7,7 @@ registry (``__init__.py``) finds it.  It owns:
 - its policy section (``detectors: {section: ...}``): :meth:`Detector.parse`
   validates it into a frozen settings value with at least ``severity``;
 - the signal families it needs from the one decode (:meth:`families`);
-- how it finds matches in a :class:`~pytest_leakcheck.search.run.SearchRun`
+- how it finds matches in a :class:`~pytest_leakcheck.context.SearchRun`
   (:meth:`find`; full, focused and incremental searches all go through it);
 - how strong a match is and what evidence it adds to a pair
   (:meth:`strength`, :meth:`pair_signals`, ``evidence_key``).
@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..policy.config import SEVERITIES, Ctx
-from ..search.run import SearchRun
-from ..search.kernels import Match
-from ..signals.families import Family, Signatures, search_orientations
+
+if TYPE_CHECKING:  # numpy-backed types: loading a policy must not import numpy (tests/test_lean.py)
+    from ..search.run import SearchRun
+    from ..search.kernels import Match
+    from ..signals.families import Family, Signatures
 
 
 class PolicyView(Protocol):
@@ -93,6 +95,8 @@ class Detector:
 
     def orientations(self, settings: Any, policy: PolicyView) -> tuple[str, ...]:
         """The orientations this detector searched, for the summary; () if it has none to search."""
+        from ..signals.families import search_orientations
+
         return search_orientations(policy.orientations)
 
     def pair_signals(self, sigs: Signatures, i: int, j: int, orientation: str, settings: Any) -> dict[str, float]:

@@ -10,14 +10,16 @@ different copies.  Off unless the policy turns it on:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..policy.config import Ctx
-from ..search.run import SearchRun
-from ..search.kernels import Match
-from ..signals.families import Family, hash_family, search_orientations
 from .base import Detector, PolicyView
 from .phash import HashSettings, hash_distance, hash_matches, parse_hash
+
+if TYPE_CHECKING:
+    from ..search.run import SearchRun
+    from ..search.kernels import Match
+    from ..signals.families import Family
 
 PREFIX = "dhash"
 
@@ -37,6 +39,8 @@ class DHash(Detector):
     def families(self, settings: HashSettings, policy: PolicyView) -> tuple[Family, ...]:
         if settings.severity == "off":
             return ()
+        from ..signals.families import hash_family, search_orientations
+
         return tuple(hash_family("dhash", settings.bits, o, PREFIX) for o in search_orientations(policy.orientations))
 
     def find(self, run: SearchRun, settings: HashSettings) -> list[Match]:

@@ -6,13 +6,13 @@ the signature stage computes for every file anyway.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ..search.run import SearchRun
-from ..search.kernels import Match, exact_matches
 from .base import Detector, PolicyView
+
+if TYPE_CHECKING:
+    from ..search.run import SearchRun
+    from ..search.kernels import Match
 
 
 class IdenticalFile(Detector):
@@ -25,6 +25,10 @@ class IdenticalFile(Detector):
         return ()  # equal bytes or pixels, upright only: nothing to turn
 
     def find(self, run: SearchRun, settings: Any) -> list[Match]:
+        import numpy as np
+
+        from ..search.kernels import exact_matches
+
         keys = list(run.sigs.digests)
         if run.focus is not None:
             # Only copies of a focus file matter; blanking the other keys

@@ -8,14 +8,14 @@ only they pay for a full decode, whose digest the store keeps by content.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..search.run import SearchRun
-from ..signals.decode import PIXELS_PARAMS, pixel_digest
-from ..search.kernels import Match, hamming_pairs
-from ..signals.pool import run_map
-from ..signals.families import Family, hash_family
 from .base import Detector, PolicyView
+
+if TYPE_CHECKING:
+    from ..search.run import SearchRun
+    from ..search.kernels import Match
+    from ..signals.families import Family
 
 # A JPEG decoded in draft mode and the same pixels saved as PNG can hash a
 # couple of bits apart; pairs this close are candidates for the pixel check.
@@ -32,10 +32,14 @@ class IdenticalPixels(Detector):
         return ()  # equal bytes or pixels, upright only: nothing to turn
 
     def families(self, settings: Any, policy: PolicyView) -> tuple[Family, ...]:
+        from ..signals.families import hash_family
+
         ph = policy.detectors.phash  # the hash the phash detector computes anyway
         return (hash_family(ph.kind, ph.bits, "identity"),)
 
     def find(self, run: SearchRun, settings: Any) -> list[Match]:
+        from ..search.kernels import Match
+
         candidates = self._candidates(run)
         if not candidates:
             return []
@@ -48,6 +52,8 @@ class IdenticalPixels(Detector):
         ]
 
     def _candidates(self, run: SearchRun) -> list[tuple[int, int]]:
+        from ..search.kernels import hamming_pairs
+
         # Pixel candidates ignore texture: two black frames can be identical.
         rows = run.rows_by_split()
         hashes, dims = run.sigs.arrays["hash:identity"], run.sigs.dims
@@ -63,6 +69,9 @@ class IdenticalPixels(Detector):
 
 def _pixel_digests(run: SearchRun, rows: list[int]) -> dict[int, bytes]:
     """Full-decode pixel digests for candidate rows only (cached by content digest)."""
+    from ..signals.decode import PIXELS_PARAMS, pixel_digest
+    from ..signals.pool import run_map
+
     digests = run.sigs.digests
     cached = run.store.get_signatures([digests[i] for i in rows], "pixels", PIXELS_PARAMS)
     todo: dict[bytes, int] = {}

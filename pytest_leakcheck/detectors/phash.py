@@ -9,16 +9,16 @@ the ``dhash`` detector is the way to run a difference hash beside this one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..policy.config import ORIENTATIONS, SEVERITIES, Ctx
-from ..search.run import SearchRun
-from ..search.kernels import Match, hamming_pairs
 from ..files.names import excerpt
-from ..signals.families import Family, hash_family, hash_stack, inverse, search_orientations
 from .base import Detector, PolicyView, section
+
+if TYPE_CHECKING:
+    from ..search.run import SearchRun
+    from ..search.kernels import Match
+    from ..signals.families import Family
 
 HASH_KINDS = ("phash", "dhash", "ahash", "whash")
 HASH_BITS = (64, 256)
@@ -57,6 +57,9 @@ def hash_matches(run: SearchRun, name: str, prefix: str, max_distance: int) -> l
     Each pair is reported once, as ``Match(i, j)`` with ``i < j`` and the
     orientation that turns file ``i`` into file ``j``.
     """
+    from ..search.kernels import Match, hamming_pairs
+    from ..signals.families import hash_stack, search_orientations
+
     names = search_orientations(run.orientations)
     stack = hash_stack(run.sigs, names, prefix)
     upright = stack[:, 0, :]
@@ -84,6 +87,8 @@ def _keep_best(best: dict[tuple[int, int], tuple[float, int, str]], x: int, y: i
                orientation: str) -> None:
     """Keep the nearer of two directions; on a tie, the first orientation in ORIENTATIONS,
     so the choice does not depend on which file was queried."""
+    from ..signals.families import inverse
+
     if x > y:  # "x after o is y" is "y after inverse(o) is x"
         x, y, orientation = y, x, inverse(orientation)
     key = (dist, ORIENTATIONS.index(orientation), orientation)
@@ -109,6 +114,10 @@ def far(distance: float, settings: HashSettings) -> bool:
 def hash_distance(sigs: Any, prefix: str, i: int, j: int, orientation: str) -> int | None:
     """Hamming distance of row ``i`` turned by ``orientation`` to row ``j``, if both are hashed:
     the nearer of turning ``i`` by it and turning ``j`` back (as the search measures)."""
+    import numpy as np
+
+    from ..signals.families import inverse
+
     back = inverse(orientation)
     turned, undone, upright = f"{prefix}:{orientation}", f"{prefix}:{back}", f"{prefix}:identity"
     if not sigs.has(turned, undone, upright):
@@ -131,6 +140,8 @@ class PHash(Detector):
         return parse_hash(ctx, raw, at, self.default, HASH_KINDS)
 
     def families(self, settings: HashSettings, policy: PolicyView) -> tuple[Family, ...]:
+        from ..signals.families import hash_family, search_orientations
+
         # Computed even when the detector is off: every pair's evidence shows the distance.
         return tuple(hash_family(settings.kind, settings.bits, o) for o in search_orientations(policy.orientations))
 

@@ -10,15 +10,17 @@ candidates, re-ranked exactly (retrieval.py, the ``faiss`` extra).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..search import retrieval
 from ..policy.config import SEVERITIES, Ctx
-from ..search.run import SearchRun
-from ..search.kernels import Match, cosine_pairs, normalised_thumbs, orient_thumbs, oriented_within
-from ..signals.families import Family, Signatures, inverse, search_orientations, thumb_family
+from ..search import BACKENDS
 from .base import Detector, PolicyView, section
 from .phash import far, hash_distance
+
+if TYPE_CHECKING:
+    from ..search.run import SearchRun
+    from ..search.kernels import Match
+    from ..signals.families import Family, Signatures
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,9 @@ def _upright(x: int, y: int, cosine: float, orientation: str) -> Match:
     """``Match(i, j)`` with ``i < j``, as the hash detectors report it.  The cosine
     itself is symmetric (turning a thumbnail only permutes its pixels, and the
     searched orientations come with their inverses), so one direction suffices."""
+    from ..search.kernels import Match
+    from ..signals.families import inverse
+
     if x < y:
         return Match(x, y, Thumbnail.name, cosine, orientation)
     return Match(y, x, Thumbnail.name, cosine, inverse(orientation))
@@ -53,14 +58,19 @@ class Thumbnail(Detector):
             severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
             size=ctx.number(raw.get("size", d.size), (*at, "size"), int, 4, 64),
             min_cosine=ctx.number(raw.get("min_cosine", d.min_cosine), (*at, "min_cosine"), float, 0.5, 1.0),
-            search=ctx.choice(raw.get("search", d.search), (*at, "search"), retrieval.BACKENDS),
+            search=ctx.choice(raw.get("search", d.search), (*at, "search"), BACKENDS),
         )
 
     def families(self, settings: ThumbnailSettings, policy: PolicyView) -> tuple[Family, ...]:
+        from ..signals.families import thumb_family
+
         # Always computed: the texture test of every perceptual detector reads it.
         return (thumb_family(settings.size),)
 
     def find(self, run: SearchRun, settings: ThumbnailSettings) -> list[Match]:
+        from ..search.kernels import cosine_pairs, oriented_within
+        from ..signals.families import search_orientations
+
         names = list(search_orientations(run.orientations))
         thumbs = run.sigs.arrays["thumb"]
         rows = run.textured_rows()
@@ -100,6 +110,8 @@ class Thumbnail(Detector):
     def pair_signals(self, sigs: Any, i: int, j: int, orientation: str, settings: Any) -> dict[str, float]:
         if not sigs.has("thumb"):
             return {}
+        from ..search.kernels import normalised_thumbs, orient_thumbs
+
         thumbs = sigs.arrays["thumb"]
         ti = orient_thumbs(normalised_thumbs(thumbs[i : i + 1]), orientation)[0]
         tj = normalised_thumbs(thumbs[j : j + 1])[0]

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LeakcheckError
+from . import BACKENDS
 
 # Reference rows per block and query rows per block: a (query, reference)
 # block of float32 bounds is 4 * _REFS * _QUERIES bytes (32 MB).
@@ -50,7 +51,6 @@ _QUERIES = 1024
 _SAMPLE = 8192
 # Slack for float32 rounding in the bound (products of unit vectors, D <= a few thousand).
 _EPS = 1e-4
-BACKENDS = ("exact", "faiss")
 
 
 class RetrievalError(LeakcheckError):

@@ -178,7 +178,7 @@ def test_links_below_the_error_level_are_weak() -> None:
     pairs = _alignsearch.Pairs(np.array([0, 1, 2]), np.array([5, 6, 7]), np.array([0.95, 0.9, 0.8]),
                                np.array([False, True, False]))
     cal = {"threshold": 0.85, "error_threshold": 0.93}
-    got = [(m.i, m.j, m.weak, m.orientation) for m in aligned._matches(pairs, cal)]
+    got = [(m.i, m.j, m.weak, m.orientation) for m in _alignsearch.matches(pairs, cal)]
     assert got == [(0, 5, False, "identity"), (1, 6, True, "hflip")]
 
 
@@ -347,8 +347,8 @@ def test_hash_hits_take_the_aligned_levels(monkeypatch: pytest.MonkeyPatch) -> N
         seen.append(list(turned))
         return scores[:len(i)]
 
-    monkeypatch.setattr(aligned.search, "prepare", lambda *args, **kwargs: None)
-    monkeypatch.setattr(aligned.search, "pair_scores", pair_scores)
+    monkeypatch.setattr(_alignsearch, "prepare", lambda *args, **kwargs: None)
+    monkeypatch.setattr(_alignsearch, "pair_scores", pair_scores)
     run = SimpleNamespace(
         stats={"aligned": {"threshold": 0.7, "error_threshold": 0.9, "within_threshold": 0.8,
                            "within_error_threshold": 0.92}},
@@ -398,10 +398,10 @@ def test_turned_copies_in_the_data_do_not_raise_the_levels(monkeypatch: pytest.M
     clean = {"cross": rng.uniform(0.2, 0.6, 20), "within": rng.uniform(0.2, 0.6, 20)}
     dirty = {k: np.concatenate([v, [0.99, 1.0]]) for k, v in clean.items()}
     for imp in (clean, dirty):
-        monkeypatch.setattr(aligned.search, "impostors", lambda data, p, imp=imp: imp)
-        got = aligned._calibration(None, None, aligned.AlignedSettings())  # type: ignore[arg-type]
-        assert got["threshold"] <= got["error_threshold"] < aligned.TURNED_COPY
+        monkeypatch.setattr(_alignsearch, "impostors", lambda data, p, imp=imp: imp)
+        got = _alignsearch.calibration(None, None, aligned.AlignedSettings())  # type: ignore[arg-type]
+        assert got["threshold"] <= got["error_threshold"] < _alignsearch.TURNED_COPY
         assert got["turned_copies"] == (4 if imp is dirty else 0)
-    monkeypatch.setattr(aligned.search, "impostors", lambda data, p: clean)
-    assert {k: v for k, v in aligned._calibration(None, None, aligned.AlignedSettings()).items()  # type: ignore[arg-type]
+    monkeypatch.setattr(_alignsearch, "impostors", lambda data, p: clean)
+    assert {k: v for k, v in _alignsearch.calibration(None, None, aligned.AlignedSettings()).items()  # type: ignore[arg-type]
             if k != "turned_copies"} == {k: v for k, v in got.items() if k != "turned_copies"}
