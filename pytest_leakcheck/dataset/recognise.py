@@ -20,8 +20,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import splitsources
+from .. import detectors
 from ..errors import PolicyError, UsageError
+from . import splitsources
 
 SPLIT_NAMES = {
     "train": ("train", "training", "trn"),
@@ -60,26 +61,7 @@ pairs:
   compare: all            # or a list such as [train~test, val~test]
   within_split: warning   # duplicates inside one split: error | warning | off
 
-detectors:
-  identical_file: error     # same bytes
-  identical_pixels: error   # same decoded pixels (re-saved, metadata stripped)
-  phash:
-    severity: error
-    kind: phash             # phash | dhash | ahash | whash
-    bits: 64                # 64 or 256
-    max_distance: 8         # Hamming distance; higher finds more, and more false alarms
-  thumbnail:
-    severity: error
-    size: 16                # side of the grey thumbnail
-    min_cosine: 0.95        # contrast-normalised; lower finds more
-  # Finds the crops, shifts, zooms and colour changes hashes miss, with thresholds
-  # calibrated on this data (docs/detectors.md): errors where a copy is near
-  # certain, warnings ("probably the same shot, please look") below that.
-  aligned:
-    severity: error
-    error_false_alarms_per_10k: 2    # error level: expected false alarms per 10,000 images
-    false_alarms_per_10k: 5          # warning level
-
+{detectors}
 # A copy flipped or rotated is still a leak when training augments that way.
 # hflip suits most photos. For data with no natural "up" (aerial and satellite
 # tiles, microscopy, scans fed in any orientation) search all 8 orientations:
@@ -103,7 +85,7 @@ def policy_text(layout: Layout) -> str:
     """The commented policy for a recognised layout."""
     found = "".join(f"\n#   {line}" for line in layout.found)
     return TEMPLATE.format(found=" from:" + found if found else "", splits=layout.splits_yaml.rstrip("\n"),
-                           groups=layout.groups_yaml.rstrip("\n"))
+                           groups=layout.groups_yaml.rstrip("\n"), detectors=detectors.template())
 
 
 def detect(root: Path) -> Layout:
@@ -124,8 +106,7 @@ def detect(root: Path) -> Layout:
     notes = [group_note] if group_note else []
     notes.append("orientations: only upright and hflip copies are searched; add vflip, rot90, ... under "
                  "`augmentations` for data with no natural up (aerial, microscopy, scans)")
-    notes.append("the `aligned` detector (crops, shifts, zooms) is on: errors where a copy is near certain, "
-                 "warnings for probable ones; `aligned: {severity: off}` makes a cold check faster")
+    notes += detectors.init_notices()
     return Layout(splits_yaml, groups_yaml, (*found, *group_lines), tuple(notes))
 
 

@@ -106,6 +106,44 @@ def thresholds(policy: PolicyView) -> dict[str, tuple[float, bool]]:
     return out
 
 
+def template() -> str:
+    """The ``detectors:`` section ``leakcheck init`` writes: every detector at its defaults, with why-comments.
+
+    Values come from each detector's ``default``, so the template never restates
+    one that has since changed.
+    """
+    lines = ["detectors:"]
+    for d in registry():
+        lines += [f"  # {line}" for line in d.init_comment.splitlines()]
+        rows = [(key, _yaml_scalar(getattr(d.default, key)), why) for key, why in d.init_keys]
+        # Bare (`phash: error`) only where the detector reads the bare form: the protocol's own parse.
+        if [key for key, _, _ in rows] == ["severity"] and type(d).parse is Detector.parse:
+            lines += _commented([(f"  {d.section}: {rows[0][1]}", rows[0][2])])
+        else:
+            lines.append(f"  {d.section}:")
+            lines += _commented([(f"    {key}: {value}", why) for key, value, why in rows])
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # `2`, as a person writes it; it reads back as 2.0
+    return str(value)
+
+
+def _commented(rows: list[tuple[str, str]]) -> list[str]:
+    """Lines with their comments aligned in one column (28, or further for long keys)."""
+    width = max([28] + [len(text) + 3 for text, why in rows if why])
+    return [f"{text.ljust(width)}# {why}" if why else text for text, why in rows]
+
+
+def init_notices() -> tuple[str, ...]:
+    """What ``leakcheck init`` tells the user about detectors it set up."""
+    return tuple(d.init_notice for d in registry() if d.init_notice)
+
+
 def families(policy: PolicyView) -> tuple[Family, ...]:
     """Every family some detector needs, each once."""
     from ..signals.families import unique

@@ -74,6 +74,15 @@ class Aligned(Detector):
     incremental = False
     evidence_key = "aligned_score"
     default = AlignedSettings()
+    evidence_value = "aligned score {:.3f}"
+    init_comment = ("Finds the crops, shifts, zooms and colour changes hashes miss, with thresholds\n"
+                    "calibrated on this data (docs/detectors.md): errors where a copy is near\n"
+                    'certain, warnings ("probably the same shot, please look") below that.')
+    init_keys = (("severity", ""),
+                 ("error_false_alarms_per_10k", "error level: expected false alarms per 10,000 images"),
+                 ("false_alarms_per_10k", "warning level"))
+    init_notice = ("the `aligned` detector (crops, shifts, zooms) is on: errors where a copy is near certain, "
+                   "warnings for probable ones; `aligned: {severity: off}` makes a cold check faster")
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> AlignedSettings:
         raw = section(ctx, raw, at, ("severity", "false_alarms_per_10k", "error_false_alarms_per_10k", "candidates"))
@@ -187,6 +196,15 @@ class Aligned(Detector):
 
     def strength(self, match: Match, settings: AlignedSettings) -> float:
         return match.value
+
+    def summary(self, stats: Any) -> str:
+        if not isinstance(stats, dict) or "threshold" not in stats:
+            return ""
+        return (f"aligned threshold {stats['threshold']:.3f} ({stats['false_alarms_per_10k']:g} false alarms "
+                f"per 10k measured on {stats['calibrated_on']} images)")
+
+    def calibrated(self, stats: Any) -> float | None:
+        return float(stats["threshold"]) if isinstance(stats, dict) and "threshold" in stats else None
 
 
 DETECTOR = Aligned()

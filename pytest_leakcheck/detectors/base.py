@@ -68,6 +68,22 @@ class Detector:
     #: Settings when the policy does not mention the detector.
     default: ClassVar[Any] = Severity()
 
+    # How reports and ``leakcheck init`` show it: the renderers and the template read these
+    # through the registry, so none of them names a detector.
+    #: Its match value after its name in a member's link (``aligned 0.555``); None: no value to show.
+    link_value: ClassVar[str | None] = "{:g}"
+    #: Its match value on the evidence line of a cluster whose best pair it found (``aligned score {:.3f}``).
+    evidence_value: ClassVar[str | None] = None
+    #: Its :meth:`pair_signals` as the evidence line states them; a signal without one reads ``name value``.
+    signal_text: ClassVar[dict[str, str]] = {}
+    #: The keys of its section ``leakcheck init`` spells out (values from ``default``), each with a
+    #: comment.  A section of severity only is written bare (``identical_file: error``) when the detector
+    #: reads that form, as the protocol's :meth:`parse` does.
+    init_keys: ClassVar[tuple[tuple[str, str], ...]] = (("severity", ""),)
+    #: Comment lines ``leakcheck init`` writes above its section, and what it tells the user afterwards.
+    init_comment: ClassVar[str] = ""
+    init_notice: ClassVar[str] = ""
+
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> Any:
         """Validate this detector's section: ``error``, or ``{severity: error}``."""
         return Severity(simple_severity(ctx, raw, at, self.default.severity))
@@ -105,6 +121,14 @@ class Detector:
 
     def threshold(self, settings: Any) -> float | None:
         """The value a match must reach (or stay under, ``lower_is_stronger``); None if fixed or calibrated."""
+        return None
+
+    def summary(self, stats: Any) -> str:
+        """What the text report's summary line says of ``report.stats[name]``, which :meth:`find` filled ("": nothing)."""
+        return ""
+
+    def calibrated(self, stats: Any) -> float | None:
+        """The threshold :meth:`find` calibrated on the data (from ``report.stats[name]``), for score charts."""
         return None
 
     def params(self, settings: Any) -> str:

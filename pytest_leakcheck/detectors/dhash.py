@@ -32,6 +32,7 @@ class DHash(Detector):
     lower_is_stronger = True
     # imagededup flags dHash distances up to 10 of 64 bits.
     default = HashSettings(severity="off", kind="dhash", max_distance=10)
+    init_keys = (("severity", "difference hashes: another view of near-duplicates (docs/detectors.md)"),)
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> HashSettings:
         return parse_hash(ctx, raw, at, self.default, ("dhash",))

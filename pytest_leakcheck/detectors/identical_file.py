@@ -20,6 +20,8 @@ class IdenticalFile(Detector):
     section = "identical_file"
     kind = "identical-file"
     rank = 0
+    link_value = None  # always 0: "linked by identical-file", no number
+    init_keys = (("severity", "same bytes"),)
 
     def orientations(self, settings: Any, policy: PolicyView) -> tuple[str, ...]:
         return ()  # equal bytes or pixels, upright only: nothing to turn

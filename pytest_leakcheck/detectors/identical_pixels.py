@@ -27,6 +27,8 @@ class IdenticalPixels(Detector):
     section = "identical_pixels"
     kind = "identical-pixels"
     rank = 10
+    link_value = None  # always 0
+    init_keys = (("severity", "same decoded pixels (re-saved, metadata stripped)"),)
 
     def orientations(self, settings: Any, policy: PolicyView) -> tuple[str, ...]:
         return ()  # equal bytes or pixels, upright only: nothing to turn

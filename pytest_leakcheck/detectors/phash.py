@@ -135,6 +135,9 @@ class PHash(Detector):
     evidence_key = "phash_distance"
     lower_is_stronger = True
     default = HashSettings()
+    signal_text = {"phash_distance": "phash distance {:.0f}"}
+    init_keys = (("severity", ""), ("kind", "phash | dhash | ahash | whash"), ("bits", "64 or 256"),
+                 ("max_distance", "Hamming distance; higher finds more, and more false alarms"))
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> HashSettings:
         return parse_hash(ctx, raw, at, self.default, HASH_KINDS)

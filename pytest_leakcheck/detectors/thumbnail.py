@@ -50,6 +50,9 @@ class Thumbnail(Detector):
     rank = 30
     evidence_key = "thumbnail_cosine"
     default = ThumbnailSettings()
+    signal_text = {"thumbnail_cosine": "thumbnail cosine {:.3f}"}
+    init_keys = (("severity", ""), ("size", "side of the grey thumbnail"),
+                 ("min_cosine", "contrast-normalised; lower finds more"))
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> ThumbnailSettings:
         raw = section(ctx, raw, at, ("severity", "size", "min_cosine", "search"))

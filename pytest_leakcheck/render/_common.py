@@ -1,14 +1,38 @@
-"""Wording shared by the text-like formats: a finding's headline, its lines, its signals."""
+"""Wording shared by the text-like formats: a finding's headline, its lines, its signals.
+
+What a detector's values and signals look like is the detector's to say
+(``Detector.link_value``, ``evidence_value``, ``signal_text``): this module
+asks the registry, so a new detector needs no change here.
+"""
 
 from __future__ import annotations
 
-from ..report.model import COPY_KINDS, Finding, Member
+from ..detectors import registry
+from ..detectors.base import Detector
 from ..files.names import display, log_line
+from ..report.model import COPY_KINDS, Finding, Link, Member
+
+#: Stands in for a detector a saved report names but this version does not have.
+_UNKNOWN = Detector()
+
+
+def detector(name: str) -> Detector:
+    """The registered detector called ``name``, or the protocol's defaults."""
+    return next((d for d in registry() if d.name == name), _UNKNOWN)
+
+
+def link_words(link: Link) -> str:
+    """``aligned 0.555 after hflip``: the detector, its value when it has one, the orientation."""
+    value = detector(link.detector).link_value
+    out = link.detector if value is None else f"{link.detector} {value.format(link.value)}"
+    if link.orientation != "identity":
+        out += f" after {link.orientation}"
+    return out + (" (weak)" if link.weak else "")
 
 
 def link_text(m: Member) -> str:
     """``linked by aligned 0.555 to train/x.jpg``: how a member joined its cluster ("" if it did not)."""
-    return "" if m.link is None else f"linked by {m.link.text} to {m.link.to}"
+    return "" if m.link is None else f"linked by {link_words(m.link)} to {m.link.to}"
 
 
 def checked_text(checked: dict) -> str:
@@ -44,15 +68,11 @@ def headline(f: Finding, max_members: int = 4) -> str:
 
 
 def signal_parts(sig: dict) -> list[str]:
-    """The cheap signals of a pair, as a reader wants them."""
-    parts = []
-    if "phash_distance" in sig:
-        parts.append(f"phash distance {int(sig['phash_distance'])}")
-    if "thumbnail_cosine" in sig:
-        parts.append(f"thumbnail cosine {float(sig['thumbnail_cosine']):.3f}")
-    # Any other detector's signal, by its own name: a new detector needs no change here.
-    parts += [f"{k.replace('_', ' ')} {v:g}" for k, v in sig.items()
-              if k not in ("phash_distance", "thumbnail_cosine") and isinstance(v, (int, float))]
+    """The cheap signals of a pair, as a reader wants them: in the detectors' order, each as its detector words it."""
+    worded = {key: text for d in registry() for key, text in d.signal_text.items()}
+    parts = [text.format(float(sig[key])) for key, text in worded.items() if key in sig]
+    # A signal no detector words (one from an older report): by its own name.
+    parts += [f"{k.replace('_', ' ')} {v:g}" for k, v in sig.items() if k not in worded and isinstance(v, (int, float))]
     return parts
 
 
@@ -76,10 +96,10 @@ def _describe(f: Finding) -> list[str]:
         best = f.pairs[0] if f.pairs else None
         parts = []
         if best is not None:
-            sig = best.signals
-            if best.detector == "aligned":
-                parts.append(f"aligned score {best.value:.3f}")
-            parts += signal_parts(sig)
+            value = detector(best.detector).evidence_value
+            if value is not None:
+                parts.append(value.format(best.value))
+            parts += signal_parts(best.signals)
             if best.orientation != "identity":
                 parts.append(f"{best.b} = {best.a} after {best.orientation}")
         lines.append("    evidence: " + ", ".join(parts))

@@ -19,6 +19,7 @@ import html
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from ..detectors import registry
 from ..report.model import KINDS, Report
 
 #: One colour per finding kind, in KINDS order; chosen to stay apart for colour-blind readers.
@@ -99,9 +100,10 @@ def _scores(
         for p in f.pairs:
             values.setdefault(p.detector, []).append(float(p.value))
     limits = dict(thresholds)
-    cal = report.stats.get("aligned")
-    if isinstance(cal, dict) and "threshold" in cal:
-        limits.setdefault("aligned", (float(cal["threshold"]), False))
+    for d in registry():  # thresholds calibrated on this data (aligned's) are in the report
+        value = d.calibrated(report.stats.get(d.name))
+        if value is not None:
+            limits.setdefault(d.name, (value, d.lower_is_stronger))
     # Identical detectors have no score to be near a threshold of: every value is the same.
     return [(name, vals, limits.get(name)) for name, vals in sorted(values.items())
             if name in limits or len(set(vals)) > 1]

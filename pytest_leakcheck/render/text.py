@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..report.model import Report
+from ..detectors import registry
 from ..files.names import log_lines
+from ..report.model import Report
 from ._common import checked_text, finding_lines
 
 EXTENSION = "txt"
@@ -57,10 +58,9 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
         line += f"; checked: {checked_text(stats['checked'])}"
     if stats.get("not_searched"):
         line += f"; not searched: copies after {'/'.join(stats['not_searched'])}"
-    cal = stats.get("aligned")
-    if cal:
-        line += (f"; aligned threshold {cal['threshold']:.3f} "
-                 f"({cal['false_alarms_per_10k']:g} false alarms per 10k measured on {cal['calibrated_on']} images)")
+    for d in registry():  # what each detector measured on this data (aligned: its calibrated threshold)
+        said = d.summary(stats[d.name]) if stats.get(d.name) else ""
+        line += f"; {said}" if said else ""
     judged = [f"{int(stats[k])} {k}" for k in ("known", "distinct") if stats.get(k)]
     if judged:
         line += "; baseline: " + ", ".join(judged)

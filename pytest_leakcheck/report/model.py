@@ -41,8 +41,6 @@ GROUP_PREFIXES = ("group", "split-share", "ungrouped")
 #: Version of the JSON report; bump it when a field changes meaning or goes away.
 JSON_SCHEMA_VERSION = 1
 JSON_SCHEMA = "pytest-leakcheck/report"
-#: Detectors whose matches have no value worth printing (the value is always 0).
-EXACT_DETECTORS = ("identical-file", "identical-pixels")
 
 
 @dataclass(frozen=True)
@@ -56,15 +54,6 @@ class Link:
     orientation: str = "identity"
     #: A warning-level link ("probably the same shot, please look"), which never merges clusters.
     weak: bool = False
-
-    @property
-    def text(self) -> str:
-        """``aligned 0.555 after hflip``: the detector, its value when it has one, the orientation."""
-        out = self.detector if self.detector in EXACT_DETECTORS else f"{self.detector} {self.value:g}"
-        if self.orientation != "identity":
-            out += f" after {self.orientation}"
-        return out + (" (weak)" if self.weak else "")
-
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pytest_leakcheck.search.kernels import Match
 from pytest_leakcheck.report.model import load_report
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.render import render
+from pytest_leakcheck.render._common import link_words
 from pytest_leakcheck.store.db import open_store
 from pytest_leakcheck.testing import brighter, cropped, photo, save
 
@@ -60,7 +61,7 @@ def test_chained_cluster_takes_the_kind_of_its_weakest_link(tmp_path: Path) -> N
     assert c is not None and c.detector in ("phash", "thumbnail", "dhash") and c.to in ("train/a.jpg",
                                                                                          "test/a_copy.jpg")
     text = render(report, "text")
-    assert f"linked by {c.text} to {c.to}" in text
+    assert f"linked by {link_words(c)} to {c.to}" in text
     assert "linked by identical-file to" in text
     assert "same bytes" not in text
 
@@ -81,7 +82,7 @@ def test_member_links_survive_the_json_report(tmp_path: Path) -> None:
     for fmt in ("text", "markdown", "html", "sarif", "annotations"):
         out = render(again, fmt)
         # Annotations sit on one member (test/c.jpg) and state its link; the rest list every member's.
-        assert f"linked by {c.text} to {c.to}" in out, fmt
+        assert f"linked by {link_words(c)} to {c.to}" in out, fmt
         assert fmt == "annotations" or "linked by identical-file to" in out, fmt
 
 
