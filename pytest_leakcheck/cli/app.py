@@ -297,14 +297,15 @@ def _check(args: argparse.Namespace) -> int:
 
 def _emit(report: object, args: argparse.Namespace, root: Path | None, policy: Policy | None = None) -> None:
     from ..ci.pullrequest import repo_prefix
-    from ..render import render
+    from ..render import links, render
 
+    # Every format gets every option and ignores those it does not know: a new format needs no change here.
     options: dict[str, object] = {"max_findings": args.max_findings, "root": root}
-    if args.format == "html" and policy is not None:
+    if policy is not None:
         from ..detectors import thresholds
 
-        options["thresholds"] = thresholds(policy)
-    if args.format in ("sarif", "markdown", "annotations"):
+        options["thresholds"] = thresholds(policy)  # html's score charts draw them
+    if links(args.format):
         prefix = args.path_prefix
         if prefix is None:
             # Object storage (sources.Url) has no git checkout: paths stay root-relative.
@@ -320,12 +321,13 @@ def _emit(report: object, args: argparse.Namespace, root: Path | None, policy: P
 
 def _render(args: argparse.Namespace) -> int:
     from ..errors import PolicyError
-    from ..report.model import load_report
     from ..policy.load import load
+    from ..render import links
+    from ..report.model import load_report
 
     report = load_report(args.report)
     root = None
-    if args.path_prefix is None and args.format in ("sarif", "markdown", "annotations"):
+    if args.path_prefix is None and links(args.format):
         try:
             root = load(report.policy_path).root
         except PolicyError:

@@ -38,6 +38,12 @@ def render(report: Report, fmt: str = "text", **options: object) -> str:
     return module(fmt).render(report, **options)
 
 
+def links(fmt: str) -> bool:
+    """Whether ``fmt`` links file names into the repository (``LINKS = True`` in its module): the CLI then
+    passes ``prefix`` (the policy root's path in the checkout) and ``blob_url`` for thumbnails."""
+    return bool(getattr(module(fmt), "LINKS", False))
+
+
 def extension(fmt: str) -> str:
     """The file extension a saved report in ``fmt`` gets (``EXTENSION`` in its module)."""
     return getattr(module(fmt), "EXTENSION", fmt)

@@ -11,6 +11,9 @@ from ..report.model import Finding, Report
 from ..files.names import display
 from ._common import headline, link_text
 
+#: File names link into the repository (each annotation sits on its file; render.links).
+LINKS = True
+
 #: GitHub's limit of annotations per type (error, warning) per step.
 MAX_PER_TYPE = 10
 _LEVEL = {"error": "error", "warning": "warning"}

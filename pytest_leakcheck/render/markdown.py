@@ -16,6 +16,9 @@ from ..report.model import COPY_KINDS, Finding, Report
 from ..files.names import display, log_text, to_bytes
 from ._common import checked_text, headline, link_text
 
+#: File names link into the repository (thumbnails from the blob URL; render.links).
+LINKS = True
+
 #: GitHub's limit is 1 MiB per step summary; leave room for other steps' text.
 MAX_BYTES = 1_000_000
 DEFAULT_TOP = 30

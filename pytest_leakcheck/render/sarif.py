@@ -17,6 +17,9 @@ from ..files.names import defuse_json, display, to_bytes
 from ._common import headline, link_text
 from .annotations import anchor
 
+#: File names link into the repository (code scanning shows each result at its file; render.links).
+LINKS = True
+
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning"}
 # SARIF's baselineState says whether a result is new relative to a baseline.
