@@ -154,6 +154,7 @@ def pr_repo(tmp_path: Path) -> tuple[Path, str, str]:
     return repo, base, head
 
 
+@pytest.mark.slow
 def test_pull_request_run(pr_repo, tmp_path: Path) -> None:
     """A PR adding a leak: outputs, summary, annotations and SARIF; the action fails."""
     repo, base, head = pr_repo
@@ -179,6 +180,7 @@ def test_pull_request_run(pr_repo, tmp_path: Path) -> None:
     jsonschema.validate(json.loads(sarif.read_text()), schema)
 
 
+@pytest.mark.slow
 def test_push_run_then_pull_request_uses_the_base_report(pr_repo, tmp_path: Path) -> None:
     """A push to main saves its full report with the store; a PR on it searches only its changes."""
     repo, base, head = pr_repo
@@ -193,6 +195,7 @@ def test_push_run_then_pull_request_uses_the_base_report(pr_repo, tmp_path: Path
     assert (pr.outputs["findings"], pr.outputs["new-findings"]) == ("2", "1")
 
 
+@pytest.mark.slow
 def test_clean_pull_request_passes_with_existing_leak(pr_repo, tmp_path: Path) -> None:
     """fail-on new: a PR that brings no leak passes even though main has one."""
     repo, base, _ = pr_repo

@@ -145,6 +145,7 @@ EDITS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("staged", list(EDITS))
 def test_hook_on_a_policy_input_exits_as_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], staged: str
@@ -286,6 +287,7 @@ def _commits(work: Path, env: dict[str, str]) -> int:
     return int(_run(["git", "rev-list", "--count", "HEAD"], work, env).stdout)
 
 
+@pytest.mark.slow
 def test_commit_copying_a_train_image_into_test_is_rejected(commit_repo: tuple[Path, dict[str, str]]) -> None:
     """`git commit` of a train image copied into test fails with the finding."""
     work, env = commit_repo
@@ -302,6 +304,7 @@ def test_commit_copying_a_train_image_into_test_is_rejected(commit_repo: tuple[P
     assert _commits(work, env) == before
 
 
+@pytest.mark.slow
 def test_commit_adding_a_distinct_image_passes(commit_repo: tuple[Path, dict[str, str]]) -> None:
     """`git commit` of a new, distinct test image goes through."""
     work, env = commit_repo
@@ -314,6 +317,7 @@ def test_commit_adding_a_distinct_image_passes(commit_repo: tuple[Path, dict[str
     assert _commits(work, env) == before + 1
 
 
+@pytest.mark.slow
 def test_commit_moving_a_copy_to_test_in_the_manifest_is_rejected(
     manifest_repo: tuple[Path, dict[str, str]]
 ) -> None:
@@ -333,6 +337,7 @@ def test_commit_moving_a_copy_to_test_in_the_manifest_is_rejected(
     assert _commits(work, env) == before
 
 
+@pytest.mark.slow
 def test_commit_of_a_symlinked_copy_into_test_is_rejected(commit_repo: tuple[Path, dict[str, str]]) -> None:
     """A staged symlink test/link.jpg -> ../train/img_0.jpg is a copy for `check`, so the hook
     must be passed symlinks too (`types: [image]` never passed it)."""

@@ -69,6 +69,7 @@ def _python_example() -> str:
     return blocks[0]
 
 
+@pytest.mark.slow
 def test_readme_python_example_agrees_with_the_exit_code(tmp_path: Path, run_cli) -> None:
     """After `leakcheck baseline`, the README's assert passes exactly when the CLI exits 0."""
     shutil.copytree(REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns(".leakcheck"))
@@ -102,6 +103,7 @@ def test_example_policy_counts_its_images() -> None:
     assert [int(n) for n in said.groups()] == counts
 
 
+@pytest.mark.slow
 def test_version_comes_from_one_place() -> None:
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert 'dynamic = ["version"]' in text and "pytest_leakcheck.version.__version__" in text

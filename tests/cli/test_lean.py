@@ -17,6 +17,7 @@ from pytest_leakcheck.report.model import Finding, Member, Pair, Report, report_
 HEAVY = ("dask", "distributed", "fsspec", "s3fs", "botocore", "aiobotocore", "faiss")
 
 
+@pytest.mark.slow
 def test_import_default_check_and_cli_leave_optional_engines_unimported(clean_dataset: Path, tmp_path: Path) -> None:
     policy = clean_dataset / "leakcheck.yaml"
     script = textwrap.dedent(f"""
@@ -33,6 +34,7 @@ def test_import_default_check_and_cli_leave_optional_engines_unimported(clean_da
     assert run.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.slow
 def test_exact_retrieval_and_the_hash_index_leave_faiss_unimported() -> None:
     """faiss is loaded by the faiss backend only: the exact backend and the multi-index never touch it."""
     script = textwrap.dedent("""

@@ -45,6 +45,7 @@ def _tracked(*folders: str) -> set[str]:
     return {f for f in files if f}
 
 
+@pytest.mark.slow
 def test_sdist_carries_what_the_tests_need(dist: Path) -> None:
     version = pytest_leakcheck.__version__
     (sdist,) = dist.glob("*.tar.gz")
@@ -57,6 +58,7 @@ def test_sdist_carries_what_the_tests_need(dist: Path) -> None:
     assert needed - names == set()
 
 
+@pytest.mark.slow
 def test_wheel_installs_in_a_fresh_venv_and_checks_the_example(dist: Path, tmp_path: Path) -> None:
     version = pytest_leakcheck.__version__
     (wheel,) = dist.glob("*.whl")

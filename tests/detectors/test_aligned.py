@@ -42,6 +42,7 @@ def disguised(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_planted_copies_found_and_no_distinct_pair(leaky_dataset: Path) -> None:
     """With aligned on, every planted copy is still found and no distinct pair is flagged."""
     write_policy(leaky_dataset, ALIGNED)
@@ -51,6 +52,7 @@ def test_planted_copies_found_and_no_distinct_pair(leaky_dataset: Path) -> None:
     assert report.stats["aligned"]["calibrated_on"] > 0
 
 
+@pytest.mark.slow
 def test_disguised_copy_found_only_by_aligned(disguised: Path) -> None:
     """A shifted, zoomed, recoloured copy escapes the hash detectors but not aligned."""
     pair = ("test/disguised.jpg", "train/img_003.jpg")
@@ -116,6 +118,7 @@ def test_topk_equals_a_full_sort() -> None:
     assert (view == (np.take_along_axis(q1 @ ref.T, idx, 1) >= np.take_along_axis(q0 @ ref.T, idx, 1))).all()
 
 
+@pytest.mark.slow
 def test_focus_searches_only_around_the_focus(disguised: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A focus check reuses the last full check's calibration and never runs the full search."""
     write_policy(disguised, ALIGNED)
@@ -131,6 +134,7 @@ def test_focus_searches_only_around_the_focus(disguised: Path, monkeypatch: pyte
     assert {m.path for f in focus.findings for m in f.members} == {"test/disguised5.jpg", "train/img_005.jpg"}
 
 
+@pytest.mark.slow
 def test_warm_check_reuses_matches_until_data_changes(disguised: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Unchanged data: the stored matches and calibration are reused; a new file invalidates them."""
     write_policy(disguised, ALIGNED)
@@ -152,6 +156,7 @@ def test_warm_check_reuses_matches_until_data_changes(disguised: Path, monkeypat
     assert calls == [1]
 
 
+@pytest.mark.slow
 def test_verdicts_do_not_depend_on_which_split_a_file_is_in(disguised: Path) -> None:
     """Swapping the split of every file gives the same aligned pairs, scores and levels."""
     def aligned_links(text: str) -> set[tuple[frozenset[str], float, bool]]:
@@ -182,6 +187,7 @@ def test_links_below_the_error_level_are_weak() -> None:
     assert got == [(0, 5, False, "identity"), (1, 6, True, "hflip")]
 
 
+@pytest.mark.slow
 def test_descriptors_cached(disguised: Path) -> None:
     """Descriptors are stored: a second run decodes nothing and finds the same."""
     write_policy(disguised, ALIGNED)
@@ -235,6 +241,7 @@ def test_orientations_state_identity_and_mirror_only(tmp_path: Path) -> None:
     assert aligned.DETECTOR.orientations(policy.detectors.aligned, policy) == ("identity", "hflip")
 
 
+@pytest.mark.slow
 def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
     """With aligned on, a hash match between two distinct images is dropped, a real copy kept."""
     from pytest_leakcheck.dataset.inventory import scan
@@ -258,6 +265,7 @@ def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
     assert kept == [real]
 
 
+@pytest.mark.slow
 def test_pair_verdict_does_not_depend_on_which_file_is_in_which_split(tmp_path: Path) -> None:
     """The original in train and its disguised copy in test, or the other way round: one score, one level.
 

@@ -25,6 +25,7 @@ def _leak_pairs(report) -> set[tuple[str, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_planted_copy_is_found(leaky_dataset: Path) -> None:
     """Each transformed copy in test is reported together with its train original."""
     report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
@@ -34,6 +35,7 @@ def test_every_planted_copy_is_found(leaky_dataset: Path) -> None:
     assert report.exit_code == EXIT_LEAKS
 
 
+@pytest.mark.slow
 def test_no_distinct_pair_is_flagged(leaky_dataset: Path) -> None:
     """Only planted pairs appear: no finding links two distinct generated images."""
     report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
@@ -42,6 +44,7 @@ def test_no_distinct_pair_is_flagged(leaky_dataset: Path) -> None:
     assert extra == set()
 
 
+@pytest.mark.slow
 def test_identical_file_kind_and_orientation(leaky_dataset: Path) -> None:
     """The byte copy is an identical-file finding; the flipped copy names its orientation."""
     report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
@@ -52,6 +55,7 @@ def test_identical_file_kind_and_orientation(leaky_dataset: Path) -> None:
     assert by_path["test/rot90.jpg"].orientation in ("rot90", "rot270")
 
 
+@pytest.mark.slow
 def test_flip_not_found_without_augmentation(leaky_dataset: Path, make_policy) -> None:
     """`augmentations: []` searches upright copies only."""
     make_policy("version: 1\nsplits: {train: [train/**], test: [test/**]}\naugmentations: []\n")
@@ -68,6 +72,7 @@ def test_clean_dataset_exits_clean(clean_dataset: Path) -> None:
     assert report.exit_code == EXIT_CLEAN
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PLANTED))
 def test_each_leak_alone_fails(leaky_dataset: Path, name: str) -> None:
     """Any one planted copy on its own is enough to fail the check."""
@@ -80,6 +85,7 @@ def test_each_leak_alone_fails(leaky_dataset: Path, name: str) -> None:
     assert any(m.path == f"test/{name}" for f in report.errors for m in f.members)
 
 
+@pytest.mark.slow
 def test_focus_limits_findings_to_the_given_files(leaky_dataset: Path) -> None:
     """With focus, only findings touching the focus files are reported, and they are complete."""
     full = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
@@ -124,6 +130,7 @@ def test_rotated_copies_need_all_orientations_and_the_default_says_what_it_skips
         "aligned in identity+hflip") in line and "not searched" not in line for line in summary)
 
 
+@pytest.mark.slow
 def test_the_summary_names_what_a_narrowed_policy_searched(leaky_dataset: Path, make_policy) -> None:
     """`augmentations: [rot90]` searches rot90 and its inverse; the summary says which ran."""
     make_policy("version: 1\nsplits: {train: [train/**], test: [test/**]}\naugmentations: [rot90]\n"

@@ -100,6 +100,7 @@ def _reference(pattern: str, path: str) -> bool:
     return walk(tokens, path.split("/"))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pattern=_PATTERNS, path=_PATHS)
 def test_both_matchers_follow_the_gitignore_rules(pattern: str, path: str) -> None:

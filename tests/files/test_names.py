@@ -270,6 +270,7 @@ def one_copy(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"root": root, "copy": first}
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(parts=st.lists(_PART, min_size=1, max_size=6))
 def test_any_file_name_survives_a_check_and_every_renderer(one_copy: dict, parts: list[bytes]) -> None:

@@ -40,6 +40,7 @@ def example(tmp_path: Path) -> Path:
     return tmp_path / "leakcheck.yaml"
 
 
+@pytest.mark.slow
 def test_one_row_per_image_and_the_copy_cluster_of_each(leaky_dataset: Path) -> None:
     policy = leaky_dataset / "leakcheck.yaml"
     tab = export.table(policy)
@@ -62,6 +63,7 @@ def test_one_row_per_image_and_the_copy_cluster_of_each(leaky_dataset: Path) -> 
         assert row["cluster"] == row["kind"] == row["severity"] == row["findings"] == ""
 
 
+@pytest.mark.slow
 def test_digests_and_hashes_are_those_of_the_files(leaky_dataset: Path) -> None:
     tab = export.table(leaky_dataset / "leakcheck.yaml")
     # The policy searches hflip and rot90, and rot90 brings its inverse.
@@ -110,6 +112,7 @@ def test_every_file_of_a_split_group_names_the_group_split_finding(tmp_path: Pat
     assert all(r["cluster"] == "" for r in rows)  # a group split is not a copy
 
 
+@pytest.mark.slow
 def test_a_table_after_a_check_reads_the_store_not_the_files(leaky_dataset: Path) -> None:
     policy = leaky_dataset / "leakcheck.yaml"
     report = check(policy)
@@ -125,6 +128,7 @@ def test_a_table_after_a_check_reads_the_store_not_the_files(leaky_dataset: Path
     assert after["test/hflip.jpg"]["digest"] != hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_writers_round_trip(example: Path, tmp_path: Path, suffix: str) -> None:
     tab = export.table(example)
@@ -164,6 +168,7 @@ def test_export_usage_errors(example: Path, tmp_path: Path, run_cli, args: list[
     assert all(w in err for w in words), err
 
 
+@pytest.mark.slow
 def test_a_cluster_the_baseline_accepts_is_known_and_a_false_alarm_has_none(example: Path, run_cli) -> None:
     assert run_cli("baseline", "--policy", str(example))[0] == EXIT_CLEAN
     assert run_cli("judge", "7207f23022fe", "distinct", "--reason", "test", "--policy", str(example))[0] == 0

@@ -108,6 +108,7 @@ def test_a_group_split_is_caught_by_expect_groups_in_one_split(context, tmp_path
     assert not by_type[COPIES].success
 
 
+@pytest.mark.slow
 def test_validate_takes_a_report(context, leaky_dataset: Path) -> None:
     report = check(leaky_dataset / "leakcheck.yaml")
     by_type = _results(lgx.validate(report, context))
@@ -154,6 +155,7 @@ def test_a_crash_inside_gx_is_raised_not_reported_as_a_leak(context) -> None:
     assert _raised(crashed.exception_info) and lgx.raised(crashed.exception_info)
 
 
+@pytest.mark.slow
 def test_data_docs_list_the_leaking_files(context, example: Path, tmp_path: Path) -> None:
     result = lgx.validate(example, context, data_docs=tmp_path / "docs")
     _results(result)
@@ -165,6 +167,7 @@ def test_data_docs_list_the_leaking_files(context, example: Path, tmp_path: Path
     assert lgx.DOCS_SITE not in context.get_site_names()  # configured only while it built
 
 
+@pytest.mark.slow
 def test_the_documented_example_runs(tmp_path: Path) -> None:
     text = (ROOT / "docs/great-expectations.md").read_text()
     code = re.search(r"```python\n(.*?)```", text, re.S).group(1)

@@ -41,6 +41,7 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           timeout=300)
 
 
+@pytest.mark.slow
 def test_import_leaves_them_out(tmp_path: Path) -> None:
     proc = _run("-c", "import pytest_leakcheck, pytest_leakcheck.cli, pytest_leakcheck.plugin, "
                       "pytest_leakcheck.integrations.export", cwd=tmp_path)
@@ -50,6 +51,7 @@ def test_import_leaves_them_out(tmp_path: Path) -> None:
     assert not set(OPTIONAL) & imported
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["check"], ["export", "--format", "csv"]])
 def test_cli_leaves_them_out(tmp_path: Path, command: list[str]) -> None:
     policy = _dataset(tmp_path)
@@ -60,6 +62,7 @@ def test_cli_leaves_them_out(tmp_path: Path, command: list[str]) -> None:
     assert not set(OPTIONAL) & imported
 
 
+@pytest.mark.slow
 def test_pytest_leakcheck_leaves_them_out(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     _dataset(pytester.path)
     monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")  # -X importtime for the pytest subprocess

@@ -98,6 +98,7 @@ def _object_reads(log: Path) -> list[str]:
     return keys
 
 
+@pytest.mark.slow
 def test_s3_root_gives_the_findings_of_the_same_files_on_disk(leaky_dataset: Path, tmp_path: Path, s3: str) -> None:
     url = f"s3://{BUCKET}/{PREFIX}"
     _upload(leaky_dataset, url)
@@ -109,6 +110,7 @@ def test_s3_root_gives_the_findings_of_the_same_files_on_disk(leaky_dataset: Pat
     assert in_s3.stats["files"] == on_disk.stats["files"] > 70
 
 
+@pytest.mark.slow
 def test_incremental_check_reads_only_the_new_object(tmp_path: Path, s3: str) -> None:
     data = tmp_path / "data"
     for i in range(10):
@@ -148,6 +150,7 @@ def test_incremental_check_reads_only_the_new_object(tmp_path: Path, s3: str) ->
     assert _without_stats(third) == _without_stats(second)
 
 
+@pytest.mark.slow
 def test_manifest_in_the_bucket(leaky_dataset: Path, tmp_path: Path, s3: str) -> None:
     url = f"s3://{BUCKET}/{PREFIX}"
     rows = ["path,split"] + [f"{p.relative_to(leaky_dataset).as_posix()},{p.parent.name}"
@@ -159,6 +162,7 @@ def test_manifest_in_the_bucket(leaky_dataset: Path, tmp_path: Path, s3: str) ->
     assert {m.path for f in report.errors for m in f.members if m.split == "test"} >= set(expected_leaks())
 
 
+@pytest.mark.slow
 def test_missing_bucket_is_a_policy_error_naming_root(tmp_path: Path, s3: str) -> None:
     policy = _s3_policy(tmp_path / "remote", "s3://no-such-bucket/x")
     with pytest.raises(PolicyError, match="root"):
@@ -172,6 +176,7 @@ def test_url_root_with_dotdot_is_rejected(tmp_path: Path) -> None:
         load(_s3_policy(tmp_path, "s3://bucket/../x"))
 
 
+@pytest.mark.slow
 def test_cli_sarif_and_html_review_over_an_s3_root(leaky_dataset: Path, tmp_path: Path, s3: str, run_cli) -> None:
     url = f"s3://{BUCKET}/{PREFIX}"
     _upload(leaky_dataset, url)
@@ -187,6 +192,7 @@ def test_cli_sarif_and_html_review_over_an_s3_root(leaky_dataset: Path, tmp_path
     assert (tmp_path / "review.html").read_text().count("data:image/") >= 2 * len(expected_leaks())
 
 
+@pytest.mark.slow
 def test_dask_workers_read_the_bucket(leaky_dataset: Path, tmp_path: Path, s3: str) -> None:
     """Workers started with the same AWS_* environment read and decode the objects themselves."""
     distributed = pytest.importorskip("distributed", reason="needs pip install 'pytest-leakcheck[dask]'")
@@ -201,6 +207,7 @@ def test_dask_workers_read_the_bucket(leaky_dataset: Path, tmp_path: Path, s3: s
     assert remote.stats["decoded"] == local.stats["decoded"] > 70
 
 
+@pytest.mark.slow
 def test_a_bucket_the_job_has_not_enabled_is_refused_before_any_request(
     leaky_dataset: Path, tmp_path: Path, s3: str, monkeypatch
 ) -> None:

@@ -53,6 +53,7 @@ def _boom(*args, **kwargs):
     raise RuntimeError("boom\n::error file=x::\x1b[31mred")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["check", "hook", "report", "baseline"])
 def test_crash_exits_3_with_one_line(command: str, dataset: Path, run_cli, monkeypatch) -> None:
     """Any way in through the CLI: exit 3 (not 1), one neutralised line naming what failed and --debug."""
@@ -239,6 +240,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sig", "target", "code"),
     [

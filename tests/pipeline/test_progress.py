@@ -49,6 +49,7 @@ def _args(root: Path, *extra: str) -> list[str]:
     return ["check", "--policy", str(root / "leakcheck.yaml"), "-j", "1", "--no-cache", *extra]
 
 
+@pytest.mark.slow
 def test_progress_bars_appear_on_a_terminal(leaky_dataset: Path) -> None:
     code, out, shown = _run_on_pty(_args(leaky_dataset), leaky_dataset)
     assert code == 1, out
@@ -58,6 +59,7 @@ def test_progress_bars_appear_on_a_terminal(leaky_dataset: Path) -> None:
     assert "leakcheck: 79 images in " in shown
 
 
+@pytest.mark.slow
 def test_quiet_on_a_terminal_shows_only_the_timing_line(leaky_dataset: Path) -> None:
     code, _, shown = _run_on_pty(_args(leaky_dataset, "--quiet"), leaky_dataset)
     assert code == 1
@@ -66,6 +68,7 @@ def test_quiet_on_a_terminal_shows_only_the_timing_line(leaky_dataset: Path) -> 
     assert shown.strip().startswith("leakcheck: 79 images in ") and len(shown.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_no_bars_when_stderr_is_not_a_terminal(leaky_dataset: Path) -> None:
     """CI logs: stderr is a pipe; no bar, no carriage returns, one timing line with its stages."""
     proc = subprocess.run([sys.executable, "-m", "pytest_leakcheck", *_args(leaky_dataset)],
@@ -76,6 +79,7 @@ def test_no_bars_when_stderr_is_not_a_terminal(leaky_dataset: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith("leakcheck: 79 images in "), proc.stderr
 
 
+@pytest.mark.slow
 def test_the_pipeline_reports_each_stage_in_order(leaky_dataset: Path) -> None:
     timer = Timer()
     check(policy=load(leaky_dataset / "leakcheck.yaml"), use_cache=False, jobs=1, progress=timer)
@@ -104,6 +108,7 @@ class _Counting:
         pass
 
 
+@pytest.mark.slow
 def test_counts_reach_their_totals(leaky_dataset: Path) -> None:
     seen = _Counting()
     check(policy=load(leaky_dataset / "leakcheck.yaml"), use_cache=False, jobs=1, progress=seen)
@@ -135,6 +140,7 @@ def test_run_map_streams_results_from_its_own_pool() -> None:
     assert list(results) == [x * x for x in range(40)]
 
 
+@pytest.mark.slow
 def test_units_name_what_is_counted(leaky_dataset: Path) -> None:
     units: dict[str, str] = {}
 
@@ -148,6 +154,7 @@ def test_units_name_what_is_counted(leaky_dataset: Path) -> None:
     assert units["verifying"] == "detector"
 
 
+@pytest.mark.slow
 def test_the_hook_and_a_piped_check_never_import_tqdm(leaky_dataset: Path) -> None:
     """import tqdm costs 40-90 ms: the pre-commit hook (stderr captured) must not pay it."""
     code = ("import sys\nfrom pytest_leakcheck.cli import main\n"

@@ -187,6 +187,7 @@ def test_orient_thumbs_matches_pil_transpose(name: str) -> None:
     np.testing.assert_array_equal(got, np.stack(want))
 
 
+@pytest.mark.slow
 def test_numpy_phash_equals_imagehash_bit_for_bit() -> None:
     """Our scipy-free phash gives exactly imagehash.phash's bits, in every orientation and size."""
     import imagehash

@@ -56,6 +56,7 @@ def test_no_heavy_imports():
 """
 
 
+@pytest.mark.slow
 def test_off_imports_no_heavy_module(pytester: pytest.Pytester, clean: Path) -> None:
     """Without --leakcheck the plugin pulls in neither numpy nor Pillow nor imagehash."""
     pytester.makepyfile(test_heavy=HEAVY_CHECK)
@@ -75,6 +76,7 @@ def test_items_listed_in_verbose_output(pytester: pytest.Pytester, leaky: Path) 
     result.assert_outcomes(failed=1, passed=2)
 
 
+@pytest.mark.slow
 def test_failure_shows_the_cli_text_and_writes_the_report(pytester: pytest.Pytester, leaky: Path) -> None:
     """The failing item prints the finding as the CLI does; the full JSON report is on disk."""
     result = pytester.runpytest("--leakcheck")
@@ -92,6 +94,7 @@ def test_failure_shows_the_cli_text_and_writes_the_report(pytester: pytest.Pytes
     assert "Traceback" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_long_failure_is_cut_and_report_keeps_everything(pytester: pytest.Pytester) -> None:
     """With more findings than an item shows, the rest are counted; the report file has all."""
     from pytest_leakcheck.plugin import ITEM_MAX_FINDINGS
@@ -251,6 +254,7 @@ core.check = counting_check
 """
 
 
+@pytest.mark.slow
 def test_xdist_runs_the_check_once(pytester: pytest.Pytester, leaky: Path) -> None:
     """With -n 2 and every item on every worker, the check still runs once, in the controller."""
     pytest.importorskip("xdist")
@@ -263,6 +267,7 @@ def test_xdist_runs_the_check_once(pytester: pytest.Pytester, leaky: Path) -> No
     assert len(log.read_text().split()) == 1
 
 
+@pytest.mark.slow
 def test_xdist_policy_error_is_a_usage_error(pytester: pytest.Pytester) -> None:
     """Under xdist a policy mistake is the same usage error, raised before workers start."""
     pytest.importorskip("xdist")

@@ -68,6 +68,7 @@ def _dump(value: Any) -> str:
 
 
 @FUZZ
+@pytest.mark.slow
 @given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
        | st.lists(st.sampled_from(["version: 1\n", "splits:", " {", "}", "[", "]", "&a ", "*a", "<<: ", "- ",
                                    "  ", "\n", ": ", "train", "!!int ", "!!binary ", "? ", "'", '"', "#", "\t"]),
@@ -77,6 +78,7 @@ def test_any_text_gives_a_policy_or_a_policy_error(folder: Path, text: str) -> N
     _load(folder, text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(value=VALUES)
 def test_any_yaml_value_gives_a_policy_or_a_policy_error(folder: Path, value: Any) -> None:
@@ -103,6 +105,7 @@ def _replace(value: Any, at: tuple, new: Any) -> Any:
     return copy
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_a_valid_policy_with_one_value_changed_gives_a_policy_or_a_policy_error(folder: Path, data: Any) -> None:

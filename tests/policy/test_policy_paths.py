@@ -68,6 +68,7 @@ def _run(policy: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env=env, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_proc_environ_is_neither_read_nor_printed(tmp_path: Path) -> None:
     """`splits: {manifest: /proc/self/environ}`, directly or through a link: exit 2, no secret in the output."""
     secret = "s3cr3t-" + os.urandom(8).hex()

@@ -70,6 +70,7 @@ def _dataset(root: Path) -> None:
     save(photo(2), root / "test/b.jpg")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_yaml_policy_exits_2(tmp_path: Path, case: str) -> None:
     """Each hostile policy document is a policy error naming the file; never a crash, a hang or a pass."""
@@ -83,6 +84,7 @@ def test_hostile_yaml_policy_exits_2(tmp_path: Path, case: str) -> None:
     assert "Traceback" not in done.stderr and len(done.stderr) < 1000
 
 
+@pytest.mark.slow
 def test_hostile_yaml_baseline_exits_2(tmp_path: Path) -> None:
     """The baseline is YAML a pull request controls too: the same bomb in it is a baseline error."""
     _dataset(tmp_path)

@@ -75,6 +75,7 @@ def test_hostile_file_names_are_escaped(review_dataset: Path) -> None:
     assert "<script" not in page
 
 
+@pytest.mark.slow
 def test_page_is_self_contained_lazy_and_scriptless(review_dataset: Path) -> None:
     """Images are lazy data URIs, nothing is fetched, and the CSP forbids every script."""
     _, page = _render(review_dataset)
@@ -87,6 +88,7 @@ def test_page_is_self_contained_lazy_and_scriptless(review_dataset: Path) -> Non
     assert imgs and all('loading="lazy"' in tag for tag in imgs)
 
 
+@pytest.mark.slow
 def test_first_image_has_the_matched_orientation(review_dataset: Path) -> None:
     """The flipped copy is shown flipped back, so both images look alike side by side."""
     report, page = _render(review_dataset)
@@ -145,6 +147,7 @@ def test_unloadable_image_shows_a_placeholder() -> None:
     assert "<img" not in row and row.count("image unavailable") == 2
 
 
+@pytest.mark.slow
 def test_report_command_writes_one_page_with_every_finding(review_dataset: Path, tmp_path: Path) -> None:
     """`leakcheck report --html` writes every finding id and its judge command, exit 1 on leaks."""
     out = tmp_path / "out/review.html"
@@ -233,6 +236,7 @@ def _assert_rendered(seen: dict, report: Report) -> None:
     assert seen["shot"].stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_browser_renders_every_image_and_runs_no_file_name(browser, review_dataset: Path,
                                                            tmp_path: Path) -> None:
     """In Chromium every finding's images load when scrolled to, and hostile names stay text."""
@@ -244,6 +248,7 @@ def test_browser_renders_every_image_and_runs_no_file_name(browser, review_datas
         assert f"test/{name}" in seen["text"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not EXAMPLE_POLICY.is_file(), reason="no bundled example (examples/leakcheck.yaml)")
 def test_browser_renders_the_bundled_example(browser, tmp_path: Path) -> None:
     """The report of the bundled example renders every finding's images in Chromium."""
@@ -288,6 +293,7 @@ def test_overview_is_absent_without_findings() -> None:
     assert 'class="overview"' not in page
 
 
+@pytest.mark.slow
 def test_browser_draws_the_overview(browser, review_dataset: Path, tmp_path: Path) -> None:
     """In Chromium the overview's charts have size, every bar and bin is on the matching side of
     its threshold, no script runs and nothing is blocked; a screenshot is kept."""

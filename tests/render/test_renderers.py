@@ -30,6 +30,7 @@ def _leak(n: int, path: str = "test/x.jpg", severity: str = "error", status: str
                    evidence={"phash_distance": 2}, status=status)
 
 
+@pytest.mark.slow
 def test_sarif_of_a_real_report_validates(leaky_dataset: Path, sarif_schema: dict) -> None:
     """Every kind the leaky dataset produces renders as schema-valid SARIF, one result per finding."""
     report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
@@ -87,6 +88,7 @@ def test_markdown_escapes_and_skips_thumbnails_without_a_url() -> None:
     assert "<img" not in text and "<b>" not in text and "&lt;b&gt;" in text
 
 
+@pytest.mark.slow
 def test_render_subcommand_round_trips_a_saved_report(leaky_dataset: Path, tmp_path: Path, capsys) -> None:
     """`leakcheck render` of a saved JSON report gives what `check` would have printed."""
     policy = str(leaky_dataset / "leakcheck.yaml")

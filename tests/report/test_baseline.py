@@ -48,6 +48,7 @@ def _by_path(report, path: str):
     return next(f for f in report.findings if any(m.path == path for m in f.members))
 
 
+@pytest.mark.slow
 def test_baselined_finding_no_longer_fails(leaks: Path) -> None:
     """After `leakcheck baseline`, the same findings are reported as known and exit 0."""
     before = _check(leaks)
@@ -70,6 +71,7 @@ def test_renamed_leaking_file_stays_baselined(leaks: Path) -> None:
     assert report.stale == ()
 
 
+@pytest.mark.slow
 def test_new_leak_still_fails(leaks: Path) -> None:
     """A leak added after baselining is new and fails; the recorded ones stay known."""
     _cli(leaks, "baseline")
@@ -80,6 +82,7 @@ def test_new_leak_still_fails(leaks: Path) -> None:
     assert sorted(f.status for f in report.findings) == ["known", "known", "new"]
 
 
+@pytest.mark.slow
 def test_copy_joining_a_recorded_cluster_is_new(leaks: Path) -> None:
     """One more byte copy of a baselined file is a new leak, even with equal digests."""
     _cli(leaks, "baseline")
@@ -97,6 +100,7 @@ def test_cluster_losing_a_copy_keeps_its_verdict(leaks: Path) -> None:
     assert report.exit_code == EXIT_CLEAN
 
 
+@pytest.mark.slow
 def test_distinct_verdict_survives_reruns(leaks: Path, capsys) -> None:
     """A finding judged distinct is dropped from every later check and kept by `baseline`."""
     fid = _by_path(_check(leaks), "test/q40.jpg").id
@@ -113,6 +117,7 @@ def test_distinct_verdict_survives_reruns(leaks: Path, capsys) -> None:
     assert fid in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_judge_duplicate_reports_known(leaks: Path) -> None:
     """`judge duplicate` on an unrecorded finding records it, and it no longer fails."""
     fid = _by_path(_check(leaks), "test/copy.jpg").id
@@ -130,6 +135,7 @@ def test_judge_unknown_id_is_a_usage_error(leaks: Path, capsys) -> None:
     assert not (leaks / BASELINE).exists()
 
 
+@pytest.mark.slow
 def test_prune_removes_only_stale_entries(leaks: Path, capsys) -> None:
     """Stale entries are reported, kept by `baseline`, and dropped by `baseline --prune` alone."""
     fid = _by_path(_check(leaks), "test/q40.jpg").id
@@ -157,6 +163,7 @@ def test_focused_check_reports_nothing_stale(leaks: Path) -> None:
     assert [f.status for f in report.findings] == ["known"]
 
 
+@pytest.mark.slow
 def test_two_runs_write_identical_bytes(leaks: Path) -> None:
     """The baseline is sorted and has no timestamps: re-running changes no byte."""
     fid = _by_path(_check(leaks), "test/q40.jpg").id

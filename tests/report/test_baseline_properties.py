@@ -34,6 +34,7 @@ entries = st.fixed_dictionaries({}, optional={
 
 
 @SETTINGS
+@pytest.mark.slow
 @given(version=st.sampled_from([1, 2]) | values,
        findings=st.dictionaries(hex_ids | st.text(max_size=12), entries, max_size=3))
 def test_any_baseline_document_loads_or_is_a_baseline_error(tmp_path: Path, version, findings) -> None:
@@ -65,6 +66,7 @@ def test_any_judge_id_is_a_prefix_or_a_usage_error(prefix: str) -> None:
 
 
 @SETTINGS
+@pytest.mark.slow
 @given(judged=st.sets(st.sampled_from(["train", "val", "test", "extra"]), max_size=3),
        now=st.sets(st.sampled_from(["train", "val", "test", "extra"]), min_size=1, max_size=3))
 def test_an_entry_holds_exactly_for_subsets_of_its_splits(judged: set[str], now: set[str]) -> None:
@@ -79,6 +81,7 @@ def test_an_entry_holds_exactly_for_subsets_of_its_splits(judged: set[str], now:
 names = st.lists(st.text(min_size=1, max_size=12).filter(lambda n: "\0" not in n), max_size=6)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(files=names)
 def test_hook_sorts_any_file_names_without_raising(tmp_path: Path, files: list[str]) -> None:

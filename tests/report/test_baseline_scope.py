@@ -65,6 +65,7 @@ def _entries(root: Path) -> dict:
 # A verdict holds for its splits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["judge duplicate", "judge distinct", "baseline"])
 def test_verdict_does_not_follow_a_copy_moved_into_test(trainval: Path, how: str) -> None:
     """A train~val copy accepted (judged either way, or recorded by `baseline`) fails again
@@ -88,6 +89,7 @@ def test_verdict_does_not_follow_a_copy_moved_into_test(trainval: Path, how: str
     assert _cli(trainval, "check") == EXIT_LEAKS
 
 
+@pytest.mark.slow
 def test_verdict_holds_when_a_cluster_shrinks_into_fewer_splits(trainval: Path) -> None:
     """Moving the val copy into train leaves a within-train duplicate: no split the verdict
     did not cover, so it stays accepted."""
@@ -99,6 +101,7 @@ def test_verdict_holds_when_a_cluster_shrinks_into_fewer_splits(trainval: Path) 
     assert report.exit_code == EXIT_CLEAN
 
 
+@pytest.mark.slow
 def test_baseline_re_recording_a_moved_finding_says_which_verdict_it_dropped(
     trainval: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -130,6 +133,7 @@ findings:
 """
 
 
+@pytest.mark.slow
 def test_version_1_entry_holds_for_no_split_until_recorded(trainval: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An entry written before splits were recorded is read, but accepts nothing (a manifest
     edit could have moved its copy anywhere) until `leakcheck baseline` stamps it; then it
@@ -185,6 +189,7 @@ def _entry_yaml(fid: str, digest: str) -> str:
     return f"  {fid}:\n    kind: identical-file\n    splits: [train, val]\n    digests:\n    - {digest}\n"
 
 
+@pytest.mark.slow
 def test_ambiguous_prefix_lists_recorded_and_current_candidates(
     trainval: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -205,6 +210,7 @@ def test_ambiguous_prefix_lists_recorded_and_current_candidates(
     assert _cli(trainval, "judge", found.id, "duplicate", "--reason", "x") == EXIT_CLEAN
 
 
+@pytest.mark.slow
 def test_judging_a_judged_finding_needs_replace_and_says_what_it_replaced(
     trainval: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -228,6 +234,7 @@ def test_judging_a_judged_finding_needs_replace_and_says_what_it_replaced(
     assert (entry["verdict"], entry["reason"]) == ("distinct", "looks different")
 
 
+@pytest.mark.slow
 def test_judging_a_moved_finding_again_scopes_the_new_verdict(trainval: Path, capsys) -> None:
     """After the copy moves to test, judging it replaces the train~val verdict only with
     `--replace`, and the new verdict holds for train~test."""

@@ -50,6 +50,7 @@ def _assert_identical(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...])
         np.testing.assert_array_equal(g, w, err_msg=name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index_queries", [False, True])
 @pytest.mark.parametrize("same", [False, True])
 @pytest.mark.parametrize(("k", "words", "d"), [(1, 1, 0), (1, 1, 2), (3, 1, 8), (2, 1, 13), (1, 4, 3), (2, 4, 24)])
@@ -72,6 +73,7 @@ def test_index_equals_brute_force_on_random_hashes(
     _assert_identical(got, want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index_queries", [False, True])
 @pytest.mark.parametrize("same", [False, True])
 @pytest.mark.parametrize("words", [1, 4])

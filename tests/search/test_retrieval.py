@@ -46,6 +46,7 @@ def blocks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(retrieval, "_QUERIES", request.param[1])
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("blocks")
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 @pytest.mark.parametrize("same", [False, True])
@@ -62,6 +63,7 @@ def test_exact_within_equals_brute_force(dtype: type, same: bool) -> None:
     assert s.dtype == np.float32 and a.dtype == b.dtype == np.int64
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("blocks")
 @pytest.mark.parametrize("k", [1, 5, 40])
 def test_exact_topk_equals_brute_force_ties_to_the_lower_index(k: int) -> None:
@@ -73,6 +75,7 @@ def test_exact_topk_equals_brute_force_ties_to_the_lower_index(k: int) -> None:
     np.testing.assert_allclose(score, want_score, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_topk_pads_when_there_are_fewer_references_than_k() -> None:
     rng = np.random.default_rng(3)
     q, r = _descriptors(rng, 4, 6, np.float32)
@@ -89,6 +92,7 @@ def test_empty_inputs() -> None:
     assert topk(empty, full, 3)[0].shape == (0, 3)
 
 
+@pytest.mark.slow
 def test_faiss_within_scanning_every_cell_is_exact() -> None:
     """With nprobe >= the number of cells FAISS scans everything: only float rounding could differ."""
     rng = np.random.default_rng(4)
@@ -100,6 +104,7 @@ def test_faiss_within_scanning_every_cell_is_exact() -> None:
     np.testing.assert_allclose(s, [want[p] for p in sorted(want)], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_faiss_topk_reranks_exactly() -> None:
     """Candidates come from the index; the scores returned are the exact float32 products."""
     rng = np.random.default_rng(5)
@@ -125,6 +130,7 @@ def test_unknown_backend_and_missing_faiss_name_the_fix(monkeypatch: pytest.Monk
         topk(x, x, 2, backend="faiss")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["exact", "faiss"])
 @pytest.mark.parametrize("same", [False, True])
 def test_oriented_within_returns_cosine_pairs_rows(same: bool, backend: str) -> None:
@@ -152,6 +158,7 @@ def test_oriented_within_returns_cosine_pairs_rows(same: bool, backend: str) -> 
     np.testing.assert_allclose(got[2], want[2], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_thumbnail_search_faiss_in_a_policy_gives_the_exact_report(leaky_dataset) -> None:  # type: ignore[no-untyped-def]
     """End to end: the policy key switches the engine; on a small dataset the findings are the same."""
     import json

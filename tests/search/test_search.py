@@ -165,6 +165,7 @@ def test_within_split_duplicate_is_one_warning(tmp_path: Path) -> None:
     assert report.exit_code == 0
 
 
+@pytest.mark.slow
 def test_output_is_deterministic(leaky_dataset: Path) -> None:
     """Two runs over the same tree give byte-identical JSON findings."""
 
@@ -195,6 +196,7 @@ def test_cosine_direct_and_dct_paths_agree() -> None:
     assert np.allclose(np.sort(small[2]), np.sort(large[2][large[0] < 3]), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_incremental_search_equals_a_full_search(leaky_dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After edits (a new copy, a changed file, a deleted file, a file moved across splits),
     a warm check that reuses stored matches reports exactly what a fresh full search does."""

@@ -102,6 +102,7 @@ def _both_ways(root: Path, extra: str) -> tuple[set[tuple], set[tuple], Report]:
     return _view(forward, {}), _view(backward, {"train": "test", "test": "train"}), forward
 
 
+@pytest.mark.slow
 def test_swapping_every_split_gives_the_same_findings(tmp_path: Path) -> None:
     """Flips, rotations, crops and colour shifts in both directions, every hash and
     thumbnail detector on: the same findings whichever folder is train."""
@@ -113,6 +114,7 @@ def test_swapping_every_split_gives_the_same_findings(tmp_path: Path) -> None:
     assert not any("distinct_" in p for p in linked)
 
 
+@pytest.mark.slow
 def test_a_flip_is_judged_alike_from_either_side(tmp_path: Path) -> None:
     """The hash distance of a pair is the nearer of turning either file, so the
     reported distance is the same whichever split is queried."""
@@ -124,6 +126,7 @@ def test_a_flip_is_judged_alike_from_either_side(tmp_path: Path) -> None:
     assert pairs == pairs_back
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [DETECTORS + "  aligned: {severity: error}\n"], ids=["aligned"])
 def test_swapping_every_split_gives_the_same_findings_with_aligned(tmp_path: Path, extra: str) -> None:
     """The same with the aligned detector on too (its search is made symmetric on h/aligned)."""

@@ -62,6 +62,7 @@ def cluster() -> Iterator[object]:
         yield c
 
 
+@pytest.mark.slow
 def test_local_cluster_gives_the_local_findings(tmp_path: Path, cluster) -> None:
     policy = _dataset(tmp_path)
     local = check(policy, use_cache=False)
@@ -75,6 +76,7 @@ def test_local_cluster_gives_the_local_findings(tmp_path: Path, cluster) -> None
     assert remote.stats["decoded"] == local.stats["decoded"] == len(set(_all_digests(tmp_path)))
 
 
+@pytest.mark.slow
 def test_executor_from_the_environment_is_used_and_the_driver_writes_the_store(
     tmp_path: Path, cluster, run_cli, monkeypatch
 ) -> None:
@@ -105,6 +107,7 @@ def test_a_policy_cannot_choose_the_executor(tmp_path: Path, cluster, run_cli) -
     assert _executed(cluster.scheduler_address) == before
 
 
+@pytest.mark.slow
 def test_results_are_written_as_they_arrive_so_a_rerun_resumes(tmp_path: Path, monkeypatch) -> None:
     """A run that dies half way keeps every batch it received; the rerun decodes only the rest."""
     policy_path = _dataset(tmp_path)
@@ -172,6 +175,7 @@ def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 60) -> None:
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_cli_executor_on_a_scheduler_and_workers_started_from_the_command_line(tmp_path: Path) -> None:
     policy = _dataset(tmp_path / "data")
     env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
@@ -238,6 +242,7 @@ def _serve(reply: bytes | None):
     return server
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reply", [None, b"HTTP/1.1 400 Bad Request\r\n\r\n" * 8], ids=["silent", "http"])
 def test_an_address_where_no_scheduler_answers_is_exit_2_without_a_traceback(
     tmp_path: Path, reply, monkeypatch

@@ -96,6 +96,7 @@ PINS: dict[str, tuple[str, str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(_eight_bit_files()))
 def test_eight_bit_signatures_are_pinned(tmp_path: Path, name: str) -> None:
     """Ordinary 8-bit images (every common mode and format) keep exactly their old signatures."""
@@ -292,6 +293,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_huge_images_decode_in_bounded_memory(tmp_path: Path) -> None:
     """12,000 x 12,000 PNGs (allowed by the default pixel limit, tiny on disk) and a 10,000 x
     10,000 16-bit one: signed or refused with the reason, and the pixel digest too, in bounded memory."""
@@ -312,6 +314,7 @@ def test_huge_images_decode_in_bounded_memory(tmp_path: Path) -> None:
     assert "12000x12000 RGB PNG needs 549 MiB" in message and "bounded memory" in message
 
 
+@pytest.mark.slow
 def test_too_large_image_is_an_unreadable_finding(tmp_path: Path) -> None:
     """An image over the decode bound is an `unreadable-image` finding that says why; the rest is checked."""
     streamed_png(tmp_path / "train/huge.png", (8_200, 8_200), channels=3)
@@ -382,6 +385,7 @@ def mutation_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("mutated")
 
 
+@pytest.mark.slow
 @settings(max_examples=MUTATION_EXAMPLES, deadline=None, derandomize=True, database=None)
 @given(seed=st.sampled_from(sorted(SEEDS)), mutations=st.lists(MUTATION, min_size=1, max_size=4))
 @example(seed="rgb.tif", mutations=[("flip", 72, 0)])  # strip offsets as a rational: TypeError

@@ -163,6 +163,7 @@ def test_chained_copies_stay_in_one_split(grouped_dataset: Path, capsys) -> None
     assert "copy clusters merged" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_repaired_manifest_checks_clean(grouped_dataset: Path, capsys) -> None:
     """The check is red before `leakcheck split`, and exits 0 on the manifest it writes."""
     policy = str(grouped_dataset / "leakcheck.yaml")

@@ -260,6 +260,7 @@ def test_store_round_trip_in_memory() -> None:
         assert store.lookup_files(["a/b.jpg", "x.jpg"]) == {"a/b.jpg": (10, 123, b"d" * 32)}
 
 
+@pytest.mark.slow
 def test_two_concurrent_runs_share_one_store(dataset: Path) -> None:
     """Two `leakcheck check` processes on one store at once both succeed; the store stays intact."""
     for i in range(12):

@@ -116,6 +116,7 @@ def _write(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(HOSTILE))
 def test_cache_path_that_is_not_our_store_is_exit_2_and_left_alone(case: str, project: Path, run_cli) -> None:
     """Whatever `cache` names, only a provable leakcheck store is ever moved: else exit 2, nothing changed."""
@@ -198,6 +199,7 @@ def test_new_stores_are_stamped_and_old_ones_recognised(project: Path) -> None:
     assert list(store.parent.glob("*.corrupt-*")) == []
 
 
+@pytest.mark.slow
 def test_only_the_store_module_renames_or_deletes_files() -> None:
     """By design: is_ours() guards every rename and unlink, because no other module has one.
 
@@ -298,6 +300,7 @@ DAMAGE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", list(DAMAGE))
 def test_damaged_store_is_set_aside_and_the_check_rerun(where: str, project: Path, run_cli) -> None:
     """Damage beyond the header, wherever it surfaces: a warning, the store rebuilt, the right findings."""
