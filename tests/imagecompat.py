@@ -1,4 +1,4 @@
-"""The signing calls tests/test_image_modes.py pins, on today's decode path and families."""
+"""The signing calls tests/signals/test_image_modes.py pins, on today's decode path and families."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ registry (``__init__.py``) finds it.  It owns:
 - its policy section (``detectors: {section: ...}``): :meth:`Detector.parse`
   validates it into a frozen settings value with at least ``severity``;
 - the signal families it needs from the one decode (:meth:`families`);
-- how it finds matches in a :class:`~pytest_leakcheck.context.SearchRun`
+- how it finds matches in a :class:`~pytest_leakcheck.search.run.SearchRun`
   (:meth:`find`; full, focused and incremental searches all go through it);
 - how strong a match is and what evidence it adds to a pair
   (:meth:`strength`, :meth:`pair_signals`, ``evidence_key``).
@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..policy.config import SEVERITIES, Ctx
 
-if TYPE_CHECKING:  # numpy-backed types: loading a policy must not import numpy (tests/test_lean.py)
-    from ..search.run import SearchRun
+if TYPE_CHECKING:  # numpy-backed types: loading a policy must not import numpy (tests/cli/test_lean.py)
     from ..search.kernels import Match
+    from ..search.run import SearchRun
     from ..signals.families import Family, Signatures
 
 
@@ -124,7 +124,7 @@ class Detector:
         return None
 
     def summary(self, stats: Any) -> str:
-        """What the text report's summary line says of ``report.stats[name]``, which :meth:`find` filled ("": nothing)."""
+        """What the text summary line says of ``report.stats[name]`` (filled by :meth:`find`); "" for nothing."""
         return ""
 
     def calibrated(self, stats: Any) -> float | None:

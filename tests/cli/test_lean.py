@@ -101,7 +101,8 @@ ENTRY_POINTS = {
     "leakcheck render (SARIF, which reads the policy's root)": [
         "-m", "pytest_leakcheck", "render", "report.json", "--format", "sarif", "-o", "out.sarif"],
     "leakcheck render (text)": ["-m", "pytest_leakcheck", "render", "report.json"],
-    "leakcheck hook with no staged image": ["-m", "pytest_leakcheck", "hook", "--policy", "leakcheck.yaml", "notes.txt"],
+    "leakcheck hook with no staged image": [
+        "-m", "pytest_leakcheck", "hook", "--policy", "leakcheck.yaml", "notes.txt"],
 }
 
 
