@@ -10,7 +10,11 @@ this module plans the search over splits:
   both directions and a pair's verdict is the better of the two: it does not
   depend on which file is in which split, or which split is smaller;
 - the calibration asks the same question of upside-down rows (which cannot
-  be anyone's copy) and scores their best candidates both ways too.
+  be anyone's copy) and scores their best candidates both ways too, and
+  ``calibration``/``matches`` turn the scores into the two levels and the
+  matches above them.
+
+It also holds the ``desc`` family the search reads (``DESC_FAMILY``).
 """
 
 from __future__ import annotations

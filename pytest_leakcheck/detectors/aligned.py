@@ -1,12 +1,13 @@
 """``aligned``: near-duplicates that hashes miss: retrieve a few candidates, then align and verify.
 
 Real leaks are crops, shifts, zooms, colour changes and added frames of the
-same photograph.  Per image one family (``desc``) caches three tiny
-descriptors of one 32 px colour square; the arithmetic is in ``_align.py``,
-the plan of the search (who asks whom, both directions, the calibration) in
-``_alignsearch.py``.  This module is the detector: its policy section, its
-family, its cache, and the verification it applies to hash and thumbnail
-matches.
+same photograph.  Per image one family (``desc``) caches tiny descriptors
+of one 32 px colour square; the arithmetic is in ``_align.py``, the family,
+the plan of the search (who asks whom, both directions, the calibration) and
+the levels that turn scores into matches in ``_alignsearch.py``.  This module
+is the detector: its policy section, its cache, and the verification it
+applies to hash and thumbnail matches.  It imports those helpers (and numpy)
+where it computes, so loading a policy stays free of them.
 
 The thresholds are calibrated without labels: each row's upside-down self
 cannot be its duplicate, so the scores those impostors reach set the
