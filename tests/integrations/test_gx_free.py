@@ -66,7 +66,8 @@ def test_cli_leaves_them_out(tmp_path: Path, command: list[str]) -> None:
 def test_pytest_leakcheck_leaves_them_out(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     _dataset(pytester.path)
     monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")  # -X importtime for the pytest subprocess
-    result = pytester.runpytest_subprocess("--leakcheck", "-p", "no:cacheprovider")
+    # -s: the check runs (and imports numpy) while pytest captures fd 2; the import log must reach stderr.
+    result = pytester.runpytest_subprocess("--leakcheck", "-p", "no:cacheprovider", "-s")
     result.assert_outcomes(passed=2, failed=1)  # the copy in test fails train~test
     imported = _imported("\n".join(result.errlines))
     assert "numpy" in imported
