@@ -297,13 +297,12 @@ def _check(args: argparse.Namespace) -> int:
 
 def _emit(report: object, args: argparse.Namespace, root: Path | None, policy: Policy | None = None) -> None:
     from ..ci.pullrequest import repo_prefix
+    from ..detectors import thresholds
     from ..render import links, render
 
     # Every format gets every option and ignores those it does not know: a new format needs no change here.
     options: dict[str, object] = {"max_findings": args.max_findings, "root": root}
     if policy is not None:
-        from ..detectors import thresholds
-
         options["thresholds"] = thresholds(policy)  # html's score charts draw them
     if links(args.format):
         prefix = args.path_prefix
@@ -325,8 +324,7 @@ def _render(args: argparse.Namespace) -> int:
     from ..render import links
     from ..report.model import load_report
 
-    report = load_report(args.report)
-    root = None
+    report, root = load_report(args.report), None
     if args.path_prefix is None and links(args.format):
         try:
             root = load(report.policy_path).root
