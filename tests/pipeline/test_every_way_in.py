@@ -26,8 +26,6 @@ from pytest_leakcheck.testing import photo, save
 from ..conftest import write_policy
 from ..gitrepo import commit_all, git
 
-pytestmark = pytest.mark.slow if hasattr(pytest.mark, "slow") else []
-
 _ODD = "test/x\n::error::forged\x1b[2J.jpg"
 
 
