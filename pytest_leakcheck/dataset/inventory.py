@@ -155,9 +155,8 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
                     # is_file() comes from the folder listing: a FIFO named x.jpg
                     # would otherwise hang the read.
                     found.append((rel, entry.stat(follow_symlinks=False)))
-            except OSError as exc:
-                if entry.is_symlink() or name.lower().endswith(exts):
-                    unexamined.append((rel, f"cannot examine it: {exc.strerror or exc}"))
+            except OSError as exc:  # a stat that fails (a name too long, an I/O error): named, not skipped
+                unexamined.append((rel, f"cannot examine it: {exc.strerror or exc}"))
         progress.advance(len(found) - before)
     found.sort(key=lambda item: item[0])
     outside.sort()
