@@ -62,7 +62,9 @@ def shell_word(text: str) -> str:
     escapes give back the exact bytes when the line is pasted.
     """
     if display(text) == text and "##[" not in text:
-        return shlex.quote(text)
+        word = shlex.quote(text)
+        # shlex leaves `::x` bare, and a log line may start with the word: quoted, it is no command.
+        return f"'{text}'" if word.startswith(":") else word
     out = []
     for c in text:
         code = ord(c)
@@ -218,7 +220,7 @@ def yaml_scalar(text: str) -> str:
     for c in text:
         if c in _YAML_SHORT:
             out.append(_YAML_SHORT[c])
-        elif c != "\ufeff" and _YAML_PLAIN.fullmatch(c):
+        elif c not in "\ufeff\u2028\u2029" and _YAML_PLAIN.fullmatch(c):  # YAML breaks lines at U+2028/9
             out.append(c)
         elif ord(c) <= 0xFF:
             out.append(f"\\x{ord(c):02x}")
