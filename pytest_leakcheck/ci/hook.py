@@ -61,17 +61,19 @@ def classify(policy: Policy, files: Iterable[str | Path], cwd: Path | None = Non
 
 
 def focus_paths(policy: Policy, files: Iterable[str | Path], cwd: Path | None = None) -> list[str]:
-    """Staged image files as POSIX paths relative to the policy root, in the given order.
+    """Staged image files, and staged links to folders, as POSIX paths relative to the policy root.
 
-    Files outside the root, or without an image suffix the policy knows, are
-    dropped: they cannot leak into this dataset.
+    A staged link to a folder (``test/more -> ../train``, new or retargeted)
+    brings in every image below it, which the check focuses on (``run.focused``).
+    Other files outside the root, or without an image suffix the policy knows,
+    are dropped: they cannot leak into this dataset.
     """
     base = Path(cwd or Path.cwd())
     exts = policy.files.extensions
     out: dict[str, None] = {}
     for name in files:
         path = Path(os.path.abspath(base / name))
-        if not path.name.lower().endswith(exts):
+        if not path.name.lower().endswith(exts) and not (path.is_symlink() and path.is_dir()):
             continue
         # The root is resolved; resolve the folder too (a symlinked checkout,
         # /tmp -> /private/tmp) but not the file, whose own name is what counts.

@@ -14,17 +14,21 @@ import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import EXIT_CLEAN, EXIT_LEAKS, UsageError
+from ..errors import EXIT_CLEAN, EXIT_LEAKS, PolicyError, UsageError
 from ..report.model import Finding, Report
 from ..policy.load import Policy
 from .hook import policy_inputs
+from ..store.storefile import CACHE_ENV
 
 _FETCH_FIX = "fetch the base commit too, e.g. `actions/checkout` with `fetch-depth: 0`"
 
 
 @dataclass(frozen=True)
 class ChangeSet:
-    """Images added, modified or renamed since ``base`` (paths relative to the policy root)."""
+    """Paths added, modified, renamed or retyped since ``base`` (relative to the policy root).
+
+    A path may be a link to a folder: it then stands for every file below it.
+    """
 
     ref: str
     base: str  # full SHA of the merge base
@@ -70,6 +74,25 @@ def repo_prefix(folder: Path) -> str:
     return "" if rel == "." else rel.rstrip("/") + "/"
 
 
+def cache_dir_output(policy: Policy) -> str:
+    """The store's folder as the Action writes it to ``$GITHUB_OUTPUT`` and gives actions/cache.
+
+    The folder comes from the policy's ``cache``, the pull request's: a line
+    break in it would set a second output (say the base commit) or cache more
+    paths, so such a folder is a policy error naming ``cache`` (escape.output_value).
+    """
+    from ..files.escape import UnsafeOutput, output_value
+    from ..pipeline.run import store_location
+
+    folder = store_location(policy)
+    assert folder is not None
+    try:
+        return output_value(str(folder.parent))
+    except UnsafeOutput as exc:
+        raise PolicyError(f"the signature store's folder {exc}", path=str(policy.path), key="cache",
+                          fix=f"name a folder without line breaks or control characters, or set {CACHE_ENV}") from None
+
+
 def _split_z(out: bytes) -> list[str]:
     return [p.decode("utf-8", errors="surrogateescape") for p in out.split(b"\0") if p]
 
@@ -96,8 +119,9 @@ def changed_since(policy: Policy, ref: str) -> ChangeSet:
     except _GitFailed:
         raise UsageError(f"no common ancestor of the base commit {ref!r} and HEAD (shallow clone?)",
                          fix=_FETCH_FIX) from None
-    names = _split_z(_git(["diff", "--name-only", "--diff-filter=AMR", "-z", base, "HEAD", "--"], top))
-    names += _split_z(_git(["diff", "--name-only", "--diff-filter=AMR", "-z", "HEAD", "--"], top))
+    # T: a file or folder replaced by a link (or back) changes what is under that name.
+    names = _split_z(_git(["diff", "--name-only", "--diff-filter=AMRT", "-z", base, "HEAD", "--"], top))
+    names += _split_z(_git(["diff", "--name-only", "--diff-filter=AMRT", "-z", "HEAD", "--"], top))
     names += _split_z(_git(["ls-files", "--others", "--exclude-standard", "-z"], top))
     root_real = root.resolve()
     paths = set()
@@ -118,8 +142,14 @@ def classify(report: Report, changes: ChangeSet) -> Report:
     A changed policy or manifest can move any file to another split, so then
     every finding counts as new.
     """
+    from ..pipeline.run import Focus  # here: `leakcheck render` imports this module and must stay lean
+
+    changed = Focus.of(changes.paths)
+
     def status(f: Finding) -> str:
-        if changes.policy_changed or any(m.path in changes.paths for m in f.members):
+        # A changed link to a folder changes every file below it (run.Focus); what was not
+        # examined cannot be shown unchanged since the base, so it counts as new.
+        if changes.policy_changed or f.kind == "not-examined" or any(changed.touches(m.path) for m in f.members):
             return "new"
         return "existing"
 
@@ -135,8 +165,12 @@ def merge_base_report(focused: Report, base: Report, changes: ChangeSet, root: P
     left out, since the focused check cannot tell whether the rest still
     match; the next full check will.
     """
+    from ..pipeline.run import Focus
+
+    changed = Focus.of(changes.paths)
+
     def stands(f: Finding) -> bool:
-        if any(m.path in changes.paths for m in f.members):
+        if any(changed.touches(m.path) for m in f.members):
             return False
         return f.kind == "missing-file" or all((root / m.path).is_file() for m in f.members)
 

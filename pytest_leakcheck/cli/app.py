@@ -337,11 +337,11 @@ def _render(args: argparse.Namespace) -> int:
 def _fingerprint(args: argparse.Namespace) -> int:
     from ..policy.load import load
     from ..pipeline.signatures import fingerprint
-    from ..store.storefile import locate
 
     policy = load(args.policy or find_policy())
     if args.cache_dir:  # what the Action caches: the store's folder, by the check's own rules
-        print(locate(policy.cache, policy.store_folders).parent)
+        from ..ci.pullrequest import cache_dir_output
+        print(cache_dir_output(policy))
     else:
         print(fingerprint(policy))
     return EXIT_CLEAN
@@ -487,12 +487,12 @@ def _init(args: argparse.Namespace) -> int:
     from ..dataset import recognise as layout
 
     found = layout.detect(root)  # nothing recognised: exit 2, never placeholder globs
-    for line in found.found:
-        print(f"Found: {line}")
+    for line in found.found:  # names from the dataset: one log line each
+        print(log_line(f"Found: {line}"))
     for line in found.not_set_up:
-        print(f"Not set up: {line}")
+        print(log_line(f"Not set up: {line}"))
     _write(out, layout.policy_text(found))
-    print(f"Wrote {out}. Review it, then run: leakcheck check --policy {out}")
+    print(log_line(f"Wrote {out}. Review it, then run: leakcheck check --policy {out}"))
     return EXIT_CLEAN
 
 

@@ -6,13 +6,14 @@ It prints; the planner decides.  Kept apart from cli.py so each stays small.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from ..split import plan as split, apply as splitapply
 from ..errors import EXIT_CLEAN, UsageError
+from ..files.escape import shell_word, terminal
+from ..files.names import log_text
 from ..policy.load import Policy, load
 
 
@@ -36,12 +37,13 @@ def run(args: argparse.Namespace, policy_path: Path, write: Callable[..., None])
         current = splitapply.current_splits(policy)
     plan = split.plan(policy, test=args.test or 0.2, val=args.val, seed=args.seed, stratify=args.stratify,
                       keep=args.keep, names=names, jobs=args.jobs, use_cache=not args.no_cache, current=current)
-    sys.stdout.write(splitapply.summary(plan))
+    # Split names, labels and paths come from the policy and the dataset: one log line each.
+    sys.stdout.write(log_text(splitapply.summary(plan)))
     if folders is not None:
         return _moves(args, policy, splitapply.tree_moves(plan, folders, current or {}))
     write(args.output, splitapply.kept_manifest(args.keep, plan) if args.keep else splitapply.manifest_text(plan),
            errors="surrogateescape")  # names as their bytes
-    print(f"leakcheck split: wrote {args.output}")
+    print(terminal(f"leakcheck split: wrote {args.output}"))
     if splitapply.split_folders(policy) is not None:
         print("leakcheck split: the folders still hold the old splits; point the policy at the manifest "
               "(`splits: {manifest: ...}`), or run without -o to move the files instead")
@@ -65,10 +67,12 @@ def _moves(args: argparse.Namespace, policy: Policy, moves: list) -> int:
         tracked = splitapply.tracked(policy.root)
         for m in moves:
             verb = "git mv" if m.src in tracked else "mv"
-            print(f"{verb} {shlex.quote(m.src)} {shlex.quote(m.dst)}")
-        print(f"leakcheck split: {len(moves)} moves (in {policy.root}); run with --apply to perform them")
+            # One shell word per name, pasteable as it is, and never a raw newline,
+            # escape sequence or workflow command on the terminal (escape.shell_word).
+            print(f"{verb} {shell_word(m.src)} {shell_word(m.dst)}")
+        print(terminal(f"leakcheck split: {len(moves)} moves (in {policy.root}); run with --apply to perform them"))
         return EXIT_CLEAN
     done = splitapply.apply_moves(policy.root, moves)
     git = sum(m.git for m in done)
-    print(f"leakcheck split: moved {len(done)} files ({git} with git mv) in {policy.root}")
+    print(terminal(f"leakcheck split: moved {len(done)} files ({git} with git mv) in {policy.root}"))
     return EXIT_CLEAN

@@ -11,7 +11,7 @@ import csv
 import os
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TextIO
@@ -37,7 +37,8 @@ class FileRecord:
 
 @dataclass(frozen=True)
 class FileIssue:
-    """A file-level problem: ``unassigned``, ``ambiguous``, ``missing`` or ``outside_root``."""
+    """A file-level problem: ``unassigned``, ``ambiguous``, ``missing``, ``outside_root``, or
+    ``not_examined`` (a folder that cannot be listed, a path too long to open)."""
 
     kind: str
     path: str
@@ -80,15 +81,25 @@ class Listing:
     #: (path, real target, whether it is a folder) of each link whose target is outside root.
     outside: list[tuple[str, str, bool]]
     ignored: int = 0
+    #: (path, why) of each folder or file the walk could not examine: never skipped without a word.
+    unexamined: list[tuple[str, str]] = field(default_factory=list)
+
+
+#: Version control internals: folders no dataset lives in, never walked.  Every
+#: other hidden file and folder is examined like any other (torchvision's
+#: ImageFolder loads `train/cat/.x.jpg` and a `train/.ipynb_checkpoints` class).
+VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
 
 
 def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
-    """All image files under root, sorted; symlinks that leave root are listed apart, never followed."""
+    """All image files under root, sorted; symlinks that leave root are listed apart, never followed;
+    folders and files that cannot be examined (unreadable, a path too long to open) are listed too."""
     exts = policy.files.extensions
     root_real = os.path.realpath(root)
     cache_dir = os.path.dirname(str(policy.cache))
     found: list[tuple[str, os.stat_result]] = []
     outside: list[tuple[str, str, bool]] = []
+    unexamined: list[tuple[str, str]] = []
     ignored = 0
     ignore = _any_glob(policy.ignore)
 
@@ -103,23 +114,22 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
     stack: list[tuple[str, frozenset[str]]] = [(str(root), frozenset())]
     while stack:
         folder, ancestors = stack.pop()
-        real = os.path.realpath(folder)
-        if real in ancestors:
-            continue
-        ancestors = ancestors | {real}
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
         # Relative paths by slicing once per folder, not os.path.relpath per
         # file: this loop runs once per image and relpath costs more than stat.
         base = folder[prefix_len:].replace(os.sep, "/")
+        try:
+            real = os.path.realpath(folder)
+            if real in ancestors:
+                continue
+            entries = list(os.scandir(folder))
+        except OSError as exc:  # mode 000, a path longer than PATH_MAX: named, not skipped
+            unexamined.append((base or ".", f"cannot list this folder: {exc.strerror or exc}"))
+            continue
+        ancestors = ancestors | {real}
         base = base + "/" if base else ""
         before = len(found)
         for entry in entries:
             name = entry.name
-            if name.startswith("."):
-                continue
             rel = base + name
             if ignore is not None and ignore.match(rel):
                 with suppress(OSError):  # counted only to word the error when nothing is left
@@ -139,18 +149,19 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
                     elif name.lower().endswith(exts) and entry.is_file():
                         found.append((rel, entry.stat()))
                 elif entry.is_dir(follow_symlinks=False):
-                    if entry.path != cache_dir:
+                    if entry.path != cache_dir and name not in VCS_FOLDERS:
                         stack.append((entry.path, ancestors))
                 elif name.lower().endswith(exts) and entry.is_file(follow_symlinks=False):
                     # is_file() comes from the folder listing: a FIFO named x.jpg
                     # would otherwise hang the read.
                     found.append((rel, entry.stat(follow_symlinks=False)))
-            except OSError:
-                continue
+            except OSError as exc:  # a stat that fails (a name too long, an I/O error): named, not skipped
+                unexamined.append((rel, f"cannot examine it: {exc.strerror or exc}"))
         progress.advance(len(found) - before)
     found.sort(key=lambda item: item[0])
     outside.sort()
-    return Listing(found, outside, ignored)  # type: ignore[arg-type]
+    unexamined.sort()
+    return Listing(found, outside, ignored, unexamined)  # type: ignore[arg-type]
 
 
 def _walk_url(policy: Policy) -> Listing:
@@ -241,7 +252,12 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
         policy = with_splits(policy, names)
 
         def split_of(rel: str) -> tuple[str, ...]:
-            return tuple(dict.fromkeys(s for s, _ in rows.get(rel, ())))
+            found = rows.get(rel)
+            if found is None and rel.endswith("/\x00"):  # a folder: the splits of the rows below it
+                below = rel[:-1]
+                return tuple(dict.fromkeys(s for path, entries in rows.items() if path.startswith(below)
+                                           for s, _ in entries))
+            return tuple(dict.fromkeys(s for s, _ in found or ()))
         records, issues = _assign_rows(listing, rows)
     else:
         rules = [(name, found) for name, patterns in policy.splits if (found := _any_glob(patterns))]
@@ -255,6 +271,10 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
         what = "a folder" if folder else "a file"
         issues.append(FileIssue("outside_root", rel, splits,
                                 f"a symbolic link to {what} outside root ({target}); not followed, so not checked"))
+    for rel, why in listing.unexamined:
+        # The splits its files would fall in: then it may hide a leak, an error by `files.unreadable`.
+        splits = split_of(rel) or split_of(rel + "/\x00")
+        issues.append(FileIssue("not_examined", rel, splits, why + "; not examined"))
     return Inventory(policy=policy, records=tuple(records), issues=tuple(issues), ignored=listing.ignored)
 
 
@@ -276,7 +296,11 @@ def _assign_rows(listing: Listing, rows: dict[str, list[tuple[str, str | None]]]
             issues.append(FileIssue("ambiguous", rel, splits, "listed in several splits"))
             continue
         records.append(FileRecord(rel, splits[0], entries[0][1], st.st_size, st.st_mtime_ns))
+    # A row below a folder that could not be listed is reported with that folder, not as missing.
+    hidden_by = tuple(rel + "/" for rel, _ in listing.unexamined)
     for rel in sorted(set(rows) - seen):
+        if hidden_by and rel.startswith(hidden_by):
+            continue
         issues.append(FileIssue("missing", rel, (rows[rel][0][0],), "listed in the manifest, not on disk"))
     return records, issues
 

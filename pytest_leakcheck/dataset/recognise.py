@@ -23,6 +23,8 @@ from pathlib import Path
 from .. import detectors
 from ..errors import PolicyError, UsageError
 from . import splitsources
+from ..files.escape import yaml_comment, yaml_scalar
+from ..files.globs import literal
 
 SPLIT_NAMES = {
     "train": ("train", "training", "trn"),
@@ -82,8 +84,13 @@ baseline: .leakcheck-baseline.yaml   # judged findings: `leakcheck baseline`, `l
 
 
 def policy_text(layout: Layout) -> str:
-    """The commented policy for a recognised layout."""
-    found = "".join(f"\n#   {line}" for line in layout.found)
+    """The commented policy for a recognised layout.
+
+    Everything taken from the dataset (file and folder names, split names in a
+    manifest, group ids) is a quoted scalar (escape.yaml_scalar) or a comment
+    kept on its line (escape.yaml_comment): a crafted name cannot add a key.
+    """
+    found = "".join(f"\n#   {yaml_comment(line)}" for line in layout.found)
     return TEMPLATE.format(found=" from:" + found if found else "", splits=layout.splits_yaml.rstrip("\n"),
                            groups=layout.groups_yaml.rstrip("\n"), detectors=detectors.template())
 
@@ -150,7 +157,7 @@ def _manifest(root: Path, files: list[str]) -> Hit | None:
         header, rows = _csv(path)
         if "path" in header and "split" in header:
             assignment = {_clean(r["path"]): (r.get("split") or "").strip() for r in rows if r.get("path")}
-            yaml = f"splits:\n  manifest: {path.name}   # columns path,split[,group]\n"
+            yaml = f"splits:\n  manifest: {yaml_scalar(path.name)}   # columns path,split[,group]\n"
             return yaml, (f"manifest {path.name}: {len(assignment)} rows, splits {_names(assignment)}",), assignment
     return None
 
@@ -187,7 +194,8 @@ def _coco(root: Path, files: list[str]) -> Hit | None:
         rows, _ = splitsources.read(splitsources.SplitSources(
             "coco", (splitsources.SourceFile(root / file, split, images),)))
         assignment.update({rel: split for rel in rows})
-        lines.append(f"    {split}: {{file: {file}, images: {images}}}" if images else f"    {split}: {file}")
+        lines.append(f"    {split}: {{file: {yaml_scalar(file)}, images: {yaml_scalar(images)}}}" if images
+                     else f"    {split}: {yaml_scalar(file)}")
         found_lines.append(f"COCO split file {file}: {len(rows)} images in {split}"
                            + (f" (under {images}/)" if images else ""))
     return "splits:\n  coco:\n" + "\n".join(lines) + "\n", tuple(found_lines), assignment
@@ -210,7 +218,7 @@ def _folders(root: Path, files: list[str]) -> Hit | None:
     lines, found_lines = [], []
     for split in (s for s in SPLIT_NAMES if s in found):
         globs = [f"{f}/**" for f in found[split]]
-        lines.append(f"  {split}: [{', '.join(globs)}]")
+        lines.append(f"  {split}: [{', '.join(yaml_scalar(literal(f) + '/**') for f in found[split])}]")
         below = [f[len(d) + 1:] for d in found[split] for f in files if f.startswith(d + "/")]
         inside = [f for d in found[split] for f in files if f.startswith(d + "/")]
         assignment.update({f: split for f in inside})
@@ -246,7 +254,7 @@ def _groups(assignment: dict[str, str]) -> tuple[str, tuple[str, ...], str]:
                     f"({' and '.join(splits)}), e.g. {spanning[0]}" if spanning else "no id appears in two splits yet")
         line = f"group ids in {where}: {len(ids)} ids over {matched} files; {evidence}"
         yaml = ("\n# Files that share an id (subject, video, session) must stay in one split;\n"
-                f"# proposed by `leakcheck init` from {where} ({evidence}).\n"
+                f"# proposed by `leakcheck init` from {where} ({yaml_comment(evidence)}).\n"
                 f"groups:\n  - regex: '{pattern}'\n"
                 f"ungrouped: {'own-group' if matched == len(assignment) else 'warning'}\n"
                 "group_split: error\n")

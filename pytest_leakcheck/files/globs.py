@@ -248,3 +248,12 @@ def _char_class(part: str, i: int) -> tuple[int, str]:
     except (re.error, FutureWarning) as exc:
         raise GlobError(f"bad character class [{body}]: {getattr(exc, 'msg', exc)}") from None
     return j, source
+
+
+def literal(text: str) -> str:
+    """A glob matching exactly ``text``: ``*``, ``?`` and ``[`` as one-character classes.
+
+    For globs built from names found on disk (``leakcheck init``): a folder
+    named ``tr[ai]n`` or ``*`` must not become a pattern matching other folders.
+    """
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)

@@ -12,7 +12,6 @@ one convention for all three formats keeps them interchangeable.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Sequence
@@ -24,6 +23,8 @@ from ..files.atomic import replacing, write_atomic
 from ..policy.config import ORIENTATIONS
 from ..signals.decode import PIXELS_PARAMS
 from ..errors import UsageError
+from ..files.escape import csv_writer
+from ..files.names import json_text
 from ..report.model import COPY_KINDS, Finding, Report, finding_id
 from ..policy.load import Policy, load
 from ..signals.families import search_orientations
@@ -69,10 +70,8 @@ def table(
     policy's store; with ``use_cache=False`` a fresh in-memory store is filled
     by the check, so nothing is decoded twice either way.
     """
-    from ..dataset import groups, inventory
     from ..pipeline import signatures
-    from ..pipeline.core import check
-    from ..store.db import open_store
+    from ..pipeline.run import open_policy_store, run, take_inventory
 
     if policy is None:
         if report is None:
@@ -80,14 +79,17 @@ def table(
         policy = report.policy_path
     if not isinstance(policy, Policy):
         policy = load(policy)
-    store = open_store(policy.cache if use_cache else None)
+    # The store where `check` keeps it, by the same rule (LEAKCHECK_CACHE, containment).
+    store = open_policy_store(policy, use_cache)
     try:
-        if report is None:
-            report = check(policy=policy, store=store, jobs=jobs)
-        inv = groups.resolve(inventory.scan(policy))
+        if report is None:  # one assembled run: its inventory and signatures are the table's
+            done = run(policy, store=store, jobs=jobs)
+            report, inv, sigs = done.report, done.inventory, done.signatures
+        else:
+            inv = take_inventory(policy)
+            # After a check this is the snapshot's arrays: no decode, no per-file query.
+            sigs = signatures.compute(inv.records, inv.policy, store, jobs=jobs, update_snapshot=False)
         policy = inv.policy  # a manifest may have filled in the split names
-        # After a check this is the snapshot's arrays: no decode, no per-file query.
-        sigs = signatures.compute(inv.records, policy, store, jobs=jobs, update_snapshot=False)
         digests = [d for d in sigs.digests if d]
         pixels = store.get_signatures(digests, "pixels", PIXELS_PARAMS)
     finally:
@@ -165,15 +167,23 @@ def format_of(path: Path | None, fmt: str | None) -> str:
 
 
 def to_text(tab: Table, fmt: str) -> str:
-    """CSV (header first) or JSON lines (one object per row)."""
+    """CSV (header first) or JSON lines (one object per row).
+
+    Cells are data (file names, split and group names): CSV goes through the
+    CSV medium's rule (escape.csv_cell: no cell runs as a spreadsheet formula),
+    JSON lines through ``names.json_text``; either way a name that is not
+    UTF-8 is written as valid Unicode with its odd bytes as ``\\xNN``.
+    """
     if fmt == "jsonl":
-        return "".join(json.dumps(dict(zip(tab.columns, row)), ensure_ascii=False) + "\n" for row in tab.rows)
+        return "".join(json.dumps({k: json_text(v) for k, v in zip(tab.columns, row)}, ensure_ascii=False) + "\n"
+                       for row in tab.rows)
     if fmt != "csv":
         raise UsageError(f"{fmt} is not a text format", fix="write it to a file with -o PATH")
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(tab.columns)
-    writer.writerows(tab.rows)
+    writerow = csv_writer(buf)
+    writerow(tab.columns)
+    for row in tab.rows:
+        writerow(row)
     return buf.getvalue()
 
 
@@ -198,7 +208,7 @@ def _write_parquet(tab: Table, path: Path) -> None:
     except ImportError:
         raise UsageError("writing Parquet needs pyarrow, which is not installed",
                          fix="pip install 'pytest-leakcheck[parquet]', or export .csv or .jsonl") from None
-    columns = {name: pa.array([row[k] for row in tab.rows], type=pa.string())
+    columns = {name: pa.array([json_text(row[k]) for row in tab.rows], type=pa.string())
                for k, name in enumerate(tab.columns)}
     with replacing(path) as tmp:
         pq.write_table(pa.table(columns), tmp)

@@ -6,7 +6,7 @@ leak means moving or deleting the whole cluster, not one pair of it.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 
 from .. import detectors
@@ -220,9 +220,14 @@ def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Fin
     rules = policy.files
     out = []
     kinds = {"unassigned": "unassigned-file", "ambiguous": "ambiguous-file", "missing": "missing-file",
-             "outside_root": "outside-root"}
+             "outside_root": "outside-root", "not_examined": "not-examined"}
     for issue in inv.issues:
-        severity = getattr(rules, issue.kind)
+        if issue.kind == "not_examined":
+            # Unseen is never clean: in a split it may hide a leak, so it counts as an unreadable
+            # image would (`files.unreadable`); outside every split it is a warning.
+            severity = rules.unreadable if issue.splits or rules.unreadable == "off" else "warning"
+        else:
+            severity = getattr(rules, issue.kind)
         if severity == "off":
             continue
         kind = kinds[issue.kind]
@@ -235,6 +240,27 @@ def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Fin
         ))
     if rules.unreadable != "off":
         out += _unreadable(inv, sigs, rules.unreadable)
+    return out + _left_out(inv, policy)
+
+
+def _left_out(inv: Inventory, policy: Policy) -> list[Finding]:
+    """A warning per split that `pairs.compare` leaves out of every pair: a copy there is never seen."""
+    paired = {s for pair in policy.pairs for s in pair}
+    if len(inv.splits) < 2:
+        return []
+    per_split = Counter(r.split for r in inv.records)
+    out = []
+    for split in inv.splits:
+        if split in paired or not per_split[split]:
+            continue
+        out.append(Finding(
+            id=finding_id("not-examined", [f"split:{split}"]),
+            kind="not-examined",
+            severity="warning",
+            members=(),
+            message=(f"split {split} ({per_split[split]} images) is in no pair of `pairs.compare`: copies between "
+                     "it and the other splits are not searched"),
+        ))
     return out
 
 
@@ -279,7 +305,10 @@ def build(
     findings = _clusters(matches, inv, sigs, policy) + _file_findings(inv, sigs, policy)
     findings += extra
     if focus is not None:
-        findings = [f for f in findings if any(m.path in focus for m in f.members)]
+        # What was not examined may hide a change of this focus, and a finding about the policy
+        # as a whole (no member) holds for any focus: both are kept.
+        findings = [f for f in findings
+                    if f.kind == "not-examined" or not f.members or any(m.path in focus for m in f.members)]
     findings.sort(key=lambda f: (_RANK[f.severity], KINDS.index(f.kind), -f.strength,
                                  f.members[0].path if f.members else "", f.id))
     return Report(

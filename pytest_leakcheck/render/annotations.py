@@ -7,8 +7,8 @@ the report (errors, strongest first).
 
 from __future__ import annotations
 
+from ..files.escape import command_data, command_property
 from ..report.model import Finding, Report
-from ..files.names import display
 from ._common import headline, link_text
 
 #: File names link into the repository (each annotation sits on its file; render.links).
@@ -19,18 +19,9 @@ MAX_PER_TYPE = 10
 _LEVEL = {"error": "error", "warning": "warning"}
 
 
-def escape_data(text: str) -> str:
-    """Escape a command's message, as GitHub's toolkit does."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """A property value (``file=``, ``title=``): also ``:`` and ``,``, which end a property.
-
-    With ``:`` escaped, the first ``::`` of the line is the one we wrote, so a
-    file name can neither end the properties early nor start a command.
-    """
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+#: The medium's rules live in escape.py; these names stay for callers of this module.
+escape_data = command_data
+escape_property = command_property
 
 
 def anchor(f: Finding) -> str:
@@ -53,11 +44,10 @@ def render(report: Report, *, prefix: str = "", **_: object) -> str:
             continue
         used[level] = used.get(level, 0) + 1
         title = f"leakcheck {f.kind}" + (" (already on base)" if f.status == "existing" else "")
-        # GitHub's runner unescapes only %25, %0D, %0A (and %3A, %2C in properties;
-        # actions/runner ActionCommand.cs): no other control character can travel,
-        # so display() shows each one escaped, a newline included, before GitHub's escapes.
-        props = f"file={escape_property(display(prefix + anchor(f)))},title={escape_property(title)}"
+        # escape.command_*: display() first (no control character can travel in a
+        # workflow command), then GitHub's own % escapes.
+        props = f"file={command_property(prefix + anchor(f))},title={command_property(title)}"
         linked = next((link_text(m) for m in f.members if m.path == anchor(f) and m.link), "")
-        message = headline(f) + (f"; {display(anchor(f))} {linked}" if linked else "") + f" [{f.id}]"
-        lines.append(f"::{level} {props}::{escape_data(display(message))}")
+        message = headline(f) + (f"; {anchor(f)} {linked}" if linked else "") + f" [{f.id}]"
+        lines.append(f"::{level} {props}::{command_data(message)}")
     return "".join(line + "\n" for line in lines)

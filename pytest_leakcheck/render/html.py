@@ -15,7 +15,6 @@ line of defence.
 from __future__ import annotations
 
 import base64
-import html
 import io
 import os
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from PIL import Image, ImageOps
 
 from ..signals.decode import TRANSPOSE, open_image
 from ..report.model import COPY_KINDS, KINDS, Finding, Pair, Report
-from ..files.names import display
+from ..files.escape import html_text
 from ..policy.load import DEFAULT_MAX_PIXELS
 from ..files.remote import is_url, read_bytes
 from ._common import checked_text, link_text
@@ -95,11 +94,9 @@ def data_uri(img: Image.Image) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _esc(value: object) -> str:
-    # display() first: a control character or a bidi override in a file name
-    # would otherwise be invisible, or reorder what the reviewer reads.  `&#91;`
-    # is the same `[` on the page, and keeps `##[` out of a CI log the page is printed to.
-    return html.escape(display(str(value)), quote=True).replace("##[", "##&#91;")
+#: The medium's rule (escape.html_text): display() first, so a control character or
+#: a bidi override in a file name is visible, then HTML's escapes, and `##[` as `##&#91;`.
+_esc = html_text
 
 
 def _img(uri: str, caption: str, cls: str = "") -> str:

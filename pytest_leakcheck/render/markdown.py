@@ -9,11 +9,12 @@ environment.
 
 from __future__ import annotations
 
-import html
+from collections.abc import Callable
 from urllib.parse import quote
 
+from ..files.escape import html_text, markdown, markdown_code
 from ..report.model import COPY_KINDS, Finding, Report
-from ..files.names import display, log_text, to_bytes
+from ..files.names import log_text, to_bytes
 from ._common import checked_text, headline, link_text
 
 #: File names link into the repository (thumbnails from the blob URL; render.links).
@@ -26,14 +27,10 @@ THUMB_WIDTH = 160
 MAX_THUMBS = 4
 
 
-def _cell(text: str) -> str:
-    return html.escape(display(text)).replace("|", "\\|")
-
-
-def _table(title: str, rows: dict[str, dict[str, int]]) -> list[str]:
+def _table(title: str, rows: dict[str, dict[str, int]], cell: Callable[[str], str] = markdown) -> list[str]:
     out = [f"| {title} | new | existing |", "|---|---:|---:|"]
     for key in sorted(rows):
-        out.append(f"| {_cell(key)} | {rows[key].get('new', 0)} | {rows[key].get('existing', 0)} |")
+        out.append(f"| {cell(key)} | {rows[key].get('new', 0)} | {rows[key].get('existing', 0)} |")
     return out
 
 
@@ -50,19 +47,22 @@ def _thumbs(f: Finding, blob_url: str, prefix: str) -> list[str]:
     cells = []
     for m in f.members[:MAX_THUMBS]:
         url = f"{blob_url.rstrip('/')}/{quote(to_bytes(prefix + m.path), safe='/')}?raw=true"
-        cells.append(f'<td><img src="{html.escape(url)}" width="{THUMB_WIDTH}" alt=""><br>'
-                     f"<code>{html.escape(display(m.path))}</code> ({html.escape(display(m.split))})</td>")
+        # Inside an HTML block Markdown is not parsed: the HTML medium's rule applies.
+        cells.append(f'<td><img src="{html_text(url)}" width="{THUMB_WIDTH}" alt=""><br>'
+                     f"<code>{html_text(m.path)}</code> ({html_text(m.split)})</td>")
     return ["<table><tr>", *cells, "</tr></table>", ""]
 
 
 def _finding(n: int, f: Finding, blob_url: str | None, prefix: str) -> str:
     tag = "" if f.status == "new" else " · already on base"
-    lines = [f"#### {n}. {f.severity.upper()} {f.kind} `{display(f.split_pair)}`{tag} `{f.id}`", ""]
-    lines.append(_cell(headline(f, max_members=MAX_THUMBS)))
+    # Split names and paths come from the pull request: escape.markdown / markdown_code,
+    # so no image, link, HTML or emphasis of theirs reaches the job summary.
+    lines = [f"#### {n}. {f.severity.upper()} {markdown(f.kind)} {markdown_code(f.split_pair)}{tag} `{f.id}`", ""]
+    lines.append(markdown(headline(f, max_members=MAX_THUMBS)))
     lines.append("")
     linked = [m for m in f.members[:MAX_THUMBS] if m.link]
     if linked:
-        lines += [f"- `{_cell(m.path)}` ({_cell(m.split)}) {_cell(link_text(m))}" for m in linked]
+        lines += [f"- {markdown_code(m.path)} ({markdown(m.split)}) {markdown(link_text(m))}" for m in linked]
         lines.append("")
     if blob_url and f.kind in COPY_KINDS:
         lines += _thumbs(f, blob_url, prefix)
@@ -90,15 +90,15 @@ def render(
         verdict += f"; {old_errors} already on the base branch"
     head = ["## leakcheck", "", verdict, ""]
     if report.findings:
-        head += [*_table("kind", _counts(report, "kind")), ""]
+        head += [*_table("kind", _counts(report, "kind"), str), ""]  # our own words
         head += [*_table("splits", _counts(report, "split_pair")), ""]
     st = report.stats
     if st:
-        checked = f"; checked: {_cell(checked_text(st['checked']))}" if st.get("checked") else ""
+        checked = f"; checked: {markdown(checked_text(st['checked']))}" if st.get("checked") else ""
         head.append(f"{int(st.get('files', 0))} images; decoded {int(st.get('decoded', 0))}, "
                     f"reused {int(st.get('reused', 0))}, {float(st.get('seconds', 0)):.1f}s{checked}")
         head.append("")
-    head += [f"> {_cell(w)}" for w in report.warnings]
+    head += [f"> {markdown(w)}" for w in report.warnings]
     text = log_text("\n".join(head)) + "\n"
     ordered = sorted(report.findings, key=lambda f: f.status != "new")
     top = ordered if max_findings <= 0 else ordered[:max_findings]

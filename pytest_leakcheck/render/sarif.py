@@ -13,7 +13,8 @@ from urllib.parse import quote
 
 from ..version import __version__
 from ..report.model import KINDS, Finding, Report
-from ..files.names import defuse_json, display, to_bytes
+from ..files.escape import sarif_text
+from ..files.names import defuse_json, to_bytes
 from ._common import headline, link_text
 from .annotations import anchor
 
@@ -33,6 +34,8 @@ _RULES = {
     "missing-file": "A file the manifest lists is not on disk.",
     "unassigned-file": "An image belongs to no split.",
     "outside-root": "A symbolic link under root points outside it; its files are not checked.",
+    "not-examined": "Something that may hold images was not examined: an unreadable folder, a path too long "
+                    "to open, or a split in no compared pair.",
 }
 _HELP = {
     "identical-file": "Keep each cluster in one split: move or delete the copies.",
@@ -43,6 +46,7 @@ _HELP = {
     "missing-file": "Add the file, or remove its row from the manifest.",
     "unassigned-file": "Add the file to a split in the policy, or to `ignore`.",
     "outside-root": "Replace the link with the files themselves, or move its target under root.",
+    "not-examined": "Make it readable, shorten the path, or add the split to a pair in `pairs.compare`.",
 }
 
 
@@ -76,16 +80,16 @@ def _result(f: Finding, index: int, prefix: str) -> dict:
         "ruleId": f.kind,
         "ruleIndex": index,
         "level": _LEVEL.get(f.severity, "note"),
-        "message": {"text": display(headline(f) + _linked(f, main))},
+        "message": {"text": sarif_text(headline(f) + _linked(f, main))},
         "locations": [_location(main, prefix)],
         "relatedLocations": [
             {"id": n, **_location(m.path, prefix),
-             "message": {"text": display(f"{m.split or 'no split'} copy" + (f", {link_text(m)}" if m.link else ""))}}
+             "message": {"text": sarif_text(f"{m.split or 'no split'} copy" + (f", {link_text(m)}" if m.link else ""))}}
             for n, m in enumerate(related[:50], start=1)
         ],
         "partialFingerprints": {"leakcheckFindingId/v1": f.id},
         "baselineState": _BASELINE.get(f.status, "new"),
-        "properties": {"findingId": f.id, "status": f.status, "splitPair": display(f.split_pair),
+        "properties": {"findingId": f.id, "status": f.status, "splitPair": sarif_text(f.split_pair),
                        "evidence": f.evidence},
     }
 

@@ -25,6 +25,8 @@ FIXES = {
     "missing-file": "restore the file, or delete its row from the manifest or split file",
     "unassigned-file": "put the file in a split (a glob or a manifest row), or skip it with `ignore:`",
     "outside-root": "replace the link with the files themselves, or move its target under root",
+    "not-examined": "make the folder readable (or shorten the path) so its images are checked, "
+                    "or skip it with `ignore:`; list a split left out in a pair of `pairs.compare`",
     "ungrouped-file": "extend the group rules to cover the file, or set `ungrouped: own-group`",
 }
 

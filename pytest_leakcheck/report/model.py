@@ -30,12 +30,13 @@ KINDS = (
     "missing-file",
     "unassigned-file",
     "outside-root",
+    "not-examined",
     "ungrouped-file",
 )
 #: Kinds that say "these files are copies of each other": a cluster of members.
 COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate")
 #: Kinds about single files rather than about copies across splits.
-FILE_KINDS = ("unreadable-image", "ambiguous-file", "missing-file", "unassigned-file", "outside-root")
+FILE_KINDS = ("unreadable-image", "ambiguous-file", "missing-file", "unassigned-file", "outside-root", "not-examined")
 #: Kinds that group rules (whole groups kept in one split) produce start with these.
 GROUP_PREFIXES = ("group", "split-share", "ungrouped")
 #: Version of the JSON report; bump it when a field changes meaning or goes away.

@@ -191,8 +191,9 @@ def test_symlink_loop_terminates(tmp_path: Path) -> None:
     assert [r.path for r in inv.records] == ["train/a.jpg"]
 
 
-def test_ignore_hidden_and_cache_folders_are_skipped(tmp_path: Path) -> None:
-    """Ignore globs, dot-folders, dot-files and the cache folder never reach the inventory."""
+def test_ignore_and_cache_folders_are_skipped_hidden_files_are_not(tmp_path: Path) -> None:
+    """Ignore globs and the cache folder never reach the inventory; dot-files and dot-folders
+    do, as torchvision's ImageFolder loads them (issue 22)."""
     _touch(tmp_path / "train/a.jpg")
     _touch(tmp_path / "train/skip/b.jpg")
     _touch(tmp_path / "train/c.tmp.png")
@@ -205,8 +206,8 @@ def test_ignore_hidden_and_cache_folders_are_skipped(tmp_path: Path) -> None:
         "version: 1\nsplits: {train: [train/**]}\nignore: [train/skip, '*.tmp.png']\n"
         "cache: cachedir/cache.sqlite\n",
     )
-    assert [r.path for r in inv.records] == ["train/a.jpg"]
-    assert inv.issues == ()
+    assert [r.path for r in inv.records] == ["train/.f.jpg", "train/.thumbs/e.jpg", "train/a.jpg"]
+    assert [(i.kind, i.path) for i in inv.issues] == [("unassigned", ".hidden/d.jpg")]
 
 
 def test_extensions_are_configurable(tmp_path: Path) -> None:

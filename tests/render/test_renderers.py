@@ -67,7 +67,7 @@ def test_annotations_escape_and_cap_per_type() -> None:
     assert len([x for x in lines if x.startswith("::warning ")]) == 3
     assert errors[0].startswith("::error file=ds/test/a%2Cb%3Ac%25d.jpg,title=leakcheck near-duplicate::")
     assert "test/a,b:c%25d.jpg" in errors[0].split("::", 2)[2]  # the message keeps : and ,
-    assert escape_property("a\r\nb") == "a%0D%0Ab"
+    assert escape_property("a\r\nb%") == "a\\r\\nb%25"  # display() first: no control character travels
 
 
 def test_markdown_stays_under_the_size_limit() -> None:
@@ -82,10 +82,10 @@ def test_markdown_stays_under_the_size_limit() -> None:
 
 
 def test_markdown_escapes_and_skips_thumbnails_without_a_url() -> None:
-    """Paths are HTML-escaped; no blob URL means no thumbnails."""
+    """Paths are Markdown-escaped (escape.markdown); no blob URL means no thumbnails."""
     report = Report("p", (_leak(1, "test/<b>|x.jpg"),))
     text = render(report, "markdown")
-    assert "<img" not in text and "<b>" not in text and "&lt;b&gt;" in text
+    assert "<img" not in text and "<b>" not in text and "\\<b\\>\\|x" in text
 
 
 @pytest.mark.slow

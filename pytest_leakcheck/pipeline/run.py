@@ -1,0 +1,161 @@
+"""The pipeline, assembled once: every way in gets the same verdict on the same tree.
+
+``check``, ``--changed-since``, the pre-commit hook, ``export``, the Great
+Expectations integration and ``pytest --leakcheck`` all come here, so each of
+these is decided in one place only:
+
+- where the store lives (:func:`store_location`: ``LEAKCHECK_CACHE``, else the
+  policy's ``cache`` contained in the policy's folders or the user's cache);
+- what the dataset is (:func:`take_inventory`: the walk with its treatment of
+  links, hidden files and what it could not examine, the groups, and the
+  refusal of a check over nothing);
+- what a focus on some paths means (:func:`focused`: a path names a file, or
+  every file below it when it is a folder or a link to one, so a pull request
+  adding ``test/more -> ../train`` focuses on the files the link brings in);
+- the signatures and the search, once, with the store's damage recovered.
+
+Nothing here prints, reads argv or exits.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..dataset import groups, inventory
+from ..policy.load import Policy
+from ..progress import SILENT, Progress
+from ..report import baseline
+from ..report.model import Report
+from ..signals import executors
+from ..store.db import Store, open_store, recovering
+from ..store.storefile import locate
+from . import findings, preflight, search
+
+if TYPE_CHECKING:
+    from ..dataset.inventory import Inventory
+    from ..signals.families import Signatures
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one assembled run produced: the report, and the inventory and signatures it was built from."""
+
+    report: Report
+    inventory: Inventory
+    signatures: Signatures
+
+
+def store_location(policy: Policy, use_cache: bool = True) -> Path | None:
+    """Where the store of ``policy`` lives (``None``: in memory), by the one containment rule."""
+    return locate(policy.cache, policy.store_folders) if use_cache else None
+
+
+def open_policy_store(policy: Policy, use_cache: bool = True) -> Store:
+    """The store at :func:`store_location`; the caller closes it."""
+    return open_store(store_location(policy, use_cache))
+
+
+def take_inventory(policy: Policy, progress: Progress = SILENT) -> Inventory:
+    """The dataset as every way in sees it; a check over nothing is a policy error (preflight.py)."""
+    inv = groups.resolve(inventory.scan(policy, progress))
+    preflight.require_sight(inv)  # before any image is read
+    return inv
+
+
+@dataclass(frozen=True)
+class Focus:
+    """Paths a hook or a pull request changed, and what they touch.
+
+    A path names a file, or every file below it when it is a folder or a link
+    to one (a pull request adding ``test/more -> ../train`` changes every file
+    the link brings in); a folder the check could not examine is touched by
+    a changed path below it.
+    """
+
+    paths: frozenset[str]
+    ancestors: frozenset[str]
+
+    @classmethod
+    def of(cls, paths: Iterable[str]) -> Focus:
+        wanted = frozenset(p for p in (str(q).replace("\\", "/").rstrip("/") for q in paths) if p)
+        ancestors = {p[:k] for p in wanted for k in range(len(p)) if p[k] == "/"}
+        return cls(wanted, frozenset(ancestors))
+
+    def touches(self, path: str) -> bool:
+        """Whether ``path`` is a focus path, lies below one, or is a folder holding one."""
+        if path in self.paths or path in self.ancestors:
+            return True
+        cut = path.rfind("/")
+        while cut > 0:
+            if path[:cut] in self.paths:
+                return True
+            cut = path.rfind("/", 0, cut)
+        return False
+
+
+def focused(inv: Inventory, focus: Iterable[str]) -> set[str]:
+    """The paths a focus names: each given path, and every file or issue it touches."""
+    wanted = Focus.of(focus)
+    touched = {r.path for r in inv.records if wanted.touches(r.path)}
+    touched |= {i.path for i in inv.issues if wanted.touches(i.path)}
+    return set(wanted.paths) | touched
+
+
+def run(
+    policy: Policy,
+    *,
+    store: Store | None = None,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    focus: Iterable[str] | None = None,
+    progress: Progress = SILENT,
+    executor: str | Executor | None = None,
+) -> Run:
+    """The whole pipeline on ``policy``; ``store`` passed in stays open, one opened here is closed."""
+    t0 = time.perf_counter()
+    judged = baseline.load(policy.baseline)  # before the slow part: a broken baseline fails at once
+    own = store is None
+    if store is None:
+        store = open_policy_store(policy, use_cache)
+    try:
+        with executors.connect(executor) as ex:
+            # Any damage the store shows during the check: set aside, rebuilt, run again.
+            done = recovering(store, lambda: _pipeline(policy, store, jobs, focus, t0, progress, ex))
+        return Run(baseline.apply(done.report, judged, complete=focus is None), done.inventory, done.signatures)
+    finally:
+        if own:
+            store.close()
+
+
+def _pipeline(policy: Policy, store: Store, jobs: int | None, focus: Iterable[str] | None, t0: float,
+              progress: Progress = SILENT, executor: Executor | None = None) -> Run:
+    import numpy as np
+
+    from . import signatures
+
+    inv = take_inventory(policy, progress)
+    policy = inv.policy  # a manifest may have filled in the split names
+    # A focus check (hook, pull request) reads the snapshot of the last
+    # full check but does not pay for rewriting it.
+    sigs = signatures.compute(inv.records, policy, store, jobs=jobs, update_snapshot=focus is None,
+                              progress=progress, executor=executor)
+    t_sign = time.perf_counter()
+    wanted = None if focus is None else focused(inv, focus)
+    mask = None if wanted is None else np.array([r.path in wanted for r in inv.records], dtype=bool)
+    matches, found = search.search(inv, sigs, policy, store, focus=mask, jobs=jobs, progress=progress,
+                                   executor=executor)
+    stats = dict(sigs.stats)
+    stats["seconds_search"] = round(time.perf_counter() - t_sign, 3)
+    stats.update(found)
+    stats["seconds"] = round(time.perf_counter() - t0, 3)
+    per_split = Counter(r.split for r in inv.records)  # one pass: this ran once per split
+    stats["splits"] = {s: per_split[s] for s in inv.splits}
+    report = findings.build(matches, inv, sigs, policy, stats=stats, warnings=list(store.warnings),
+                            focus=wanted, extra=groups.findings(inv))
+    return Run(report, inv, sigs)
