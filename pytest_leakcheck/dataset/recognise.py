@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files import jsontext
 from . import splitsources
 from ..errors import PolicyError, UsageError
 
@@ -289,7 +290,7 @@ def _csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
 
 def _coco_names(path: Path) -> list[str]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return []
     images = data.get("images") if isinstance(data, dict) else None

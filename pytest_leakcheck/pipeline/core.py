@@ -21,7 +21,8 @@ from ..dataset import groups, inventory
 from ..report.model import Report
 from ..policy.load import Policy, load
 from ..progress import SILENT, Progress
-from ..store.db import Store, open_store, recovering
+from ..errors import StoreError
+from ..store.db import Store, discard_if_new, open_store, recovering
 from ..store.storefile import locate
 
 
@@ -67,6 +68,10 @@ def check(
             # Any damage the store shows during the check: set aside, rebuilt, run again.
             report = recovering(store, lambda: _pipeline(policy, store, jobs, focus, t0, progress, ex))
         return baseline.apply(report, judged, complete=focus is None)
+    except StoreError:
+        if own:  # a store this run made and could not write (a full disk) does not stay to fill it
+            discard_if_new(store)
+        raise
     finally:
         if own:
             store.close()
