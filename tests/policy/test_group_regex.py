@@ -36,6 +36,7 @@ def _cli(root: Path, *args: str, timeout: float = 120, limit: int | None = None)
                           timeout=timeout, env={**os.environ, "PYTHONPATH": PACKAGE}, preexec_fn=cap)
 
 
+@pytest.mark.slow
 def test_group_regex_with_nested_quantifiers_does_not_backtrack(tmp_path: Path) -> None:
     """`(a+)+b` against a 48-character name: hours with Python's re, linear with RE2."""
     _images(tmp_path, ["train/" + "a" * 48 + ".jpg", "train/s1_x.jpg", "test/s2_y.jpg"])
@@ -62,6 +63,7 @@ def test_regex_re2_cannot_run_is_refused_at_load_naming_the_key(tmp_path: Path, 
     assert "re2.cc" not in err  # RE2's own log line (the pattern, raw) is silenced
 
 
+@pytest.mark.slow
 def test_re2_is_imported_only_for_a_regex_rule(tmp_path: Path) -> None:
     _images(tmp_path, ["train/s1_a.jpg", "test/s2_b.jpg"])
     script = textwrap.dedent("""

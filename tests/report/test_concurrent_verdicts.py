@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pytest_leakcheck.testing import photo, save
@@ -26,6 +27,7 @@ def _cli(root: Path, *args: str) -> subprocess.Popen:
                              "-j", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_six_concurrent_judges_keep_six_verdicts(tmp_path: Path) -> None:
     for i in range(40):
         save(photo(i, (64, 48)), tmp_path / f"train/{i:02d}.jpg", quality=90)

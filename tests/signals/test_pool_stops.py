@@ -23,7 +23,7 @@ PACKAGE = str(Path(__file__).resolve().parents[2])
 # every worker and sends itself SIGTERM, as a cancelled CI job on a loaded runner would.
 _HALF_READ = textwrap.dedent("""
     import os, signal, sys, threading, time
-    from pytest_leakcheck.pool import run_map
+    from pytest_leakcheck.signals.pool import run_map
 
     def work(i):
         if i == 0:
@@ -63,6 +63,7 @@ _HALF_READ = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="reads /proc")
 def test_sigterm_while_a_killed_worker_left_half_a_result_ends_the_driver(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-c", _HALF_READ], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

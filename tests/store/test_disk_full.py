@@ -50,6 +50,7 @@ def _left(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("limit", [4096, 40_000, 150_000])
 def test_full_disk_while_the_store_is_made_is_exit_2_and_leaves_nothing(dataset: Path, limit: int) -> None:
     """The file-size limit makes every write past ``limit`` bytes fail, as a full disk does:
@@ -76,6 +77,7 @@ def tmpfs(tmp_path: Path):
     subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
+@pytest.mark.slow
 def test_really_full_disk_is_exit_2_and_leaves_nothing(dataset: Path, tmpfs: Path) -> None:
     for k in range(40):  # big enough not to fit a store's signatures in 256 KiB
         save(photo(500 + k, (256, 192)), dataset / f"train/big{k}.jpg", quality=90)
@@ -88,6 +90,7 @@ def test_really_full_disk_is_exit_2_and_leaves_nothing(dataset: Path, tmpfs: Pat
     assert _left(tmpfs) == []
 
 
+@pytest.mark.slow
 def test_read_only_cache_folder_is_exit_2_naming_the_path_and_the_fix(dataset: Path, tmp_path: Path) -> None:
     folder = dataset / "cache"
     if os.geteuid() == 0:  # root writes through a mode of 0555: make the file system read-only instead
