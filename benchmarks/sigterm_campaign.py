@@ -149,7 +149,7 @@ def integrity(root: Path) -> bool:
         return conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-def campaign(iterations: int, images: int, seed: int, base: Path) -> dict:
+def campaign(iterations: int, images: int, seed: int, base: Path, progress: bool = False) -> dict:
     rng = random.Random(seed)
     roots = [base / "a", base / "b"]
     for root in roots:
@@ -164,7 +164,7 @@ def campaign(iterations: int, images: int, seed: int, base: Path) -> dict:
     out = {"iterations": iterations, "images": images, "clean_cold_seconds": [round(s, 2) for s in seconds],
            "signals": 0, "finished_first": 0, "exit_143": 0, "hangs": 0, "crashes_exit_3": 0,
            "workers_left": 0, "wrong_findings": 0, "bad_store": 0, "max_seconds_to_exit": 0.0, "seconds": []}
-    for _ in range(iterations):
+    for n in range(iterations):
         runs = [Run(root, rng.uniform(0, span)) for root in roots]
         killers = [threading.Thread(target=r.kill_at_delay) for r in runs]
         for k in killers:
@@ -186,6 +186,9 @@ def campaign(iterations: int, images: int, seed: int, base: Path) -> dict:
                 out["max_seconds_to_exit"] = max(out["max_seconds_to_exit"], round(got["seconds"], 3))
             out["bad_store"] += not integrity(root)
             out["wrong_findings"] += findings(root)[0] != want
+        if progress:  # one line per iteration, so an interrupted campaign still has its figures
+            print(json.dumps({"iteration": n + 1, **{k: v for k, v in out.items() if k != "seconds"}}),
+                  file=sys.stderr, flush=True)
     times = sorted(s for s in out.pop("seconds") if s is not None)
     if times:
         out["median_seconds_to_exit"] = times[len(times) // 2]
@@ -198,9 +201,10 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=200, help="pairs of checks, each driver signalled once")
     parser.add_argument("--images", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--progress", action="store_true", help="the running totals on stderr after each iteration")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sigterm-campaign-") as tmp:
-        result = campaign(args.iterations, args.images, args.seed, Path(tmp))
+        result = campaign(args.iterations, args.images, args.seed, Path(tmp), progress=args.progress)
     print(json.dumps(result))
     return 0 if result["ok"] else 1
 
