@@ -153,7 +153,9 @@ def _split_parser(sub: argparse._SubParsersAction) -> None:
     spl.add_argument("-o", "--output", type=Path,
                      help="manifest CSV to write (without it, a policy of split folders gets moves)")
     spl.add_argument("--apply", action="store_true",
-                     help="split folders: perform the moves (git mv in a git work tree); never overwrites")
+                     help="split folders: perform the moves, all or none (git mv in a git work tree)")
+    spl.add_argument("--rollback", action="store_true",
+                     help="put back the files of a `split --apply` that was killed before it finished")
     spl.add_argument("--stratify", metavar="folder|COLUMN",
                      help="balance labels: the parent folder name, or a column of the manifest")
     spl.add_argument("--keep", type=Path, metavar="MANIFEST",
@@ -372,9 +374,11 @@ def _baseline(args: argparse.Namespace) -> int:
     from ..report import baseline
 
     policy = _load_policy(args)
-    judged = baseline.load(policy.baseline)
-    update = baseline.record(_run(args, policy), judged, prune=args.prune)
-    baseline.save(update.baseline)
+    # Locked for the whole run: a judge meanwhile would make the statuses recorded stale.
+    with baseline.locked(policy.baseline):
+        judged = baseline.load(policy.baseline)
+        update = baseline.record(_run(args, policy), judged, prune=args.prune)
+        baseline.save(update.baseline)
     line = f"Wrote {policy.baseline}: {len(update.baseline.entries)} entries, {update.added} added"
     if update.pruned:
         line += f", {update.pruned} stale pruned"
@@ -393,15 +397,16 @@ def _judge(args: argparse.Namespace) -> int:
 
     baseline.check_prefix(args.finding_id)  # a bad id fails before the check runs
     policy = _load_policy(args)
-    judged = baseline.load(policy.baseline)
-    # Always look at a fresh check too: a prefix must be unique among both, and
-    # a verdict given now holds for the splits the finding spans now.
-    entry = judged.resolve(args.finding_id, _run(args, policy).findings)
-    if entry is None:
-        raise UsageError(f"finding id {args.finding_id!r} is in neither the baseline nor the current findings",
-                         fix="copy an id from `leakcheck check` or the HTML report")
-    done = baseline.judge(judged, entry, args.verdict, args.reason, replace_verdict=args.replace)
-    baseline.save(done.baseline)
+    findings = _run(args, policy).findings  # the check reads the baseline first: a broken one fails fast
+    with baseline.locked(policy.baseline):  # read again and written under the lock: no verdict is lost
+        judged = baseline.load(policy.baseline)
+        # A prefix must be unique among entries and current findings; a verdict holds for the splits of now.
+        entry = judged.resolve(args.finding_id, findings)
+        if entry is None:
+            raise UsageError(f"finding id {args.finding_id!r} is in neither the baseline nor the current findings",
+                             fix="copy an id from `leakcheck check` or the HTML report")
+        done = baseline.judge(judged, entry, args.verdict, args.reason, replace_verdict=args.replace)
+        baseline.save(done.baseline)
     if done.replaced is not None:
         print(log_line(f"{entry.id}: replaced {done.replaced.describe()}"))
     print(log_line(f"{entry.id}: {done.entry.describe()}, recorded in {policy.baseline}"))

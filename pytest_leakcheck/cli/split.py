@@ -10,7 +10,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ..split import plan as split, apply as splitapply
+from ..split import apply as splitapply
+from ..split import moves
+from ..split import plan as split
 from ..errors import EXIT_CLEAN, UsageError
 from ..files.escape import shell_word, terminal
 from ..files.names import log_text
@@ -21,6 +23,10 @@ def run(args: argparse.Namespace, policy_path: Path, write: Callable[..., None])
     """`leakcheck split`: write a manifest, or print (or, with --apply, perform) folder moves."""
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.rollback:
+        back = moves.rollback(moves.journal_path(policy_path))
+        print(f"leakcheck split: put {back} files back where they were")
+        return EXIT_CLEAN
     policy = load(policy_path, need_manifest=False)
     folders = splitapply.split_folders(policy) if args.output is None and args.keep is None else None
     if args.output is None and folders is None:
@@ -34,7 +40,7 @@ def run(args: argparse.Namespace, policy_path: Path, write: Callable[..., None])
     current = None
     if folders is not None:  # repair the tree: the folders are the kept assignment
         names = _folder_names(policy.split_names)
-        current = splitapply.current_splits(policy)
+        current = splitapply.current_splits(policy)  # refuses a split glob that matches nothing, as `check` does
     plan = split.plan(policy, test=args.test or 0.2, val=args.val, seed=args.seed, stratify=args.stratify,
                       keep=args.keep, names=names, jobs=args.jobs, use_cache=not args.no_cache, current=current)
     # Split names, labels and paths come from the policy and the dataset: one log line each.
@@ -59,20 +65,21 @@ def _folder_names(names: tuple[str, ...]) -> tuple[str, ...]:
                      fix="write a manifest instead: -o splits.csv")
 
 
-def _moves(args: argparse.Namespace, policy: Policy, moves: list) -> int:
-    if not moves:
+def _moves(args: argparse.Namespace, policy: Policy, planned: list) -> int:
+    if not planned:
         print("leakcheck split: every group and copy cluster is in one split folder already; nothing to move")
         return EXIT_CLEAN
     if not args.apply:
-        tracked = splitapply.tracked(policy.root)
-        for m in moves:
+        tracked = moves.tracked(policy.root)
+        for m in planned:
             verb = "git mv" if m.src in tracked else "mv"
             # One shell word per name, pasteable as it is, and never a raw newline,
             # escape sequence or workflow command on the terminal (escape.shell_word).
             print(f"{verb} {shell_word(m.src)} {shell_word(m.dst)}")
-        print(terminal(f"leakcheck split: {len(moves)} moves (in {policy.root}); run with --apply to perform them"))
+        print(terminal(f"leakcheck split: {len(planned)} moves (in {policy.root}); run with --apply to perform them"))
         return EXIT_CLEAN
-    done = splitapply.apply_moves(policy.root, moves)
+    # All or none: validated whole first, journaled, rolled back on any failure (split/moves.py).
+    done = moves.apply(policy.root, planned, moves.journal_path(policy.path), moves.tracked(policy.root))
     git = sum(m.git for m in done)
     print(terminal(f"leakcheck split: moved {len(done)} files ({git} with git mv) in {policy.root}"))
     return EXIT_CLEAN

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..files import jsontext
 from ..files import remote as sources
 from ..errors import PolicyError
+from ..policy import userregex
 from ..policy.grouprules import GroupRule, ShareRules
 from .inventory import Inventory, clean_path
 from ..report.model import Finding, Member, finding_id
@@ -44,12 +45,8 @@ def _folder(paths: Sequence[str], depth: int) -> list[str | None]:
 
 
 def _by_regex(paths: Sequence[str], pattern: str) -> list[str | None]:
-    search = re.compile(pattern).search
-    out: list[str | None] = []
-    for p in paths:
-        m = search(p)
-        out.append((m.group("group") or None) if m else None)
-    return out
+    program = userregex.compile(pattern)  # RE2: linear in each name, whatever the pattern
+    return [userregex.search_group(program, p) for p in paths]
 
 
 def read_column(path: Path, column: str, what: str = "manifest") -> dict[str, str]:
@@ -80,7 +77,7 @@ def read_column(path: Path, column: str, what: str = "manifest") -> dict[str, st
 def _coco(path: Path, field: str) -> dict[str, str]:
     """COCO ``file_name`` -> the image's ``field`` (dotted for nested keys)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise PolicyError(
             f"COCO annotations are not valid JSON: {exc.msg}",

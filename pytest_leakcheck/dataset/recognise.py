@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import detectors
+from ..files import jsontext
 from ..errors import PolicyError, UsageError
 from . import splitsources
 from ..files.escape import yaml_comment, yaml_scalar
@@ -278,7 +279,7 @@ def _csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
 
 def _coco_names(path: Path) -> list[str]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return []
     images = data.get("images") if isinstance(data, dict) else None

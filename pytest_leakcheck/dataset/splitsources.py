@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..files import jsontext
 from ..policy.config import Ctx, inside, type_name
 from ..errors import PolicyError
 from ..files.names import excerpt
@@ -151,7 +152,7 @@ def _clean(rel: str) -> str:
 
 def _coco(path: Path) -> list[tuple[str, str]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise PolicyError(f"COCO file is not valid JSON: {exc.msg}", path=str(path), line=exc.lineno,
                           fix="point `splits.coco` at COCO annotation files") from None
@@ -189,7 +190,7 @@ def _metadata(path: Path) -> list[tuple[str, str]]:
 
 def _json_line(path: Path, n: int, line: str) -> dict:
     try:
-        value = json.loads(line)
+        value = jsontext.loads(line)
     except json.JSONDecodeError as exc:
         raise PolicyError(f"not a JSON object: {exc.msg}", path=str(path), line=n,
                           fix="metadata.jsonl holds one JSON object per line") from None

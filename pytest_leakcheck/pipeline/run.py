@@ -33,7 +33,8 @@ from ..progress import SILENT, Progress
 from ..report import baseline
 from ..report.model import Report
 from ..signals import executors
-from ..store.db import Store, open_store, recovering
+from ..errors import StoreError
+from ..store.db import Store, discard_if_new, open_store, recovering
 from ..store.storefile import locate
 from . import findings, preflight, search
 
@@ -128,6 +129,10 @@ def run(
             # Any damage the store shows during the check: set aside, rebuilt, run again.
             done = recovering(store, lambda: _pipeline(policy, store, jobs, focus, t0, progress, ex))
         return Run(baseline.apply(done.report, judged, complete=focus is None), done.inventory, done.signatures)
+    except StoreError:
+        if own:  # a store this run made and could not write (a full disk) does not stay to fill it
+            discard_if_new(store)
+        raise
     finally:
         if own:
             store.close()

@@ -9,11 +9,11 @@ and a resolver in ``groups.py``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import userregex
 from .config import Ctx, inside, remote
 from ..files.names import excerpt
 from ..files.remote import Url, locate
@@ -118,14 +118,15 @@ def _regex(ctx: Ctx, value: Any, at: tuple[str, ...]) -> str:
     if not isinstance(value, str) or not value:
         raise ctx.fail(at, "expected a regular expression")
     try:
-        pattern = re.compile(value)
-    except re.error as exc:
+        pattern = userregex.compile(value)  # RE2: linear time whatever the pattern (userregex.py)
+    except ValueError as exc:
         raise ctx.fail(
             at,
-            f"malformed regular expression {excerpt(value)}: {exc}",
-            "check brackets and escapes; quote the regex in single quotes",
+            f"malformed regular expression {excerpt(value)}: {excerpt(str(exc))}",
+            "check brackets and escapes and quote the regex in single quotes; regexes run with RE2, "
+            "which has no backreferences and no lookaround (e.g. (?=...)): match the part you need instead",
         ) from None
-    if "group" not in pattern.groupindex:
+    if "group" not in userregex.group_names(pattern):
         raise ctx.fail(
             at,
             f"regular expression {excerpt(value)} has no named group `group`",

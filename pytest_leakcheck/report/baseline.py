@@ -20,15 +20,17 @@ stamps them on a trusted checkout; see docs/baseline.md.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from ..files import lock
 from ..files.atomic import write_atomic
 from ..policy.config import Bounds, Ctx, read_yaml
 from ..errors import BaselineError, PolicyError, UsageError
@@ -326,6 +328,20 @@ def dumps(baseline: Baseline) -> str:
     body = yaml.safe_dump({"version": SCHEMA_VERSION, "findings": findings}, sort_keys=False,
                           default_flow_style=False, allow_unicode=True, width=1 << 16)
     return _HEADER + body
+
+
+@contextlib.contextmanager
+def locked(path: Path | None) -> Iterator[None]:
+    """Hold the baseline's folder locked, so concurrent `judge` and `baseline` runs take turns
+    (``files/lock.py``); each reads the baseline again inside the lock."""
+    with contextlib.ExitStack() as stack:
+        if path is not None:
+            try:
+                stack.enter_context(lock.locked(Path(path).parent))
+            except OSError as exc:
+                raise BaselineError(f"cannot lock the baseline's folder: {exc.strerror or exc}",
+                                    path=str(Path(path).parent), fix="make the folder readable and writable") from None
+        yield
 
 
 def save(baseline: Baseline) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EXIT_CLEAN, EXIT_LEAKS, UsageError
+from ..files import jsontext
 from ..files.names import from_bytes, hex_bytes, json_text, to_bytes
 
 #: Finding kinds in report order.
@@ -269,7 +270,7 @@ def load_report(path: str | Path) -> Report:
     path = Path(path)
     fix = "write one with `leakcheck check --format json -o PATH`"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError("report file not found", path=str(path), fix=fix) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

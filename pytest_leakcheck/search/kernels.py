@@ -273,7 +273,14 @@ def _exact_groups(keys: Sequence[bytes], rows: np.ndarray) -> list[list[int]]:
 def exact_matches(
     keys: Sequence[bytes], detector: str, split_of: Sequence[str], allowed: set[tuple[str, str]]
 ) -> list[Match]:
-    """Pairs with equal (non-empty) keys; a big group is linked as a star to stay linear."""
+    """Pairs with equal (non-empty) keys; a big group is linked as a star to stay linear.
+
+    Copies within one split are linked to their split's first copy when the
+    split is compared with itself, and also when the content is in another
+    split it is compared with: the finding then lists every copy (the other
+    searches compare only first copies), while its severity comes from the
+    links across splits.
+    """
     out = []
     for group in _exact_groups(keys, np.arange(len(keys))):
         by_split: dict[str, list[int]] = {}
@@ -281,7 +288,8 @@ def exact_matches(
             by_split.setdefault(split_of[r], []).append(r)
         heads = {s: rows[0] for s, rows in by_split.items()}
         for s, rows in by_split.items():
-            if (s, s) in allowed:
+            across = any((s, t) in allowed or (t, s) in allowed for t in heads if t != s)
+            if (s, s) in allowed or across:
                 out += [Match(rows[0], r, detector, 0.0) for r in rows[1:]]
         for s in heads:
             for t in heads:

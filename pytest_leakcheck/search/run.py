@@ -65,6 +65,10 @@ class SearchRun:
     progress: Progress = SILENT
     #: Where per-file work (full decodes) runs; None: local processes.
     executor: Executor | None = None
+    #: Rows that stand for their exact copies in the same split (the first of each
+    #: content); the search compares only these, and identical-file links the rest
+    #: to them, so N copies cost N rows, never N² pairs.  None: every row.
+    primary: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.texture = Texture(self.sigs)
@@ -77,6 +81,8 @@ class SearchRun:
     def rows_by_split(self, mask: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Rows of each split, optionally only those where ``mask`` holds."""
         mask = self.sigs.valid if mask is None else mask
+        if self.primary is not None:
+            mask = mask & self.primary
         return {s: np.flatnonzero((self._splits == s) & mask) for s in self.splits}
 
     def textured_rows(self) -> dict[str, np.ndarray]:

@@ -1,28 +1,42 @@
 """Worker processes that stop with the check.
 
 The decode pool is the only place leakcheck runs code in other processes.  A
-check interrupted by Ctrl-C or SIGTERM, or failing, must not leave workers
-decoding the rest of the queue (what leaving ``with ProcessPoolExecutor()``
-would wait for), nor orphans when the driver itself is killed outright.
-Workers hold no state: only the driver writes the store, so killing them
-loses nothing.  Any other ``concurrent.futures.Executor`` (a Dask cluster,
-executors.py) can be passed in instead of the local pool.
+check interrupted by Ctrl-C or SIGTERM, or failing, must stop its workers at
+once (not let them decode the rest of the queue) and must itself end within a
+second or two, whatever the workers were doing; a driver killed outright must
+leave no orphans.  Workers hold no state: only the driver writes the store,
+so killing them loses nothing.
+
+So the pool is our own, not ``concurrent.futures.ProcessPoolExecutor``: that
+one has a manager thread reading the workers' results, and a worker killed
+while writing one leaves it blocked on the pipe for ever, with the driver
+waiting for it in ``shutdown`` (and again at interpreter exit).  Here the
+driver's own thread talks to each worker over a pipe of their own, one chunk
+in flight each; stopping is SIGKILL to every worker, closing the pipes and a
+bounded join, with signals held so a second SIGTERM cannot cut it short.  Any
+other ``concurrent.futures.Executor`` (a Dask cluster, executors.py) can be
+passed in instead of the local pool.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
+from multiprocessing.connection import Connection, wait
+from typing import Any
 
 _HELD = {signal.SIGINT, signal.SIGTERM}
+#: How long stopping waits for one killed worker to be gone, in seconds.
+STOP_TIMEOUT = 2.0
 
 
-def start_pool(jobs: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+class WorkerDied(RuntimeError):
+    """A worker ended without a result: killed from outside (the kernel's OOM killer), or crashed."""
 
 
 def _worker_init() -> None:
@@ -31,7 +45,7 @@ def _worker_init() -> None:
     # handler it inherited from the driver through fork.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if hasattr(signal, "pthread_sigmask"):  # held by map_all over the fork
+    if hasattr(signal, "pthread_sigmask"):  # held by the driver over the fork
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
     # A driver killed outright (SIGKILL; SIGTERM where no handler stops the
     # pool, as under pytest) cannot stop its workers, so they watch for it.
@@ -44,16 +58,25 @@ def _exit_when_orphaned(parent: int) -> None:
     os._exit(1)
 
 
-def _apply(fn: Callable, chunk: Sequence) -> list:
-    return [fn(item) for item in chunk]
-
-
-def default_executor(jobs: int | None, tasks: int) -> ProcessPoolExecutor | None:
-    """A process pool when the work is worth one; ``None`` means run inline."""
-    jobs = jobs or os.cpu_count() or 1
-    if jobs <= 1 or tasks < 4 * jobs:
-        return None
-    return start_pool(jobs)
+def _serve(conn: Connection) -> None:
+    """A worker: read ``(fn, chunk)``, answer ``(True, results)`` or ``(False, exception)``; ``None`` ends it."""
+    _worker_init()
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:  # the driver is gone
+            return
+        if task is None:
+            return
+        fn, chunk = task
+        try:
+            answer: tuple[bool, Any] = (True, [fn(item) for item in chunk])
+        except Exception as exc:  # the driver raises it, as an executor would
+            answer = (False, exc)
+        try:
+            conn.send(answer)
+        except Exception as exc:  # a result or an exception that does not pickle
+            conn.send((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
 def run_map(fn: Callable, items: Sequence, executor: Executor | None, jobs: int | None) -> Iterable:
@@ -61,39 +84,94 @@ def run_map(fn: Callable, items: Sequence, executor: Executor | None, jobs: int 
     chunk = max(1, min(64, len(items) // (4 * (jobs or 2)) or 1))
     if executor is not None:
         return executor.map(fn, items, chunksize=chunk)
-    own = default_executor(jobs, len(items))
-    if own is None:
-        return map(fn, items)
-    return map_all(own, fn, items, chunk)
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(items) < 4 * jobs:
+        return map(fn, items)  # not worth a pool
+    return map_all(fn, items, chunk, jobs)
 
 
-def map_all(pool: ProcessPoolExecutor, fn: Callable, items: Sequence, chunksize: int) -> Iterator:
-    """``fn(x) for x in items``, in order, as results arrive, in ``pool``, which is shut down after.
+def map_all(fn: Callable, items: Sequence, chunksize: int, jobs: int) -> Iterator:
+    """``fn(x) for x in items``, in order, as results arrive, in ``jobs`` worker processes.
 
     Results stream so that progress can follow them.  On any exception,
     KeyboardInterrupt and SIGTERM's Terminated included (or the consumer
-    stopping early), the workers are killed before it propagates.  Futures
-    are never cancelled here (Executor.map would): a pool broken by the kill
-    fails them itself, and both at once race inside concurrent.futures
-    before Python 3.12.
+    stopping early), every worker is killed before it propagates, and the
+    driver waits at most :data:`STOP_TIMEOUT` per worker.
     """
+    chunks = [items[k:k + chunksize] for k in range(0, len(items), chunksize)]
+    workers: list[tuple[Any, Connection]] = []
     try:
-        # The first submit forks the workers, which would take a Ctrl-C like
-        # the driver until their initializer runs: hold signals over it.
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD) if hasattr(signal, "pthread_sigmask") else None
-        try:
-            futures = [pool.submit(_apply, fn, items[k:k + chunksize]) for k in range(0, len(items), chunksize)]
-        finally:
-            if held is not None:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        for future in futures:
-            yield from future.result()
-    except BaseException:
-        workers = list((getattr(pool, "_processes", None) or {}).values())  # no public API before 3.14
-        for proc in workers:
-            proc.kill()
-        for proc in workers:
-            proc.join()
-        raise
+        _start(workers, min(jobs, len(chunks)))
+        yield from _results(fn, chunks, workers)
     finally:
-        pool.shutdown(wait=True)
+        _stop(workers)
+
+
+def _start(workers: list, count: int) -> None:
+    ctx = multiprocessing.get_context()
+    # Forked workers would take a Ctrl-C like the driver until their
+    # initializer runs: hold signals over the fork.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD) if hasattr(signal, "pthread_sigmask") else None
+    try:
+        for _ in range(count):
+            ours, theirs = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(theirs,), daemon=True)
+            try:
+                proc.start()
+            finally:
+                theirs.close()  # only the worker holds its end: its death is EOF here, never a blocked read
+            workers.append((proc, ours))
+    finally:
+        if held is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _results(fn: Callable, chunks: list, workers: list) -> Iterator:
+    """Deal chunks out, one in flight per worker, and yield results in order."""
+    busy: dict[Connection, int] = {}
+    done: dict[int, list] = {}
+    sent = given = 0
+    idle = [conn for _, conn in workers]
+    while given < len(chunks):
+        while idle and sent < len(chunks):
+            conn = idle.pop()
+            conn.send((fn, chunks[sent]))
+            busy[conn] = sent
+            sent += 1
+        while given in done:
+            yield from done.pop(given)
+            given += 1
+        if given >= len(chunks):
+            break
+        for conn in wait(list(busy)):
+            try:
+                ok, payload = conn.recv()
+            except (EOFError, OSError):
+                raise WorkerDied("a decode worker ended without a result (killed from outside, "
+                                 "e.g. by the out-of-memory killer?)") from None
+            if not ok:
+                raise payload
+            done[busy.pop(conn)] = payload
+            idle.append(conn)
+
+
+def _stop(workers: list) -> None:
+    """End every worker within a bounded time.
+
+    Signals are held over it, and a signal that still gets through (handled
+    on another thread's watch) is raised only after every step ran: a second
+    SIGTERM cannot leave a worker behind.
+    """
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD) if hasattr(signal, "pthread_sigmask") else None
+    late: BaseException | None = None
+    steps = [proc.kill for proc, _ in workers] + [step for proc, conn in workers for step in (
+        conn.close, lambda proc=proc: proc.join(STOP_TIMEOUT))]
+    for step in steps:
+        try:
+            step()
+        except BaseException as exc:
+            late = late or exc
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    if late is not None:
+        raise late

@@ -1,17 +1,16 @@
 """What a split plan does to the world: a manifest, a repaired manifest, or moves in a folder tree.
 
-``split.py`` decides; this module writes text and moves files, and never
-deletes or overwrites anything.  Three outputs:
+``plan.py`` decides; this module writes text, and never deletes or
+overwrites anything.  Three outputs:
 
 - :func:`manifest_text`: a fresh manifest, sorted by path.
 - :func:`kept_manifest`: the ``--keep`` manifest with only the rows that must
   change changed: same columns, same order, same bytes for every other row
   (files that are gone are dropped, new files are appended).
-- :func:`tree_moves` / :func:`apply_moves`: for a policy whose splits are
-  folders (``train/**``, ``data/test/**``), the moves that put each file in
-  its planned split's folder, keeping its path below the split folder (an
-  ImageFolder class folder stays).  Inside a git work tree tracked files move
-  with ``git mv`` so history follows them; the rest with a plain rename.
+- :func:`tree_moves`: for a policy whose splits are folders (``train/**``,
+  ``data/test/**``), the moves that put each file in its planned split's
+  folder, keeping its path below the split folder (an ImageFolder class
+  folder stays).  ``moves.py`` performs them, all or none, journaled.
 
 Nothing here prints; the CLI shows the moves and the summary.
 """
@@ -20,27 +19,17 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..dataset import inventory
+from ..pipeline import preflight
 from ..errors import UsageError
 from ..files.names import csv_writerow
 from ..policy.load import Policy
+from .moves import Move
 from .plan import Plan
-
-
-@dataclass(frozen=True)
-class Move:
-    """One file to move, paths relative to the policy root."""
-
-    src: str
-    dst: str
-    git: bool = False
 
 
 # --------------------------------------------------------------------------
@@ -144,15 +133,26 @@ def split_folders(policy: Policy) -> dict[str, str] | None:
         return None
     out = {}
     for name, globs in policy.splits:
-        if len(globs) != 1 or not globs[0].endswith("/**") or any(c in globs[0][:-3] for c in "*?["):
+        glob = globs[0].strip() if len(globs) == 1 else ""
+        if not glob.endswith("/**") or any(c in glob[:-3] for c in "*?["):
             return None
-        out[name] = globs[0][:-3].strip("/")
+        # `./train/**`, `/train/**` and `train//**` name the folder `train`, as they do for the check.
+        parts = [p for p in glob[:-3].split("/") if p not in ("", ".")]
+        if not parts or ".." in parts:
+            return None
+        out[name] = "/".join(parts)
     return out
 
 
 def current_splits(policy: Policy) -> dict[str, str]:
-    """The split each image is in now, by the policy's globs."""
-    return {r.path: r.split for r in inventory.scan(policy).records}
+    """The split each image is in now, by the policy's globs.
+
+    A split whose glob matches nothing is refused here as the check refuses
+    it (``pipeline/preflight.py``): a typo must not plan moves from a tree it never saw.
+    """
+    inv = inventory.scan(policy)
+    preflight.require_sight(inv)
+    return {r.path: r.split for r in inv.records}
 
 
 def tree_moves(p: Plan, folders: dict[str, str], current: dict[str, str]) -> list[Move]:
@@ -167,34 +167,3 @@ def tree_moves(p: Plan, folders: dict[str, str], current: dict[str, str]) -> lis
                              fix=f"add `{then}: [FOLDER/**]` to the policy's splits, or pass --val 0")
         moves.append(Move(path, folders[then] + path[len(folders[now]):]))
     return moves
-
-
-def apply_moves(root: Path, moves: list[Move]) -> list[Move]:
-    """Perform ``moves`` under ``root``; refuse them all, before any, if one would overwrite."""
-    targets = [m.dst for m in moves]
-    clash = next((t for t in targets if (root / t).exists() or os.path.lexists(root / t)), None)
-    if clash is None and len(set(targets)) < len(targets):
-        clash = next(t for t in targets if targets.count(t) > 1)
-    if clash is not None:
-        raise UsageError(f"{clash} exists already or is the target of two moves; nothing was moved",
-                         fix="rename or remove that file yourself, then run again")
-    in_git = tracked(root)
-    done = []
-    for m in moves:
-        (root / m.dst).parent.mkdir(parents=True, exist_ok=True)
-        if m.src in in_git:
-            subprocess.run(["git", "mv", "--", m.src, m.dst], cwd=root, check=True, capture_output=True)
-        else:
-            os.rename(root / m.src, root / m.dst)
-        done.append(Move(m.src, m.dst, m.src in in_git))
-    return done
-
-
-def tracked(root: Path) -> set[str]:
-    """Files git tracks under ``root``, relative to it; empty outside a work tree or without git."""
-    try:
-        out = subprocess.run(["git", "ls-files", "-z", "--", "."], cwd=root, capture_output=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        return set()
-    return {p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
-

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import StoreDamaged, StoreError
 from ..files.names import from_bytes, is_unicode, to_bytes
-from .storefile import APPLICATION_ID, check_sidecars, create, is_ours, not_ours, set_aside
+from .storefile import APPLICATION_ID, cannot_write, check_sidecars, create, is_ours, not_ours, remove_new, set_aside
 
 # Schema history:
 #   1: meta, files, signatures (digest, family, params) -> data.
@@ -95,6 +95,8 @@ class Store:
         self.conn = conn
         self.path = path
         self.warnings: list[str] = []
+        #: This run made the file: a run that fails to write it (a full disk) removes it again.
+        self.created = False
 
     # -- files --------------------------------------------------------------
     def lookup_files(self, paths: list[str]) -> dict[str, tuple[int, int, bytes]]:
@@ -221,11 +223,8 @@ class Store:
             reason = _damage(exc)
             if reason is not None:
                 raise StoreDamaged(reason, path=str(self.path) if self.path else None) from None
-            raise StoreError(
-                f"cannot write the signature store: {exc}",
-                path=str(self.path) if self.path else None,
-                fix="check free disk space and permissions, or delete the file to rebuild it",
-            ) from None
+            raise cannot_write(self.path, exc, "write") if self.path else StoreError(
+                f"cannot write the signature store: {exc}") from None
 
 
 def _path_key(path: str) -> str | bytes:
@@ -291,6 +290,12 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
+def _is_disk(exc: BaseException) -> bool:
+    """A full disk or a read-only file system: the disk's problem, not the store's."""
+    text = str(exc).lower()
+    return "full" in text or "readonly" in text or "read-only" in text
+
+
 class _SchemaMismatch(Exception):
     pass
 
@@ -340,6 +345,8 @@ def recovering(store: Store, run: Callable[[], T]) -> T:
         if reason is None:
             if isinstance(exc, (sqlite3.ProgrammingError, sqlite3.NotSupportedError)):
                 raise  # a bug, not the store: it must surface as an internal error
+            if store.path is not None and _is_disk(exc):
+                raise cannot_write(store.path, exc, "write") from None
             raise StoreError(
                 f"cannot use the signature store: {exc}",
                 path=str(store.path) if store.path else None,
@@ -421,10 +428,23 @@ def open_store(path: str | Path | None) -> Store:
             fix="point `cache` in the policy at a writable location",
         ) from None
     warnings: list[str] = []
+    new = not os.path.lexists(path)
     try:
         conn = _open_file(path)
     except StoreDamaged as exc:
         conn = _rebuilt(path, exc.problem, warnings)
+    except StoreError:
+        if new:
+            remove_new(path)  # made by this run and unusable (a full disk): nothing stays behind
+        raise
     store = Store(conn, path)
+    store.created = new
     store.warnings.extend(warnings)
     return store
+
+
+def discard_if_new(store: Store) -> None:
+    """Close ``store`` and, when this run made it, remove it: after a failed write (a full disk), nothing stays."""
+    store.close()
+    if store.created and store.path is not None:
+        remove_new(store.path)

@@ -9,6 +9,7 @@ moved aside; anything else at the cache path is an error and stays as it is.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import sqlite3
@@ -144,10 +145,43 @@ def check_sidecars(path: Path) -> None:
 
 
 def _discard(path: Path, made: os.stat_result) -> None:
-    """Unlink the temporary file this process made; anything else there stays."""
-    if is_ours(path, made=made):
-        with suppress(OSError):  # a stray temporary file costs nothing but space
-            os.unlink(path)
+    """Unlink the temporary file this process made, and SQLite's files beside it; anything else there stays."""
+    if not is_ours(path, made=made):
+        return
+    # SQLite's -journal, -wal and -shm of our own temporary file: on a full
+    # disk they are what would keep it full for every later run.
+    for suffix in ("-journal", *SIDECARS):
+        side = f"{path}{suffix}"
+        with suppress(OSError):
+            if stat.S_ISREG(os.lstat(side).st_mode):
+                os.unlink(side)
+    with suppress(OSError):  # a stray temporary file costs nothing but space
+        os.unlink(path)
+
+
+def remove_new(path: Path) -> None:
+    """Remove the store this run made at ``path``, with SQLite's files beside it, when it proves ours."""
+    if is_ours(path):
+        _discard(path, os.lstat(path))
+
+
+def cannot_write(path: Path, exc: BaseException, doing: str = "create") -> StoreError:
+    """A store that cannot be made or written for a reason of the disk's: a full disk, a read-only folder."""
+    text = getattr(exc, "strerror", None) or str(exc)
+    lowered = text.lower()
+    if "full" in lowered or getattr(exc, "errno", None) == errno.ENOSPC:
+        problem, fix = "the disk is full", "free space there"
+    elif "read-only" in lowered or "readonly" in lowered or getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES,
+                                                                                          errno.EPERM):
+        problem, fix = f"its folder is not writable ({text})", "make the folder writable"
+    else:
+        problem, fix = text, "check the disk"
+    return StoreError(
+        f"cannot {doing} the signature store: {problem}" + ("; nothing was left behind" if doing == "create" else ""),
+        path=str(path),
+        key="cache",
+        fix=f"{fix}, point `cache` in the policy (or {CACHE_ENV}) at another folder, or pass --no-cache",
+    )
 
 
 def create(path: Path, init: Callable[[Path], None]) -> None:
@@ -155,10 +189,14 @@ def create(path: Path, init: Callable[[Path], None]) -> None:
 
     ``init`` makes the store in a file.  Built under a temporary name and hard-linked into place: ``path`` never
     holds a half-made store that could not be proved ours, and a store
-    another run created meanwhile is kept.
+    another run created meanwhile is kept.  A full disk or a read-only folder
+    is a :class:`StoreError` naming the path, with every file made on the way removed.
     """
     tmp = path.with_name(f".{path.name}.new-{os.getpid()}-{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
     made = os.fstat(fd)
     os.close(fd)
     try:
@@ -170,6 +208,8 @@ def create(path: Path, init: Callable[[Path], None]) -> None:
         except OSError:
             if not os.path.lexists(path):  # no hard links on this file system
                 os.rename(tmp, path)
+    except (OSError, sqlite3.OperationalError) as exc:
+        raise cannot_write(path, exc) from None
     finally:
         _discard(tmp, made)
 

@@ -204,7 +204,8 @@ def test_only_the_store_module_renames_or_deletes_files() -> None:
     """By design: is_ours() guards every rename and unlink, because no other module has one.
 
     (atomic.write_atomic replaces the output files the user names, through its own temporary file;
-    splitapply performs the moves `leakcheck split --apply` asks for, never overwriting; export
+    split/moves.py performs the moves `leakcheck split --apply` asks for, never overwriting, and undoes
+    only those its own journal records; export
     writes its own output file through a temporary file, as write_atomic does.)
     """
     package = Path(__file__).resolve().parents[2] / "pytest_leakcheck"
@@ -217,7 +218,7 @@ def test_only_the_store_module_renames_or_deletes_files() -> None:
                 module_call = isinstance(base, ast.Name) and base.id in ("os", "shutil", "Path")
                 if module_call or node.func.attr in ("unlink", "rename", "rmdir"):  # or pathlib's methods
                     found.add(source.relative_to(package).as_posix())
-    assert found <= {"store/storefile.py", "files/atomic.py", "split/apply.py", "integrations/export.py"}, found
+    assert found <= {"store/storefile.py", "files/atomic.py", "split/moves.py", "integrations/export.py"}, found
     text = (package / "store/storefile.py").read_text()
     tree_ = ast.parse(text)
     for fn in (n for n in ast.walk(tree_) if isinstance(n, ast.FunctionDef)):

@@ -1,0 +1,80 @@
+"""JSON nested 200,000 deep (issue 22, class 6): every JSON input is exit 2 naming the file, never
+a RecursionError (exit 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_leakcheck import EXIT_CLEAN, EXIT_USAGE
+from pytest_leakcheck.testing import photo, save
+
+from ..conftest import write_policy
+
+PACKAGE = str(Path(__file__).resolve().parents[2])
+DEEP = 200_000
+
+
+def _images(root: Path, names: list[str]) -> None:
+    for k, name in enumerate(names):
+        save(photo(k, (64, 48)), root / name, quality=90)
+
+
+def _cli(root: Path, *args: str, timeout: float = 120, limit: int | None = None) -> subprocess.CompletedProcess:
+    """The CLI in a child process: a hang fails the test at ``timeout`` instead of stalling the suite."""
+    def cap() -> None:
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "pytest_leakcheck", *args], cwd=root, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": PACKAGE}, preexec_fn=cap)
+
+
+def _deep(kind: str) -> str:
+    return "[" * DEEP + "]" * DEEP if kind == "list" else '{"a":' * DEEP + "1" + "}" * DEEP
+
+
+@pytest.mark.parametrize("kind", ["list", "object"])
+@pytest.mark.parametrize("where", ["coco split", "metadata.jsonl", "coco group rule"])
+def test_json_nested_200000_deep_is_exit_2_naming_the_file(tmp_path: Path, run_cli, kind: str, where: str) -> None:
+    _images(tmp_path, ["images/a.jpg", "images/b.jpg"])
+    deep = _deep(kind)
+    if where == "coco split":
+        (tmp_path / "train.json").write_text('{"images": ' + deep + "}")
+        (tmp_path / "test.json").write_text(json.dumps({"images": [{"file_name": "images/b.jpg"}]}))
+        policy = "version: 1\nsplits:\n  coco: {train: train.json, test: test.json}\n"
+        name = "train.json"
+    elif where == "metadata.jsonl":
+        (tmp_path / "images/metadata.jsonl").write_text(
+            '{"file_name": "a.jpg", "split": "train"}\n' + deep + '\n{"file_name": "b.jpg", "split": "test"}\n')
+        policy = "version: 1\nsplits:\n  metadata: images/metadata.jsonl\n"
+        name = "metadata.jsonl"
+    else:
+        (tmp_path / "ann.json").write_text('{"images": [' + deep + "]}")
+        policy = ("version: 1\nsplits: {train: [images/a.jpg], test: [images/b.jpg]}\n"
+                  "groups:\n  - coco: ann.json\n    field: video_id\n")
+        name = "ann.json"
+    write_policy(tmp_path, policy)
+    code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "--no-cache", "-j", "1")
+    assert code == EXIT_USAGE, err
+    assert name in err and "nested too deep" in err and "Traceback" not in err
+
+
+def test_saved_report_nested_deep_is_exit_2(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "r.json").write_text('{"findings": ' + _deep("list") + "}")
+    code, _, err = run_cli("render", str(tmp_path / "r.json"))
+    assert code == EXIT_USAGE and "nested too deep" in err
+
+
+def test_init_reads_a_deep_coco_file_without_crashing(tmp_path: Path, run_cli) -> None:
+    _images(tmp_path, ["train/a.jpg", "test/b.jpg"])
+    (tmp_path / "instances_train.json").write_text('{"images": ' + _deep("list") + "}")
+    code, _, err = run_cli("init", str(tmp_path))
+    assert code in (EXIT_CLEAN, EXIT_USAGE), err
+    assert "internal error" not in err
