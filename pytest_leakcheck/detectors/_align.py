@@ -50,7 +50,7 @@ DETAIL_STD = 0.5
 # this.  Impostors' detail reaches 0.75 at a few per 10,000 on CIFAR; copies
 # score 0.8 and up.
 MIN_THRESHOLD = 0.7
-CALIBRATION_QUERIES = 2000
+CALIBRATION_QUERIES = 4000
 # Tail fit: the top TAIL share of impostor maxima, at least TAIL_MIN of them.
 TAIL, TAIL_MIN = 0.1, 10
 _CHUNK = 128  # queries per verification block

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,9 +30,9 @@ from ..policy.config import SEVERITIES, Ctx
 from ..search.run import SearchRun
 from ..signals.decode import COLOUR, DECODE_PATH, Decoded
 from ..search.kernels import Match
-from ..files.names import to_bytes
 from ..signals.families import Family
 from . import _alignsearch as search
+from . import _alignstate as state
 from ._align import calibrate, describe
 from .base import Detector, PolicyView, section
 
@@ -68,18 +68,11 @@ DESC_FAMILY = Family(
 
 
 
-def _params(det: AlignedSettings, mirror: bool) -> str:
-    return (f"aligned-v4;k={det.candidates};warn={det.false_alarms_per_10k};err={det.error_false_alarms_per_10k};"
-            f"mirror={mirror};{DESC_FAMILY.params}")
-
-
-def _data_key(run: SearchRun, p: search.Plan) -> str:
-    """Everything the matches depend on besides the parameters: who is in which split, with what content."""
-    digest = hashlib.sha256(repr(sorted(p.targets.items())).encode())
-    for a in sorted(p.targets):
-        for r in p.rows[a]:
-            digest.update(to_bytes(f"{a}\0{run.paths[r]}\0") + run.sigs.digests[r])
-    return digest.hexdigest()[:24]
+def _key(det: AlignedSettings, p: search.Plan) -> str:
+    """Everything the stored model and pairs depend on besides the data: settings, descriptors, split pairs."""
+    parts = (f"aligned-v5;k={det.candidates};warn={det.false_alarms_per_10k};err={det.error_false_alarms_per_10k};"
+             f"mirror={p.mirror};{DESC_FAMILY.params}", sorted(p.targets.items()))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
 
 
 def _levels(imp: np.ndarray, det: AlignedSettings) -> tuple[float, float, float]:
@@ -89,7 +82,7 @@ def _levels(imp: np.ndarray, det: AlignedSettings) -> tuple[float, float, float]
     return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0
 
 
-def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings) -> dict[str, float]:
+def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings, digests: Sequence[bytes]) -> dict[str, Any]:
     """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
 
     An upside-down image whose detail lines up with another image at
@@ -98,7 +91,7 @@ def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings) -> dic
     sets find).  Such scores are left out of the calibration, or one of them
     in a small set would raise the levels to 1 and hide every copy.
     """
-    raw = search.impostors(data, p)
+    raw = search.impostors(data, p, digests)
     imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
     cross = imp["cross"] if len(imp["cross"]) else imp["within"]
     warn, err, measured = _levels(cross, det)
@@ -137,7 +130,7 @@ class Aligned(Detector):
     name = "aligned"
     section = "aligned"
     rank = 40
-    # Its matches are cached whole (``find``), keyed by the data its calibration saw.
+    # Incremental on its own terms (``find``): its levels are estimated on the whole dataset.
     incremental = False
     evidence_key = "aligned_score"
     default = AlignedSettings()
@@ -164,42 +157,65 @@ class Aligned(Detector):
         return tuple(o for o in COVERED if o in (*policy.orientations, "identity"))
 
     def find(self, run: SearchRun, settings: AlignedSettings) -> list[Match]:
-        """Matches above the calibrated warning level (weak below the error level); calibration in ``run.stats``.
+        """Matches above the calibrated warning level (weak below the error level); the levels in ``run.stats``.
 
-        A full search over unchanged data (same paths, splits and contents)
-        reuses the last one's matches; a focus search (hook, pull request)
-        reuses the last full search's calibration and searches only around
-        the focus rows.
+        Incremental (``_alignstate``): the index and the levels come from the
+        store while the data has not changed too much since they were
+        estimated, pairs between unchanged rows come from the store, and only
+        new or changed rows are searched, against everything.  A focus search
+        (hook, pull request) searches only the focus rows and writes nothing.
         """
         if not run.sigs.has("desc:grey32"):
             return []
-        mirror = "hflip" in run.orientations
-        p = search.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates, mirror)
-        params, key = _params(settings, mirror), _data_key(run, p)
-        cached = run.store.get_meta(params)
-        last = json.loads(cached) if cached else None
-        if last is not None and last["data"] == key:
-            matches = self._cached(run, last)
+        p = search.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates,
+                        "hflip" in run.orientations)
+        key, ids = _key(settings, p), state.row_ids(run.paths, run.split_of, run.sigs.digests)
+        model = state.load_model(run.store, key)
+        changed = len(ids) if model is None else model.changed(np.sort(ids))
+        if model is None or changed > state.INDEX_AFTER * max(1, len(model.ids)):
+            model, pairs = self._fresh(run, settings, p, ids)
         else:
-            data = search.prepare(run.sigs, np.flatnonzero(run.sigs.valid), mirror)
-            if run.focus is not None and last is not None:
-                run.stats["aligned"] = last["calibration"]
-                found = search.focus_search(data, p, run.focus)
-                return self._focus(run, _matches(found, last["calibration"], p.split_of))
-            pairs = search.search(data, p)
-            cal = _calibration(data, p, settings)
-            matches = _matches(pairs, cal, p.split_of)
-            last = {"data": key, "calibration": cal,
-                    "matches": [[run.paths[m.i], run.paths[m.j], m.value, m.orientation, m.weak] for m in matches]}
-            run.store.put_meta({params: json.dumps(last)})
-        run.stats["aligned"] = last["calibration"]
-        return self._focus(run, matches)
+            data = search.prepare(run.sigs, p.mirror, model.index)
+            if changed > state.LEVELS_AFTER * max(1, len(model.ids)) and run.focus is None:
+                model = dataclasses.replace(model, calibration=_calibration(data, p, settings, run.sigs.digests),
+                                            ids=np.sort(ids), estimated={**model.estimated, "levels_at": state.now(),
+                                                                         "levels_on": len(ids)})
+                state.save_model(run.store, key, model)
+            pairs = (search.focus_search(data, p, run.focus) if run.focus is not None
+                     else self._update(run, data, p, key, ids))
+        cal = model.calibration
+        run.stats["aligned"] = {**cal, **model.estimated, "changed_since": int(model.changed(np.sort(ids))),
+                                "reestimate_after": state.LEVELS_AFTER}
+        return self._focus(run, _matches(pairs, cal, p.split_of))
 
     @staticmethod
-    def _cached(run: SearchRun, last: dict[str, Any]) -> list[Match]:
-        row = {path: n for n, path in enumerate(run.paths)}
-        return [Match(row[a], row[b], "aligned", value, orientation, weak=weak)
-                for a, b, value, orientation, weak in last["matches"]]
+    def _fresh(run: SearchRun, settings: AlignedSettings, p: search.Plan,
+               ids: np.ndarray) -> tuple[state.Model, search.Pairs]:
+        """Index, levels and every pair estimated and searched afresh, and stored."""
+        index = search.fit(run.sigs, np.flatnonzero(run.sigs.valid))
+        data = search.prepare(run.sigs, p.mirror, index)
+        pairs = search.search(data, p)
+        at = state.now()
+        model = state.Model(index, _calibration(data, p, settings, run.sigs.digests), np.sort(ids),
+                            {"index_at": at, "index_on": len(ids), "levels_at": at, "levels_on": len(ids)})
+        key = _key(settings, p)
+        state.save_model(run.store, key, model)
+        state.save_pairs(run.store, key, ids, pairs)
+        return model, pairs
+
+    @staticmethod
+    def _update(run: SearchRun, data: search.Data, p: search.Plan, key: str, ids: np.ndarray) -> search.Pairs:
+        """Stored pairs between unchanged rows, plus a search around the new and changed ones."""
+        stored = state.load_pairs(run.store, key)
+        if stored is None:
+            pairs, dirty = search.search(data, p), True
+        else:
+            kept, new, gone = state.carry(*stored, ids)
+            pairs = search.join(kept, search.focus_search(data, p, new)) if new.any() else kept
+            dirty = bool(new.any()) or gone
+        if dirty:
+            state.save_pairs(run.store, key, ids, pairs)
+        return pairs
 
     @staticmethod
     def _focus(run: SearchRun, matches: list[Match]) -> list[Match]:
@@ -225,7 +241,7 @@ class Aligned(Detector):
         check = [n for n, m in enumerate(matches) if m.detector in ("phash", "thumbnail")]
         if not check:
             return matches
-        data = search.prepare(run.sigs, np.flatnonzero(run.sigs.valid), "hflip" in run.orientations)
+        data = search.prepare(run.sigs, "hflip" in run.orientations, None)
         ij = np.array([(matches[n].i, matches[n].j) for n in check], np.int64)
         flip = np.array([matches[n].orientation == "hflip" for n in check])
         turned = [o if o not in COVERED else "identity" for o in (matches[n].orientation for n in check)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..report.model import Report
 from ..files.names import log_lines
 from ._common import checked_text, finding_lines
@@ -60,7 +62,8 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
     cal = stats.get("aligned")
     if cal:
         line += (f"; aligned threshold {cal['threshold']:.3f} "
-                 f"({cal['false_alarms_per_10k']:g} false alarms per 10k measured on {cal['calibrated_on']} images)")
+                 f"({cal['false_alarms_per_10k']:g} false alarms per 10k measured on {cal['calibrated_on']} images"
+                 f"{_estimated(cal)})")
     judged = [f"{int(stats[k])} {k}" for k in ("known", "distinct") if stats.get(k)]
     if judged:
         line += "; baseline: " + ", ".join(judged)
@@ -74,3 +77,17 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
     if failing:
         out.append("Then run `leakcheck check` again.")
     return log_lines(out)
+
+
+def _estimated(cal: dict) -> str:
+    """When the aligned levels were estimated, on how many images, and how many changed since."""
+    at = cal.get("levels_at")
+    # A saved report may say anything: print only a time stamp as leakcheck writes them.
+    if not isinstance(at, str) or not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", at):
+        return ""
+    try:
+        on, changed = int(cal.get("levels_on", 0)), int(cal.get("changed_since", 0))
+    except (TypeError, ValueError):
+        return ""
+    text = f"; levels estimated {at.replace('T', ' ').rstrip('Z')} UTC on {on} images"
+    return text + (f", {changed} changed since" if changed else "")
