@@ -19,7 +19,6 @@ rate the policy asks for.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +27,7 @@ import numpy as np
 
 from ..policy.config import SEVERITIES, Ctx
 from ..search.run import SearchRun
+from ..store import keys
 from ..signals.decode import COLOUR, DECODE_PATH, Decoded
 from ..search.kernels import Match
 from ..signals.families import Family
@@ -70,9 +70,7 @@ DESC_FAMILY = Family(
 
 def _key(det: AlignedSettings, p: search.Plan) -> str:
     """Everything the stored model and pairs depend on besides the data: settings, descriptors, split pairs."""
-    parts = (f"aligned-v5;k={det.candidates};warn={det.false_alarms_per_10k};err={det.error_false_alarms_per_10k};"
-             f"mirror={p.mirror};{DESC_FAMILY.params}", sorted(p.targets.items()))
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
+    return keys.aligned(det, p.mirror, sorted(p.targets.items()), DESC_FAMILY)
 
 
 def _levels(imp: np.ndarray, det: AlignedSettings) -> tuple[float, float, float]:

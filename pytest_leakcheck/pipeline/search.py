@@ -11,7 +11,6 @@ look at everyone's matches (``refine``: verification).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import detectors
-from ..store import snapshot
+from ..store import keys
 from ..policy.config import ORIENTATIONS
 from ..search.run import SearchRun
 from ..detectors.base import Detector
@@ -111,10 +110,8 @@ def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
 
 def _matches_key(policy: Policy, chosen: Sequence[tuple[Detector, Any]], snapshot_key: str) -> str:
     """Everything a match between two unchanged files depends on."""
-    # v3: matches carry the weak flag, and hash pairs are searched both ways.
-    parts = ([d.params(s) for d, s in chosen], policy.pairs, policy.within_split,
-             search_orientations(policy.orientations), snapshot_key, "matches-v3")
-    return "matches:" + hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
+    return keys.matches([d.params(s) for d, s in chosen], policy.pairs, policy.within_split,
+                        search_orientations(policy.orientations), snapshot_key)
 
 
 def _joined(items: list[str]) -> np.ndarray:
@@ -142,7 +139,7 @@ def _unchanged(run: SearchRun, prev: dict[str, np.ndarray]) -> tuple[np.ndarray,
 
 def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
     """:func:`find` over the whole dataset, reusing the last full search where nothing changed."""
-    key = _matches_key(policy, chosen, snapshot.key(detectors.families(policy), policy.files.max_pixels))
+    key = _matches_key(policy, chosen, keys.signatures(detectors.families(policy), policy.files.max_pixels))
     prev = run.store.load_snapshot(key)
     if prev is None:
         result = find(run, chosen)

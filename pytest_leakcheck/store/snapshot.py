@@ -13,15 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..files.names import from_bytes, to_bytes
-from ..signals.families import Family, Signatures
+from ..signals.families import Signatures
 
 _SIG = "sig:"
-
-
-def key(families: Sequence[Family], max_pixels: int) -> str:
-    """Everything the assembled arrays depend on."""
-    parts = [f"{f.name}={f.params}" for f in families]
-    return "signatures:" + ";".join([*parts, f"max_pixels={max_pixels}", "snapshot-v2"])
 
 
 def arrays(
