@@ -168,21 +168,22 @@ class Aligned(Detector):
         p = search.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates,
                         "hflip" in run.orientations)
         key, ids = _key(settings, p), state.row_ids(run.paths, run.split_of, run.sigs.digests)
-        model = state.load_model(run.store, key)
-        changed = len(ids) if model is None else model.changed(np.sort(ids))
+        model, now_ids = state.load_model(run.store, key), np.sort(ids)
+        changed = len(ids) if model is None else model.changed(now_ids)
         if model is None or changed > state.INDEX_AFTER * max(1, len(model.ids)):
-            model, pairs = self._fresh(run, settings, p, ids)
+            (model, pairs), changed = self._fresh(run, settings, p, ids), 0
         else:
             data = search.prepare(run.sigs, p.mirror, model.index)
             if changed > state.LEVELS_AFTER * max(1, len(model.ids)) and run.focus is None:
                 model = dataclasses.replace(model, calibration=_calibration(data, p, settings, run.sigs.digests),
-                                            ids=np.sort(ids), estimated={**model.estimated, "levels_at": state.now(),
-                                                                         "levels_on": len(ids)})
+                                            ids=now_ids, estimated={**model.estimated, "levels_at": state.now(),
+                                                                    "levels_on": len(ids)})
                 state.save_model(run.store, key, model)
+                changed = 0
             pairs = (search.focus_search(data, p, run.focus) if run.focus is not None
                      else self._update(run, data, p, key, ids))
         cal = model.calibration
-        run.stats["aligned"] = {**cal, **model.estimated, "changed_since": int(model.changed(np.sort(ids))),
+        run.stats["aligned"] = {**cal, **model.estimated, "changed_since": int(changed),
                                 "reestimate_after": state.LEVELS_AFTER}
         return self._focus(run, _matches(pairs, cal, p.split_of))
 
