@@ -4,9 +4,10 @@ Real leaks are crops, shifts, zooms, colour changes and added frames of the
 same photograph.  Per image one family (``desc``) caches three tiny
 descriptors of one 32 px colour square; the arithmetic is in ``_align.py``,
 the plan of the search (who asks whom, both directions, the calibration) in
-``_alignsearch.py``.  This module is the detector: its policy section, its
-family, its cache, and the verification it applies to hash and thumbnail
-matches.
+``_alignsearch.py``, what it keeps in the store between checks (its model and
+its pairs, and when they are estimated again) in ``_alignstate.py``.  This
+module is the detector: its policy section, its family, the incremental
+search, and the verification it applies to hash and thumbnail matches.
 
 The thresholds are calibrated without labels: each row's upside-down self
 cannot be its duplicate, so the scores those impostors reach set the
