@@ -20,6 +20,7 @@ It also holds the ``desc`` family the search reads (``DESC_FAMILY``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -55,16 +56,47 @@ _REVERSE_TOP = 2
 _IMPOSTOR_BLOCK = 256
 
 
+class Templates:
+    """Coarse templates of rows ``0..N-1`` and of their mirror images (``N..2N-1``), made when first asked.
+
+    A focus search (one commit, one pull request) touches a few hundred
+    rows; making every row's template up front cost it a second at 50,000
+    images, and 1.2 KB per image for the whole check.  Each row's template is
+    made once, in the block that first needs it; threads that race for the
+    same row write the same values.
+    """
+
+    def __init__(self, grey: np.ndarray) -> None:
+        self.grey = grey
+        self.memo = np.zeros((len(grey), (A.T // 2) ** 2), np.float32)
+        self.made = np.zeros(len(grey), bool)
+
+    def __getitem__(self, index: np.ndarray) -> np.ndarray:
+        index = np.asarray(index)
+        n, t = len(self.grey), A.T // 2
+        rows = index % max(n, 1)
+        todo = np.unique(rows[~self.made[rows]])
+        if len(todo):
+            self.memo[todo] = A.templates(self.grey[todo], coarse=True)
+            self.made[todo] = True
+        out = self.memo[rows]
+        mirrored = index >= n
+        if mirrored.any():
+            out[mirrored] = out[mirrored].reshape(-1, t, t)[:, :, ::-1].reshape(-1, t * t)
+        return out
+
+
 @dataclass(frozen=True)
 class Data:
     """Per-row arrays the search reads (global rows; invalid rows are never asked)."""
 
     grey: np.ndarray  # (N, 32, 32) uint8
-    tmpl2: np.ndarray  # (2N, 144) float32: coarse templates, then those of the mirror images
-    hog: np.ndarray  # (N, 128) float32
-    index: _retrieve.Index
-    vec: np.ndarray  # (N, d) projected unit vectors
+    tmpl2: Templates  # coarse templates of rows 0..N-1, then of their mirror images
+    hog: np.ndarray  # (N, 128) float16, as stored
+    index: _retrieve.Index | None
+    vec: np.ndarray  # (N, d) projected unit vectors (empty without an index)
     vec_m: np.ndarray | None  # the same of the mirror images, when mirrors are searched
+    lists: np.ndarray | None = None  # (N,) each row's list in the inverted file, when the index has one
 
 
 @dataclass(frozen=True)
@@ -88,14 +120,53 @@ class Pairs:
     flipped: np.ndarray
 
 
-def prepare(sigs: Signatures, valid_rows: np.ndarray, mirror: bool) -> Data:
+def by_content(digests: Sequence[bytes], rows: np.ndarray, n: int) -> np.ndarray:
+    """The ``n`` of ``rows`` with the smallest content digests, in row order: a bounded sample that
+    depends on the contents alone.
+
+    Unlike every k-th row, it does not shift when files are added, renamed
+    or moved to another split: adding 1 % of new images replaces about 1 %
+    of the sample, so what is estimated on it (the index, the levels) moves
+    as little as the data did.
+    """
+    rows = np.asarray(rows, np.int64)
+    if len(rows) <= n:
+        return rows
+    head = np.frombuffer(b"".join(digests[r][:8].ljust(8, b"\0") for r in rows.tolist()), ">u8")
+    return np.sort(rows[np.lexsort((rows, head))[:n]])
+
+
+def fit(sigs: Signatures, valid_rows: np.ndarray) -> _retrieve.Index:
+    """The retrieval index, fitted on content-keyed samples of the valid rows: the projection, then
+    (for a large dataset) the lists of the inverted file."""
+    hog = sigs.arrays["desc:hog"]
+    index = _retrieve.fit_index(hog[by_content(sigs.digests, valid_rows, _retrieve.PCA_SAMPLE)].astype(np.float32))
+    if len(valid_rows) < _retrieve.IVF_MIN:
+        return index
+    sample = by_content(sigs.digests, valid_rows, _retrieve.KMEANS_SAMPLE)
+    cent = _retrieve.fit_lists(index.project(hog[sample].astype(np.float32)), len(valid_rows))
+    return dataclasses.replace(index, centroids=cent)
+
+
+def prepare(sigs: Signatures, mirror: bool, index: _retrieve.Index | None) -> Data:
+    """What the search reads; without an index only pairs can be scored (no retrieval)."""
     grey = sigs.arrays["desc:grey32"].reshape(-1, A.S, A.S)
-    hog = sigs.arrays["desc:hog"].astype(np.float32)
-    index = _retrieve.fit_index(hog[valid_rows])
-    tmpl = np.concatenate([A.templates(grey[a:a + 8192], coarse=True) for a in range(0, len(grey), 8192)]
-                          or [np.zeros((0, (A.T // 2) ** 2), np.float32)])
-    vec_m = index.project(hog[:, A.HOG_HFLIP]) if mirror else None
-    return Data(grey, A.mirrored_templates(tmpl), hog, index, index.project(hog), vec_m)
+    hog = sigs.arrays["desc:hog"]
+    if index is None:
+        return Data(grey, Templates(grey), hog, None, np.zeros((len(grey), 0), np.float32), None)
+    vec_m = _project(index, hog, A.HOG_HFLIP) if mirror else None
+    vec = _project(index, hog)
+    lists = None if index.centroids is None else _retrieve._assign(vec, index.centroids)
+    return Data(grey, Templates(grey), hog, index, vec, vec_m, lists)
+
+
+def _project(index: _retrieve.Index, hog: np.ndarray, perm: np.ndarray | None = None) -> np.ndarray:
+    """Projected unit vectors of every row, in blocks: no float32 copy of all descriptors at once."""
+    out = np.zeros((len(hog), index.basis.shape[1]), np.float32)
+    for a in range(0, len(hog), 65536):
+        block = hog[a:a + 65536].astype(np.float32)
+        out[a:a + 65536] = index.project(block if perm is None else block[:, perm])
+    return out
 
 
 def plan(rows: dict[str, np.ndarray], comparisons: Sequence[tuple[str, str]], split_of: Sequence[str],
@@ -126,7 +197,12 @@ def retrieve(data: Data, p: Plan, a: str, qrows: np.ndarray,
         refs = p.rows[b]
         if not len(refs) or not len(qrows):
             continue
-        idx, flip[:, g] = _retrieve.topk(views, data.vec[refs], p.k, _local(refs, qrows) if a == b else None)
+        exclude = _local(refs, qrows) if a == b else None
+        if data.lists is None or data.index is None or data.index.centroids is None:
+            idx, flip[:, g] = _retrieve.topk(views, data.vec[refs], p.k, exclude)
+        else:
+            idx, flip[:, g] = _retrieve.ivf_topk(views, data.vec[refs], data.lists[refs], data.index.centroids,
+                                                 p.k, exclude)
         out[:, g] = np.where(idx >= 0, refs[np.maximum(idx, 0)], -1)
     return out, flip
 
@@ -212,6 +288,12 @@ def search(data: Data, p: Plan) -> Pairs:
     return symmetric(*(np.concatenate(x) for x in cols))
 
 
+def join(a: Pairs, b: Pairs) -> Pairs:
+    """Two sets of pairs as one (a pair in both: its better score)."""
+    return symmetric(*(np.concatenate([x, y]) for x, y in zip((a.i, a.j, a.score, a.flipped),
+                                                               (b.i, b.j, b.score, b.flipped))))
+
+
 def focus_search(data: Data, p: Plan, focus: np.ndarray) -> Pairs:
     """Pairs touching the focus rows: their candidates, each pair verified both ways.
 
@@ -255,20 +337,19 @@ def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | Non
     return best
 
 
-def impostors(data: Data, p: Plan) -> dict[str, np.ndarray]:
-    """Best symmetric score of each of an evenly spaced sample of rows turned upside down,
+def impostors(data: Data, p: Plan, digests: Sequence[bytes]) -> dict[str, np.ndarray]:
+    """Best symmetric score of each of a content-keyed sample of rows (:func:`by_content`) turned upside down,
     against the other splits (``cross``) and against its own split (``within``).
 
     A row searched against two splits has two chances of a false alarm, and
     within-split links are only ever warnings, so each kind of comparison is
-    calibrated on its own.  Spaced by row, not by split: relabelling splits
-    leaves the sample as it is.
+    calibrated on its own.  Chosen by content, not by split: relabelling
+    splits leaves the sample as it is.
     """
     every = np.sort(np.concatenate([p.rows[a] for a in p.targets] or [np.zeros(0, np.int64)]))
     out: dict[str, list[np.ndarray]] = {"cross": [], "within": []}
     if len(every):
-        pick = every[np.unique(np.linspace(0, len(every) - 1,
-                                           min(A.CALIBRATION_QUERIES, len(every))).astype(np.int64))]
+        pick = by_content(digests, every, A.CALIBRATION_QUERIES)
         for a in p.targets:
             rows = pick[p.split_of[pick] == a]
             if not len(rows):
@@ -285,7 +366,8 @@ def impostors(data: Data, p: Plan) -> dict[str, np.ndarray]:
 
 def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarray:
     """(n, G): each upside-down row's best score in each split it asks."""
-    hog = data.hog[rows][:, A.HOG_ROT180]
+    assert data.index is not None
+    hog = data.hog[rows][:, A.HOG_ROT180].astype(np.float32)
     views = [data.index.project(hog), *([data.index.project(hog[:, A.HOG_HFLIP])] if p.mirror else [])]
     grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1])
     cand, flip = retrieve(data, p, a, rows, views)
@@ -299,7 +381,7 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     qi, kk = np.repeat(np.arange(n), top.shape[1]), top.ravel()
     keep = cand[qi, kk] >= 0
     qi, kk = qi[keep], kk[keep]
-    tmpl2 = A.mirrored_templates(A.templates(grey, coarse=True))
+    tmpl2 = Templates(grey)
     back = A.verify(data.grey[cand[qi, kk]].astype(np.float32), qi[:, None], flip[qi, kk][:, None], grey, tmpl2,
                     always=1)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))

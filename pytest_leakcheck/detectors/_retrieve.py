@@ -22,6 +22,12 @@ R = TypeVar("R")
 # about QUERY_BLOCK_VALUES floats (64 MB), whatever the dataset size.
 PCA_DIMS, PCA_SAMPLE, GROUP = 32, 4000, 64
 QUERY_BLOCK_VALUES = 1 << 24
+# Inverted file: from IVF_MIN rows the index gets about one list per LIST_SIZE rows, fitted by
+# KMEANS_ROUNDS of k-means on up to KMEANS_SAMPLE rows, and each query view probes its NPROBE
+# nearest lists (a query costs NPROBE x LIST_SIZE products, whatever the dataset's size);
+# queries go IVF_QUERY_BLOCK at a time.
+IVF_MIN, LIST_SIZE, NPROBE = 40_000, 1024, 12
+KMEANS_ROUNDS, KMEANS_SAMPLE, IVF_QUERY_BLOCK = 8, 65_536, 32_768
 #: Threads for the search's blocks (each holds up to two blocks of QUERY_BLOCK_VALUES floats).
 THREADS = min(2, os.cpu_count() or 1)
 
@@ -36,6 +42,8 @@ class Index:
 
     mean: np.ndarray  # (128,)
     basis: np.ndarray  # (128, d)
+    #: (lists, d) unit centroids of the inverted file, None below IVF_MIN rows (exact search).
+    centroids: np.ndarray | None = None
 
     def project(self, hog_rows: np.ndarray) -> np.ndarray:
         """Unit vectors (N, d) float32: cosine retrieval in the reduced space."""
@@ -138,3 +146,107 @@ def topk(queries: list[np.ndarray], ref: np.ndarray, k: int,
     if exclude is not None:
         out[out == exclude[:, None]] = -1
     return out, view & (out >= 0)
+
+
+# --------------------------------------------------------------------------
+# Beyond IVF_MIN references: an inverted file, so a query costs the same at any dataset size
+
+
+def fit_lists(vec: np.ndarray, n_rows: int) -> np.ndarray | None:
+    """Spherical k-means centroids (about one per LIST_SIZE rows) of the projected sample ``vec``, or None.
+
+    Deterministic: started from the first rows of the (content-keyed)
+    sample, a fixed number of rounds.  Kept with the index in the store, so
+    a query probes the same lists in every run until the index is refitted.
+    """
+    n_lists = n_rows // LIST_SIZE
+    if n_rows < IVF_MIN or n_lists < 2 * NPROBE or len(vec) < n_lists:
+        return None
+    cent = vec[np.linspace(0, len(vec) - 1, n_lists).astype(np.int64)].copy()
+    for _ in range(KMEANS_ROUNDS):
+        near = _assign(vec, cent)
+        sums = np.zeros_like(cent)
+        np.add.at(sums, near, vec)
+        norm = np.linalg.norm(sums, axis=1, keepdims=True)
+        cent = np.where(norm > 0, sums / np.maximum(norm, 1e-12), cent).astype(np.float32)
+    return cent
+
+
+def _assign(vec: np.ndarray, cent: np.ndarray) -> np.ndarray:
+    """Nearest centroid of each row, in blocks."""
+    out = np.zeros(len(vec), np.int64)
+    step = max(1, QUERY_BLOCK_VALUES // max(1, len(cent)))
+    for a in range(0, len(vec), step):
+        out[a:a + step] = (vec[a:a + step] @ cent.T).argmax(1)
+    return out
+
+
+def ivf_topk(queries: list[np.ndarray], ref: np.ndarray, ref_list: np.ndarray, cent: np.ndarray, k: int,
+             exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`topk` among the references in each query view's NPROBE nearest lists.
+
+    Whether a reference is seen depends on the query, the reference and the
+    centroids alone, not on which other files exist.  Queries go in blocks,
+    and within a block list by list: one product of the queries probing a
+    list with that list's members, so memory is linear and time is
+    (queries x NPROBE x list size).
+    """
+    n, m = len(queries[0]), len(ref)
+    out = np.full((n, k), -1, np.int64)
+    view = np.zeros((n, k), bool)
+    if not n or not m:
+        return out, view
+    order = np.argsort(ref_list, kind="stable")
+    bounds = np.searchsorted(ref_list[order], np.arange(len(cent) + 1))
+    for a in range(0, n, IVF_QUERY_BLOCK):
+        b = min(n, a + IVF_QUERY_BLOCK)
+        got = _ivf_block([q[a:b] for q in queries], ref, order, bounds, cent, k,
+                         None if exclude is None else exclude[a:b])
+        out[a:b], view[a:b] = got
+    return out, view
+
+
+def _ivf_block(queries: list[np.ndarray], ref: np.ndarray, order: np.ndarray, bounds: np.ndarray,
+               cent: np.ndarray, k: int, exclude: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    n = len(queries[0])
+    # (query, view) pairs probing each list.
+    probes = [np.argpartition(-(q @ cent.T), NPROBE - 1, axis=1)[:, :NPROBE] for q in queries]
+    qv = np.concatenate([np.repeat(np.arange(n) + v * n, NPROBE) for v in range(len(queries))])
+    lists = np.concatenate([p.ravel() for p in probes])
+    by_list = np.argsort(lists, kind="stable")
+    qv, lists = qv[by_list], lists[by_list]
+    starts = np.searchsorted(lists, np.arange(len(cent) + 1))
+    allq = np.concatenate(queries)
+
+    def one(c: int) -> tuple[np.ndarray, ...]:
+        members = order[bounds[c]:bounds[c + 1]]
+        asking = qv[starts[c]:starts[c + 1]]
+        if not len(members) or not len(asking):
+            return (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.float32), np.zeros(0, bool))
+        s = allq[asking] @ ref[members].T
+        if exclude is not None:
+            s[exclude[asking % n][:, None] == members[None, :]] = -np.inf
+        kk = min(k, len(members))
+        idx = _top(s, kk)
+        score = np.take_along_axis(s, idx, 1)
+        return (np.repeat(asking % n, kk), members[idx].ravel(), score.ravel(), np.repeat(asking >= n, kk))
+
+    parts = in_blocks(one, np.flatnonzero(starts[1:] > starts[:-1]))
+    q, r, s, v = (np.concatenate(x) for x in zip(*parts)) if parts else (np.zeros(0, np.int64),) * 4
+    keep = np.isfinite(s)
+    q, r, s, v = q[keep], r[keep], s[keep], v[keep].astype(bool)
+    # A reference met by both views (or through two lists) counts once, at its best view.
+    first = np.lexsort((v, -s, r, q))
+    q, r, s, v = q[first], r[first], s[first], v[first]
+    one_each = np.ones(len(q), bool)
+    one_each[1:] = (q[1:] != q[:-1]) | (r[1:] != r[:-1])
+    q, r, s, v = q[one_each], r[one_each], s[one_each], v[one_each]
+    best = np.lexsort((r, -s, q))
+    q, r, v = q[best], r[best], v[best]
+    rank = np.arange(len(q)) - np.searchsorted(q, q)
+    keep = rank < k
+    out = np.full((n, k), -1, np.int64)
+    view = np.zeros((n, k), bool)
+    out[q[keep], rank[keep]] = r[keep]
+    view[q[keep], rank[keep]] = v[keep]
+    return out, view

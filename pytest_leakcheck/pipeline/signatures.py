@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import detectors
-from ..store import snapshot
+from ..store import keys, snapshot
 from ..files import remote as sources
 from ..signals.decode import DECODE_PATH, PIXELS_PARAMS, SignTask, Unreadable, check_pixels, sign
 from ..errors import StoreDamaged
@@ -33,7 +33,6 @@ from ..store.db import Store
 #: Cached results per content: family name -> {digest: (ok, bytes)}.
 Cached = dict[str, dict[bytes, tuple[bool, bytes]]]
 #: The image size after EXIF orientation, produced by every decode.
-DIMS = ("dims", "v1")
 #: Files per hashing task: small enough for progress to move, large enough that
 #: a task costs much more than its future.
 HASH_BATCH = 512
@@ -48,9 +47,7 @@ def fingerprint(policy: Policy) -> str:
     Two policies with the same fingerprint compute the same signatures, so a
     CI cache saved under one is valid for the other.
     """
-    parts = [f"{f.name}={f.params}" for f in detectors.families(policy)]
-    parts += ["dims=v1", f"error={DECODE_PATH}", f"pixels={PIXELS_PARAMS}"]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    return keys.fingerprint(detectors.families(policy), DECODE_PATH, PIXELS_PARAMS)
 
 
 def compute(
@@ -70,7 +67,7 @@ def compute(
     """
     t0 = time.perf_counter()
     fams = detectors.families(policy)
-    key = snapshot.key(fams, policy.files.max_pixels)
+    key = keys.signatures(fams, policy.files.max_pixels)
     snap = store.load_snapshot(key)
     hits = np.full(len(records), -1, dtype=np.int64)
     if snap is not None:
@@ -112,8 +109,8 @@ def _compute_rows(
     t_hash = time.perf_counter()
     # Whether a file is a "bomb" depends on files.max_pixels, so cached
     # errors are only valid for the limit they were found under.
-    error_params = f"{DECODE_PATH};max_pixels={policy.files.max_pixels}"
-    wanted = [(f.name, f.params) for f in fams] + [DIMS, ("error", error_params)]
+    error_params = keys.error_params(DECODE_PATH, policy.files.max_pixels)
+    wanted = [(f.name, f.params) for f in fams] + [keys.DIMS, ("error", error_params)]
     cached: Cached = store.get_families([d for d in digests if d], wanted)
     fresh, gone = _decode_missing(records, digests, cached, fams, policy, store, error_params, jobs, executor,
                             progress)
@@ -212,7 +209,7 @@ def _decode_missing(
 
 def _tasks(records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached,
            fams: tuple[Family, ...], policy: Policy, tried: set[int]) -> tuple[list[int], list[SignTask]]:
-    names = [f.name for f in fams] + [DIMS[0]]
+    names = [f.name for f in fams] + [keys.DIMS[0]]
     remote = sources.is_url(policy.root)  # unknown digests come back from the decode
     complete = set(cached[names[0]]).intersection(*(cached[n] for n in names[1:]))
     tasks: list[SignTask] = []
@@ -235,7 +232,7 @@ def _decode_round(
     store: Store, error_params: str, rows: list[int], tasks: list[SignTask], jobs: int | None,
     executor: Executor | None, progress: Progress, fresh: set[bytes], gone: dict[int, str],
 ) -> None:
-    params = {f.name: f.params for f in fams} | {DIMS[0]: DIMS[1]}
+    params = {f.name: f.params for f in fams} | {keys.DIMS[0]: keys.DIMS[1]}
     new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
     new_files: list[tuple[str, int, int, bytes]] = []
     progress.start("decoding", len(tasks))

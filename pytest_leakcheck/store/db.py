@@ -17,7 +17,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -88,6 +88,40 @@ _BATCH = 900
 _SCAN_OVER = 20 * _BATCH
 
 
+# Bytes per write into a snapshot's row.
+_BLOB_STEP = 1 << 24
+
+
+class _BlobFile(io.RawIOBase):
+    """A stored row as a read-only file, so ``np.load`` reads it an array at a time."""
+
+    def __init__(self, blob: sqlite3.Blob) -> None:
+        self.blob = blob
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.blob.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self.blob.seek(offset, whence)
+        return self.blob.tell()
+
+    def tell(self) -> int:
+        return self.blob.tell()
+
+
+def _npz(source: Any) -> dict[str, np.ndarray]:
+    with np.load(source, allow_pickle=False) as npz:
+        return {name: npz[name] for name in npz.files}
+
+
 class Store:
     """A connection to the store; use :func:`open_store` to get one."""
 
@@ -156,13 +190,21 @@ class Store:
 
     # -- snapshots ------------------------------------------------------------
     def load_snapshot(self, key: str) -> dict[str, np.ndarray] | None:
-        """The arrays saved under ``key``, or None when absent."""
-        row = self.conn.execute("SELECT data FROM snapshots WHERE key = ?", (key,)).fetchone()
+        """The arrays saved under ``key``, or None when absent.
+
+        Read from the row in place where SQLite allows it (Python 3.11+), an
+        array at a time: a snapshot of a million images is never held twice,
+        once as the stored bytes and once as the arrays.
+        """
+        row = self.conn.execute("SELECT rowid FROM snapshots WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         try:
-            with np.load(io.BytesIO(row[0]), allow_pickle=False) as npz:
-                return {name: npz[name] for name in npz.files}
+            if hasattr(self.conn, "blobopen"):
+                with self.conn.blobopen("snapshots", "data", row[0], readonly=True) as blob:
+                    return _npz(_BlobFile(blob))
+            (data,) = self.conn.execute("SELECT data FROM snapshots WHERE rowid = ?", (row[0],)).fetchone()
+            return _npz(io.BytesIO(data))
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             # Only damage makes a row we wrote unreadable (its zip CRCs catch
             # garbage SQLite cannot see), and it is rarely alone in the file.
@@ -177,9 +219,18 @@ class Store:
         """
         buf = io.BytesIO()
         np.savez(buf, **arrays)
+        view = buf.getbuffer()
         with self._transaction():
             self.conn.execute("DELETE FROM snapshots WHERE substr(key, 1, ?) = ?", (len(kind) + 1, kind + ":"))
-            self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (key, buf.getvalue()))
+            if hasattr(self.conn, "blobopen"):
+                # Written into the row in place: binding the value would have SQLite copy it whole.
+                cur = self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, zeroblob(?))", (key, len(view)))
+                with self.conn.blobopen("snapshots", "data", cur.lastrowid) as blob:
+                    for at in range(0, len(view), _BLOB_STEP):
+                        blob.write(view[at:at + _BLOB_STEP])
+            else:
+                self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (key, bytes(view)))
+        view.release()
 
     # -- meta: small facts such as a calibrated threshold ---------------------
     def get_meta(self, key: str) -> str | None:

@@ -13,15 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..files.names import from_bytes, to_bytes
-from ..signals.families import Family, Signatures
+from ..signals.families import Signatures
 
 _SIG = "sig:"
-
-
-def key(families: Sequence[Family], max_pixels: int) -> str:
-    """Everything the assembled arrays depend on."""
-    parts = [f"{f.name}={f.params}" for f in families]
-    return "signatures:" + ";".join([*parts, f"max_pixels={max_pixels}", "snapshot-v2"])
 
 
 def arrays(
@@ -30,6 +24,11 @@ def arrays(
     # Unreadable-for-now files (no digest) are left out, so they are tried again.
     keep = [i for i, d in enumerate(sigs.digests) if d]
     ix = np.array(keep, dtype=np.int64)
+
+    def pick(arr: np.ndarray) -> np.ndarray:
+        # Every row kept (the usual case): the arrays as they are, not a copy of a gigabyte.
+        return arr if len(ix) == len(arr) else arr[ix]
+
     # Names as their bytes: one that is not UTF-8 must round-trip, not crash.
     text = to_bytes("\0".join(paths[i] for i in keep))
     errors = to_bytes("\0".join(sigs.errors.get(i, "") for i in keep))
@@ -39,9 +38,9 @@ def arrays(
         "mtime_ns": np.array([mtimes[i] for i in keep], dtype=np.int64),
         "digest": np.frombuffer(b"".join(sigs.digests[i] for i in keep), dtype=np.uint8).reshape(-1, 32),
         "errors": np.frombuffer(errors, dtype=np.uint8),
-        "valid": sigs.valid[ix],
-        "dims": sigs.dims[ix],
-        **{_SIG + name: arr[ix] for name, arr in sigs.arrays.items()},
+        "valid": pick(sigs.valid),
+        "dims": pick(sigs.dims),
+        **{_SIG + name: pick(arr) for name, arr in sigs.arrays.items()},
     }
 
 

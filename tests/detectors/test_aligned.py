@@ -130,30 +130,37 @@ def test_focus_searches_only_around_the_focus(disguised: Path, monkeypatch: pyte
 
     monkeypatch.setattr(_alignsearch, "search", refuse)
     focus = check(disguised / "leakcheck.yaml", focus=["test/disguised5.jpg"])
-    assert focus.stats["aligned"] == full.stats["aligned"]
+    assert {**focus.stats["aligned"], "changed_since": 0} == full.stats["aligned"]
     assert {m.path for f in focus.findings for m in f.members} == {"test/disguised5.jpg", "train/img_005.jpg"}
 
 
 @pytest.mark.slow
 def test_warm_check_reuses_matches_until_data_changes(disguised: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unchanged data: the stored matches and calibration are reused; a new file invalidates them."""
+    """Unchanged data: the stored pairs and calibration are reused; a new file is searched alone."""
     write_policy(disguised, ALIGNED)
     first = check(disguised / "leakcheck.yaml")
     calls: list[int] = []
-    real = _alignsearch.search
+    real, real_focus = _alignsearch.search, _alignsearch.focus_search
 
     def counted(*args, **kwargs):
-        calls.append(1)
+        calls.append(-1)
         return real(*args, **kwargs)
 
+    def focused(data, p, focus):
+        calls.append(int(focus.sum()))
+        return real_focus(data, p, focus)
+
     monkeypatch.setattr(_alignsearch, "search", counted)
+    monkeypatch.setattr(_alignsearch, "focus_search", focused)
     second = check(disguised / "leakcheck.yaml")
     assert not calls
     assert [f.id for f in second.findings] == [f.id for f in first.findings] != []
     assert second.stats["aligned"] == first.stats["aligned"]
     save(photo(4321), disguised / "train/new.jpg", quality=92)
-    check(disguised / "leakcheck.yaml")
-    assert calls == [1]
+    third = check(disguised / "leakcheck.yaml")
+    assert calls == [1]  # the new file, against everything; no full search
+    assert third.stats["aligned"]["threshold"] == first.stats["aligned"]["threshold"]
+    assert third.stats["aligned"]["changed_since"] == 1
 
 
 @pytest.mark.slow
@@ -406,11 +413,10 @@ def test_turned_copies_in_the_data_do_not_raise_the_levels(monkeypatch: pytest.M
     clean = {"cross": rng.uniform(0.2, 0.6, 20), "within": rng.uniform(0.2, 0.6, 20)}
     dirty = {k: np.concatenate([v, [0.99, 1.0]]) for k, v in clean.items()}
     for imp in (clean, dirty):
-        monkeypatch.setattr(_alignsearch, "impostors", lambda data, p, imp=imp: imp)
-        got = _alignsearch.calibration(None, None, aligned.AlignedSettings())  # type: ignore[arg-type]
-        assert got["threshold"] <= got["error_threshold"] < _alignsearch.TURNED_COPY
+        monkeypatch.setattr(aligned.search, "impostors", lambda data, p, digests, imp=imp: imp)
+        got = aligned._calibration(None, None, aligned.AlignedSettings(), ())  # type: ignore[arg-type]
+        assert got["threshold"] <= got["error_threshold"] < aligned.TURNED_COPY
         assert got["turned_copies"] == (4 if imp is dirty else 0)
-    monkeypatch.setattr(_alignsearch, "impostors", lambda data, p: clean)
-    again = _alignsearch.calibration(None, None, aligned.AlignedSettings())  # type: ignore[arg-type]
-    same = [k for k in got if k != "turned_copies"]
-    assert {k: again[k] for k in same} == {k: got[k] for k in same}
+    monkeypatch.setattr(aligned.search, "impostors", lambda data, p, digests: clean)
+    assert {k: v for k, v in aligned._calibration(None, None, aligned.AlignedSettings(), ()).items()  # type: ignore[arg-type]
+            if k != "turned_copies"} == {k: v for k, v in got.items() if k != "turned_copies"}

@@ -301,7 +301,7 @@ def test_snapshot_gives_the_same_signatures_as_the_tables(dataset: Path) -> None
     from pytest_leakcheck.dataset.inventory import scan
     from pytest_leakcheck.policy.load import load
     from pytest_leakcheck.pipeline.signatures import compute
-    from pytest_leakcheck.store.snapshot import key
+    from pytest_leakcheck.store.keys import signatures as key
     from pytest_leakcheck.store.db import open_store
 
     policy = load(dataset / "leakcheck.yaml")

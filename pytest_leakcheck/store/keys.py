@@ -1,0 +1,77 @@
+"""Every key the store is read by, and every version string in them: one home, one hashing style.
+
+A cached result is found by a key that names everything it depends on, so a
+changed input can never read a stale result: the key differs, the old entry
+is ignored, and it is replaced when the new one is written.  Each key below
+is ``<kind>:<digest>``, where the digest is the first hex digits of the
+SHA-256 of the ``repr`` of its parts (:func:`digest`).  The version strings
+are bumped when the arithmetic behind a key changes but none of its inputs
+do (``tests/store/test_keys.py`` changes every input and checks the key).
+
+Per-content signature rows are keyed by ``(digest, family, params)``
+(``store/db.py``), where ``params`` is the family's own fingerprint: its
+size, kind and decode path, written where the family is defined
+(``signals/families.py``, ``detectors/aligned.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+#: The assembled signature arrays of the last full check (``store/snapshot.py``).
+SNAPSHOT_VERSION = "snapshot-v2"
+#: Matches of the incremental detectors between unchanged files (``pipeline/search.py``).
+#: v3: matches carry the weak flag, and hash pairs are searched both ways.
+# v4: only the first exact copy in each split is searched (trust-bounds).
+MATCHES_VERSION = "matches-v4"
+#: The aligned detector's model and pairs (``detectors/_alignstate.py``).
+#: v5: stored pairs and levels, content-keyed samples, the inverted file.
+ALIGNED_VERSION = "aligned-v5"
+#: The image size every decode records, and its version.
+DIMS = ("dims", "v1")
+
+
+class Keyed(Protocol):
+    """A signal family as keys see it (``signals.families.Family``)."""
+
+    name: str
+    params: str
+
+
+def digest(parts: Any, size: int = 24) -> str:
+    """The one hashing style: hex SHA-256 of the parts' ``repr``, cut to ``size`` digits."""
+    return hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()[:size]
+
+
+def _families(families: Iterable[Keyed]) -> list[str]:
+    return [f"{f.name}={f.params}" for f in families]
+
+
+def error_params(decode_path: str, max_pixels: int) -> str:
+    """Key of a cached decode error: whether a file is a bomb depends on ``files.max_pixels``."""
+    return f"{decode_path};max_pixels={max_pixels}"
+
+
+def signatures(families: Sequence[Keyed], max_pixels: int) -> str:
+    """The signature snapshot: every family's fingerprint and the pixel limit."""
+    return "signatures:" + digest((_families(families), max_pixels, SNAPSHOT_VERSION))
+
+
+def fingerprint(families: Sequence[Keyed], decode_path: str, pixels_params: str) -> str:
+    """A short key of every signature parameter: two policies with the same fingerprint compute the
+    same signatures, so a CI cache saved under one is valid for the other."""
+    return digest((_families(families), DIMS, decode_path, pixels_params), size=16)
+
+
+def matches(detector_params: Sequence[str], pairs: Any, within_split: str, orientations: Sequence[str],
+            snapshot_key: str) -> str:
+    """Matches between unchanged files: the detectors' settings, what is compared, the signatures."""
+    return "matches:" + digest((list(detector_params), pairs, within_split, list(orientations), snapshot_key,
+                                MATCHES_VERSION))
+
+
+def aligned(settings: Any, mirror: bool, targets: Any, family: Keyed) -> str:
+    """The aligned detector's stored model and pairs: its settings, the split pairs, its descriptors."""
+    return digest((ALIGNED_VERSION, repr(settings), mirror, targets, family.name, family.params))
