@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..dataset import inventory
+from ..dataset.sources import clean_path
 from ..errors import UsageError
 from ..files.names import csv_writerow
 from ..policy.load import Policy
@@ -109,7 +110,7 @@ def kept_manifest(path: Path, p: Plan) -> str:
             out.append(line)
             continue
         row = next(csv.reader([line]))
-        rel = inventory.clean_path(row[col_path]) if len(row) > col_path else ""
+        rel = clean_path(row[col_path]) if len(row) > col_path else ""
         if rel not in planned:
             continue  # the file is gone: its row goes (split.summary counts it)
         seen.add(rel)
