@@ -175,6 +175,24 @@ def hf_parquet(root: Path, scratch: Path | None = None, named: bool = False) -> 
     return found
 
 
+def hf_save_to_disk(root: Path, scratch: Path | None = None) -> dict[str, str]:
+    """``DatasetDict.save_to_disk``: train/data-00000-of-00001.arrow, test/...; image, label, subject_id."""
+    from datasets import Dataset, DatasetDict, Features, Value
+    from datasets import Image as HFImage
+
+    features = Features({"image": HFImage(), "label": Value("string"), "subject_id": Value("string")})
+    parts, found = {}, {}
+    for split in ("train", "test"):
+        mine = [s for s in shots() if s.split == split]
+        parts[split] = Dataset.from_dict({"image": [{"bytes": s.data, "path": opaque(s, n)} for n, s in enumerate(mine)],
+                                          "label": [s.label for s in mine], "subject_id": [s.subject for s in mine]},
+                                         features=features)
+        found.update({s.name: f"{split}/data-00000-of-00001.arrow#row={n:06d}/{opaque(s, n)}"
+                      for n, s in enumerate(mine)})
+    DatasetDict(parts).save_to_disk(str(root))
+    return found
+
+
 def webdataset(root: Path) -> dict[str, str]:
     """shards/train-000000.tar, shards/test-000000.tar: <key>.jpg, <key>.cls, <key>.json; via webdataset."""
     import webdataset as wds
@@ -199,14 +217,15 @@ def _rel(root: Path, path: str) -> str:
 LAYOUTS: dict[str, Callable[..., dict[str, str]]] = {
     "imagefolder": imagefolder, "coco": coco, "kaggle": kaggle, "kaggle_split_tables": kaggle_split_tables,
     "hf_imagefolder": hf_imagefolder, "yolo": yolo,
-    "hf_parquet": hf_parquet, "hf_parquet_named": hf_parquet_named, "webdataset": webdataset,
+    "hf_parquet": hf_parquet, "hf_parquet_named": hf_parquet_named, "hf_save_to_disk": hf_save_to_disk,
+    "webdataset": webdataset,
 }
 
 
 def build(kind: str, root: Path, scratch: Path) -> dict[str, str]:
     """Write layout ``kind`` under root; name of each shot -> its path in findings."""
     make = LAYOUTS[kind]
-    return make(root, scratch) if kind.startswith("hf_parquet") else make(root)
+    return make(root, scratch) if kind.startswith("hf_") and kind != "hf_imagefolder" else make(root)
 
 
 def planted() -> list[tuple[str, str, str]]:
