@@ -150,7 +150,7 @@ def _open_table(path: str) -> tuple[str, list[int], Any]:
             def read(group: int) -> list[Any]:
                 return pf.read_row_group(group, columns=[column]).column(0).to_pylist()
         else:
-            batches = _arrow_batches(path, pa)
+            batches = arrow_batches(path, pa)
             column = image_column(batches[0].schema if batches else pa.schema([]), path)
             sizes = [b.num_rows for b in batches]
 
@@ -167,7 +167,7 @@ def _open_table(path: str) -> tuple[str, list[int], Any]:
     return column, starts, read
 
 
-def _arrow_batches(path: str, pa: Any) -> list[Any]:
+def arrow_batches(path: str, pa: Any) -> list[Any]:
     """The record batches of an Arrow file as ``save_to_disk`` writes it (IPC stream), memory-mapped."""
     source = pa.memory_map(path)
     try:

@@ -59,7 +59,7 @@ def _open(path: Path) -> tuple[Any, list[str], int, list[str | None]]:
             if pa.types.is_struct(schema.field(column).type) and schema.field(column).type.get_field_index("path") >= 0:
                 names = pf.read(columns=[f"{column}.path"]).column(0).combine_chunks().field("path").to_pylist()
             return table, small, pf.metadata.num_rows, names
-        batches = members._arrow_batches(str(path), pa)
+        batches = members.arrow_batches(str(path), pa)
         table = pa.Table.from_batches(batches) if batches else pa.table({})
         column = members.image_column(table.schema, str(path))
         small = [f.name for f in table.schema if f.name != column and not pa.types.is_nested(f.type)

@@ -17,7 +17,7 @@ from ...files import globs
 from ...policy.config import Ctx, inside
 from ...files.names import excerpt
 from .base import SPLIT_WORDS, SourceFile, split_word, token_split
-from .table import _columns
+from .table import parse_columns
 
 #: How deep ``init`` looks for shards.
 MAX_DEPTH = 4
@@ -29,7 +29,7 @@ def parse(ctx: Ctx, raw: Any, root: Path, kind: str, suffixes: tuple[str, ...], 
     at = ("splits", kind)
     if not isinstance(raw, dict) or not raw:
         raise ctx.fail(at, "expected a mapping of split name to shard globs", f"e.g. `{kind}: {example}`")
-    columns = _columns(ctx, raw.get("columns"), (*at, "columns"))
+    columns = parse_columns(ctx, raw.get("columns"), (*at, "columns"))
     files = listing(root, suffixes)
     out: list[SourceFile] = []
     owner: dict[str, str] = {}

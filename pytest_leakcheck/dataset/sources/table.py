@@ -206,7 +206,7 @@ def parse(ctx: Ctx, raw: Any, root: Path, kind: str = KIND) -> SplitSources:
     if not isinstance(raw, dict) or not raw:
         raise ctx.fail(at, f"expected a mapping, got {type_name(raw)}",
                        "e.g. `table: {file: labels.csv, columns: {file: filename, split: split}}`")
-    columns = _columns(ctx, raw.get("columns"), (*at, "columns"))
+    columns = parse_columns(ctx, raw.get("columns"), (*at, "columns"))
     if "file" in raw:
         spec = ctx.mapping(raw, at, ("file", "images", "columns"))
         return SplitSources(KIND, (_source(ctx, spec, at, root, None),), columns)
@@ -223,7 +223,7 @@ def parse(ctx: Ctx, raw: Any, root: Path, kind: str = KIND) -> SplitSources:
     return SplitSources(KIND, tuple(files), columns)
 
 
-def _columns(ctx: Ctx, raw: Any, at: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+def parse_columns(ctx: Ctx, raw: Any, at: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     raw = ctx.mapping(raw, at, ROLES)
     for role, name in raw.items():
         if not isinstance(name, str) or not name:
