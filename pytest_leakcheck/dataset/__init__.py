@@ -1,1 +1,1 @@
-"""Which file is in which split and group: the inventory, split files, group resolution, init's recogniser."""
+"""Which file is in which split and group: the inventory, split sources, group resolution, init's recogniser."""

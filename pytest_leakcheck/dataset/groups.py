@@ -10,22 +10,16 @@ split shares outside their bounds) into findings.
 
 from __future__ import annotations
 
-import csv
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from ..files import jsontext
-from ..files import remote as sources
-from ..errors import PolicyError
+from . import sources
 from ..policy import userregex
 from ..policy.grouprules import GroupRule, ShareRules
-from .inventory import Inventory, clean_path
+from .inventory import Inventory
 from ..report.model import Finding, Member, finding_id
-from ..files.names import excerpt
 from ..policy.load import Policy
 
 #: Example files listed per split in a group-split finding.
@@ -47,63 +41,6 @@ def _folder(paths: Sequence[str], depth: int) -> list[str | None]:
 def _by_regex(paths: Sequence[str], pattern: str) -> list[str | None]:
     program = userregex.compile(pattern)  # RE2: linear in each name, whatever the pattern
     return [userregex.search_group(program, p) for p in paths]
-
-
-def read_column(path: Path, column: str, what: str = "manifest") -> dict[str, str]:
-    """``path`` -> non-empty ``column`` value from a CSV with a ``path`` column."""
-    out: dict[str, str] = {}
-    try:
-        # Names as their bytes, like the manifest (inventory._read_manifest).
-        with sources.open_text(path) as fh:
-            reader = csv.DictReader(fh)
-            fields = reader.fieldnames or []
-            for need in ("path", column):
-                if need not in fields:
-                    raise PolicyError(
-                        f"{what} has no `{need}` column (columns: {excerpt(', '.join(fields)) if fields else 'none'})",
-                        path=str(path),
-                        line=1,
-                        fix=f"add a `{need}` column to the header, or name an existing one",
-                    )
-            for row in reader:
-                value = (row.get(column) or "").strip()
-                if value:
-                    out[clean_path(row.get("path") or "")] = value
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise PolicyError(f"cannot read {what}: {exc}", path=str(path)) from None
-    return out
-
-
-def _coco(path: Path, field: str) -> dict[str, str]:
-    """COCO ``file_name`` -> the image's ``field`` (dotted for nested keys)."""
-    try:
-        data = jsontext.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise PolicyError(
-            f"COCO annotations are not valid JSON: {exc.msg}",
-            path=str(path),
-            line=exc.lineno,
-            fix="point the `coco` rule at a COCO annotation file",
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"cannot read COCO annotations: {exc}", path=str(path)) from None
-    images = data.get("images") if isinstance(data, dict) else None
-    if not isinstance(images, list):
-        raise PolicyError(
-            "COCO annotations have no `images` list",
-            path=str(path),
-            fix="a COCO file is an object with an `images` list of {file_name, ...}",
-        )
-    out: dict[str, str] = {}
-    for image in images:
-        if not isinstance(image, dict) or not isinstance(image.get("file_name"), str):
-            continue
-        value: Any = image
-        for key in field.split("."):
-            value = value.get(key) if isinstance(value, dict) else None
-        if value is not None and value != "":
-            out[clean_path(image["file_name"])] = str(value)
-    return out
 
 
 def _lookup(paths: Sequence[str], table: dict[str, str]) -> list[str | None]:
@@ -129,12 +66,12 @@ def _rule_groups(rule: GroupRule, paths: Sequence[str], policy: Policy) -> list[
     if rule.source == "manifest_column":
         if policy.manifest is None or not policy.manifest.is_file():
             return [None] * len(paths)
-        table = read_column(policy.manifest, str(rule.value))
+        table = sources.table.read_column(policy.manifest, str(rule.value))
         return [table.get(p) for p in paths]
     if rule.source == "csv":
-        table = read_column(Path(str(rule.value)), rule.field, "group CSV")
+        table = sources.table.read_column(Path(str(rule.value)), rule.field, "group CSV")
         return _lookup(paths, table)
-    return _lookup(paths, _coco(Path(str(rule.value)), rule.field))
+    return _lookup(paths, sources.coco.field_of(Path(str(rule.value)), rule.field))
 
 
 def group_of(paths: Sequence[str], policy: Policy) -> list[str | None]:

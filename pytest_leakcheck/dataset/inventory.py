@@ -7,19 +7,18 @@ scan, so one stray file cannot hide a leak elsewhere.
 
 from __future__ import annotations
 
-import csv
 import os
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TextIO
 
 from ..files import globs, remote as sources
-from . import splitsources
+from . import sources as splitsources
+from .sources import table
+from .sources.base import Rows
 from ..errors import PolicyError
-from ..files.names import excerpt
 from ..policy.load import Policy, with_splits
 from ..progress import SILENT, Progress
 
@@ -179,67 +178,20 @@ def _walk_url(policy: Policy) -> Listing:
     return Listing(kept, [], len(images) - len(kept))  # type: ignore[arg-type]
 
 
-def manifest_reader(fh: TextIO, path: Path) -> csv.DictReader:
-    """A reader over a manifest CSV whose header has been checked for `path` and `split`."""
-    reader = csv.DictReader(fh)
-    fields = reader.fieldnames or []
-    for column in ("path", "split"):
-        if column not in fields:
-            raise PolicyError(
-                f"manifest has no `{column}` column (columns: {excerpt(', '.join(fields)) if fields else 'none'})",
-                path=str(path),
-                line=1,
-                fix="the first row must be a header like `path,split,group`",
-            )
-    return reader
-
-
-def _read_manifest(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None]]], tuple[str, ...]]:
-    path = policy.manifest
-    assert path is not None
-    rows: dict[str, list[tuple[str, str | None]]] = {}
-    names: dict[str, None] = {}
-    try:
-        # surrogateescape: a row names a file by its bytes, as os.fsdecode does
-        # for the listing, so a name that is not UTF-8 can be listed too.
-        with sources.open_text(path) as fh:
-            reader = manifest_reader(fh, path)
-            for row in reader:
-                rel = clean_path(row.get("path") or "")
-                split = (row.get("split") or "").strip()
-                if not rel or not split:
-                    raise PolicyError(
-                        "row with an empty path or split",
-                        path=str(path),
-                        line=reader.line_num,
-                        fix="fill in both columns or delete the row",
-                    )
-                group = (row.get("group") or "").strip() or None
-                rows.setdefault(rel, []).append((split, group))
-                names.setdefault(split)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise PolicyError(f"cannot read manifest: {exc}", path=str(path)) from None
-    return rows, tuple(names)
-
-
-def _read_rows(policy: Policy) -> tuple[dict[str, list[tuple[str, str | None]]], tuple[str, ...]]:
-    # COCO split files and metadata tables assign splits as a manifest does.
+def _read_rows(policy: Policy) -> tuple[Rows, tuple[str, ...], tuple[tuple[str, int, int], ...]]:
+    """Rows of the manifest or split source: path -> [(split, group)], split names, and images inside shards."""
     if policy.split_sources is not None:
-        return splitsources.read(policy.split_sources)
-    return _read_manifest(policy)
+        found = splitsources.read(policy.split_sources, policy.root, policy.files.extensions)  # type: ignore[arg-type]
+        return found.rows, found.names, found.members
+    assert policy.manifest is not None
+    _, rows, _ = table.read_manifest(policy.manifest)
+    names = tuple(dict.fromkeys(s for entries in rows.values() for s, _ in entries))
+    return rows, names, ()
 
 
 def manifest_splits(policy: Policy) -> tuple[str, ...]:
     """Split names a manifest (or split files) uses, in first-seen order, without walking the tree."""
     return _read_rows(policy)[1]
-
-
-def clean_path(rel: str) -> str:
-    """A path as a CSV may write it, in the inventory's form: POSIX, no leading ``./``."""
-    rel = rel.strip().replace("\\", "/")
-    while rel.startswith("./"):
-        rel = rel[2:]
-    return rel
 
 
 def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
@@ -248,8 +200,11 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     listing = _walk_url(policy) if sources.is_url(policy.root) else _walk(policy.root, policy, progress)
     progress.done()
     if policy.manifest is not None or policy.split_sources is not None:
-        rows, names = _read_rows(policy)
+        rows, names, members = _read_rows(policy)
         policy = with_splits(policy, names)
+        if members:  # images inside shards are listed as the files are
+            listing = Listing(sorted([*listing.files, *((p, sources.Stat(size, mtime)) for p, size, mtime in members)],
+                                     key=lambda item: item[0]), listing.outside, listing.ignored)
 
         def split_of(rel: str) -> tuple[str, ...]:
             found = rows.get(rel)
@@ -278,7 +233,7 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     return Inventory(policy=policy, records=tuple(records), issues=tuple(issues), ignored=listing.ignored)
 
 
-def _assign_rows(listing: Listing, rows: dict[str, list[tuple[str, str | None]]],
+def _assign_rows(listing: Listing, rows: Rows,
                  ) -> tuple[list[FileRecord], list[FileIssue]]:
     """Files against manifest rows: records, and unassigned, ambiguous and missing files."""
     records: list[FileRecord] = []

@@ -2,43 +2,30 @@
 
 A first policy that quietly matches nothing, or that leaves a subject split
 unchecked, is worse than none: the user believes the check.  So this module
-recognises the common layouts (a manifest CSV, a ``metadata.csv`` /
-``metadata.jsonl`` with a split column, COCO split files, split folders at
-any depth such as ImageFolder trees), proposes group rules when file or
-folder names carry an id that repeats, and says what it did not set up.
-When nothing is recognised it raises instead of writing placeholder globs.
-Nothing here prints: the CLI shows :class:`Layout`'s lines.
+asks each split source (``dataset/sources/``: tables, Hugging Face shards,
+WebDataset shards, YOLO, COCO) whether it recognises the data, else looks for
+split folders at any depth (ImageFolder trees), then has ``groupids`` propose
+a group rule when ids repeat, and says what it did not set up.  When nothing
+is recognised it raises instead of writing placeholder globs.  Nothing here
+prints: the CLI shows :class:`Layout`'s lines.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import os
-import re
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import detectors
-from ..files import jsontext
-from ..errors import PolicyError, UsageError
-from . import splitsources
+from . import groupids, sources
+from .sources.base import Assignment, Guess, split_word
+from ..errors import UsageError
 from ..files.escape import yaml_comment, yaml_scalar
 from ..files.globs import literal
 
-SPLIT_NAMES = {
-    "train": ("train", "training", "trn"),
-    "val": ("val", "valid", "validation", "dev"),
-    "test": ("test", "testing", "tst", "holdout"),
-}
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
-#: How deep split folders and COCO files are looked for.
+#: How deep split folders are looked for.
 MAX_DEPTH = 6
-#: The first token of a file name, when it carries a digit: ``s0586_003.jpg`` -> ``s0586``.
-NAME_ID = r"(?:^|/)(?P<group>[^/_.-]*\d[^/_.-]*)[_-][^/]*$"
-#: The folder holding the file, when its name carries a digit: ``train/s0586/003.jpg``.
-FOLDER_ID = r"(?:^|/)(?P<group>[^/]*\d[^/]*)/[^/]+$"
 
 
 @dataclass(frozen=True)
@@ -96,30 +83,40 @@ def policy_text(layout: Layout) -> str:
                            groups=layout.groups_yaml.rstrip("\n"), detectors=detectors.template())
 
 
+
+
 def detect(root: Path) -> Layout:
     """Recognise the layout under ``root``; :class:`UsageError` when there is none to recognise."""
     files = _images(root)
-    for finder in (_manifest, _metadata, _coco, _folders):
-        hit = finder(root, files)
-        if hit is not None:
-            splits_yaml, found, assignment = hit
-            break
-    else:
+    guess = sources.recognise(root, files) or _folders(root, files)
+    if guess is None:
         raise UsageError(
-            f"no splits recognised under {root}: no train/val/test folders, manifest CSV "
-            "(path,split), metadata.csv/.jsonl with a split column, or COCO instances_<split>.json",
-            fix="write leakcheck.yaml by hand (docs/policy.md) or lay the files out in split folders",
+            f"no splits recognised under {root}: no train/val/test folders, table of files with a split column "
+            "(CSV, TSV, JSON lines, Parquet), YOLO data.yaml, Hugging Face Parquet/Arrow shards, WebDataset "
+            "shards, or COCO instances_<split>.json",
+            fix="write leakcheck.yaml by hand (docs/sources.md) or lay the files out in split folders",
         )
-    groups_yaml, group_lines, group_note = _groups(assignment)
-    notes = [group_note] if group_note else []
+    assignment = guess.assignment
+    splits = {p: entries[0][0] for p, entries in assignment.rows.items()}
+    proposal = groupids.propose(splits, assignment.labels, assignment.extra)
+    splits_yaml, groups_yaml = guess.splits_yaml, proposal.yaml
+    if proposal.column is not None and guess.columns_indent:
+        splits_yaml = _with_group_column(splits_yaml, proposal.column, guess.columns_indent)
+    elif proposal.column is not None:  # a manifest: its `group` column is read as it is, any other by a rule
+        groups_yaml += "" if proposal.column == "group" else f"groups:\n  - manifest_column: {yaml_scalar(proposal.column)}\n"
+    notes = [proposal.note] if proposal.note else []
     notes.append("orientations: only upright and hflip copies are searched; add vflip, rot90, ... under "
                  "`augmentations` for data with no natural up (aerial, microscopy, scans)")
     notes += detectors.init_notices()
-    return Layout(splits_yaml, groups_yaml, (*found, *group_lines), tuple(notes))
+    return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes))
 
 
-# --------------------------------------------------------------------------
-# Listing
+def _with_group_column(yaml: str, column: str, indent: str) -> str:
+    """The source's ``columns:`` mapping with ``group`` added (or a new one)."""
+    marker = f"{indent}columns: {{"
+    if marker in yaml:
+        return yaml.replace(marker, f"{marker}group: {yaml_scalar(column)}, ", 1)
+    return yaml + f"{indent}columns: {{group: {yaml_scalar(column)}}}\n"
 
 
 def _images(root: Path) -> list[str]:
@@ -132,171 +129,37 @@ def _images(root: Path) -> list[str]:
     return out
 
 
-def _split_of(name: str) -> str | None:
-    low = name.lower()
-    return next((s for s, names in SPLIT_NAMES.items() if low in names), None)
-
-
-def _token_split(name: str) -> str | None:
-    """``instances_train2017.json`` -> train: a split word among the name's tokens."""
-    for token in re.split(r"[^a-z]+", name.lower()):
-        split = _split_of(token)
-        if split:
-            return split
-    return None
-
-
-Hit = tuple[str, tuple[str, ...], dict[str, str]]
-
-
-# --------------------------------------------------------------------------
-# Finders: each returns (splits yaml, what it found, file -> split) or None
-
-
-def _manifest(root: Path, files: list[str]) -> Hit | None:
-    for path in sorted(root.glob("*.csv")):
-        header, rows = _csv(path)
-        if "path" in header and "split" in header:
-            assignment = {_clean(r["path"]): (r.get("split") or "").strip() for r in rows if r.get("path")}
-            yaml = f"splits:\n  manifest: {yaml_scalar(path.name)}   # columns path,split[,group]\n"
-            return yaml, (f"manifest {path.name}: {len(assignment)} rows, splits {_names(assignment)}",), assignment
-    return None
-
-
-def _metadata(root: Path, files: list[str]) -> Hit | None:
-    for name in ("metadata.csv", "metadata.jsonl"):
-        path = root / name
-        if not path.is_file():
-            continue
-        try:
-            rows, _ = splitsources.read(splitsources.SplitSources("metadata", (splitsources.SourceFile(path),)))
-        except PolicyError:  # not a metadata table with splits: try the next layout
-            continue
-        assignment = {rel: entries[0][0] for rel, entries in rows.items()}
-        yaml = f"splits:\n  metadata: {name}   # file_name (or path) and split of every image\n"
-        return yaml, (f"{name}: {len(assignment)} images, splits {_names(assignment)}",), assignment
-    return None
-
-
-def _coco(root: Path, files: list[str]) -> Hit | None:
-    found: dict[str, tuple[str, str]] = {}
-    for path in _shallow(root, "*.json"):
-        split = _token_split(path.stem)
-        if split is None or split in found:
-            continue
-        names = _coco_names(path)
-        if names:
-            found[split] = (path.relative_to(root).as_posix(), _image_folder(root, files, names))
-    if not found:
-        return None
-    lines, assignment, found_lines = [], {}, []
-    for split in (s for s in SPLIT_NAMES if s in found):
-        file, images = found[split]
-        rows, _ = splitsources.read(splitsources.SplitSources(
-            "coco", (splitsources.SourceFile(root / file, split, images),)))
-        assignment.update({rel: split for rel in rows})
-        lines.append(f"    {split}: {{file: {yaml_scalar(file)}, images: {yaml_scalar(images)}}}" if images
-                     else f"    {split}: {yaml_scalar(file)}")
-        found_lines.append(f"COCO split file {file}: {len(rows)} images in {split}"
-                           + (f" (under {images}/)" if images else ""))
-    return "splits:\n  coco:\n" + "\n".join(lines) + "\n", tuple(found_lines), assignment
-
-
-def _folders(root: Path, files: list[str]) -> Hit | None:
+def _folders(root: Path, files: list[str]) -> Guess | None:
+    """Split folders at any depth (``train/``, ``data/v1/test/``), class folders below them."""
     found: dict[str, list[str]] = {}
-    folders = sorted({f.rsplit("/", 1)[0] for f in files if "/" in f} | set(_dirs(root)))
-    for folder in folders:
+    for folder in sorted({f.rsplit("/", 1)[0] for f in files if "/" in f} | set(_dirs(root))):
         parts = folder.split("/")
         if len(parts) > MAX_DEPTH:
             continue
-        split = _split_of(parts[-1])
+        split = split_word(parts[-1])
         # A folder named `test` inside a split folder is a class, not a split.
-        if split and not any(_split_of(p) for p in parts[:-1]):
+        if split and not any(split_word(p) for p in parts[:-1]):
             found.setdefault(split, []).append(folder)
     if not found:
         return None
-    assignment = {}
+    rows: dict[str, list[tuple[str, str | None]]] = {}
+    labels: dict[str, str] = {}
     lines, found_lines = [], []
-    for split in (s for s in SPLIT_NAMES if s in found):
+    for split in (s for s in ("train", "val", "test") if s in found):
         globs = [f"{f}/**" for f in found[split]]
         lines.append(f"  {split}: [{', '.join(yaml_scalar(literal(f) + '/**') for f in found[split])}]")
-        below = [f[len(d) + 1:] for d in found[split] for f in files if f.startswith(d + "/")]
-        inside = [f for d in found[split] for f in files if f.startswith(d + "/")]
-        assignment.update({f: split for f in inside})
-        classes = {b.split("/")[0] for b in below if "/" in b}
+        inside = [(d, f) for d in found[split] for f in files if f.startswith(d + "/")]
+        for d, f in inside:
+            rows[f] = [(split, None)]
+            below = f[len(d) + 1:]
+            if "/" in below:  # the class folder, when there is one; groupids decides whether it acts as one
+                labels[f] = below.split("/")[0]
+        classes = {f[len(d) + 1:].split("/")[0] for d, f in inside if "/" in f[len(d) + 1:]}
         kind = f", {len(classes)} class folders (ImageFolder)" if classes else ""
         found_lines.append(f"split folder{'s' if len(globs) > 1 else ''} {', '.join(found[split])}: "
                            f"{len(inside)} images in {split}{kind}")
-    return "splits:\n" + "\n".join(lines) + "\n", tuple(found_lines), assignment
-
-
-# --------------------------------------------------------------------------
-# Group proposal
-
-
-def _groups(assignment: dict[str, str]) -> tuple[str, tuple[str, ...], str]:
-    """A ``groups:`` block when a name or folder id repeats, with the evidence; else a note."""
-    for pattern, where in ((NAME_ID, "file names"), (FOLDER_ID, "folder names")):
-        regex = re.compile(pattern)
-        ids: dict[str, set[str]] = {}
-        matched = 0
-        for path, split in assignment.items():
-            m = regex.search(path)
-            if m:
-                matched += 1
-                ids.setdefault(m.group("group"), set()).add(split)
-        # An id must repeat (several files each) and cover most files to be one.
-        if len(ids) < 2 or matched < 0.9 * len(assignment) or matched < 2 * len(ids):
-            continue
-        spanning = sorted(g for g, s in ids.items() if len(s) > 1)
-        splits = sorted({s for g in spanning for s in ids[g]})
-        many = len(spanning) != 1
-        evidence = (f"{len(spanning)} id{'s' * many} appear{'s' * (not many)} in more than one split "
-                    f"({' and '.join(splits)}), e.g. {spanning[0]}" if spanning else "no id appears in two splits yet")
-        line = f"group ids in {where}: {len(ids)} ids over {matched} files; {evidence}"
-        yaml = ("\n# Files that share an id (subject, video, session) must stay in one split;\n"
-                f"# proposed by `leakcheck init` from {where} ({yaml_comment(evidence)}).\n"
-                f"groups:\n  - regex: '{pattern}'\n"
-                f"ungrouped: {'own-group' if matched == len(assignment) else 'warning'}\n"
-                "group_split: error\n")
-        return yaml, (line,), ""
-    return "", (), ("groups: no repeated id found in file or folder names; if several images show one "
-                    "subject, video or patient, add a rule (docs/policy-groups.md)")
-
-
-# --------------------------------------------------------------------------
-# Small readers
-
-
-def _csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            return list(reader.fieldnames or []), list(reader)
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return [], []
-
-
-def _coco_names(path: Path) -> list[str]:
-    try:
-        data = jsontext.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return []
-    images = data.get("images") if isinstance(data, dict) else None
-    if not isinstance(images, list):
-        return []
-    return [i["file_name"] for i in images if isinstance(i, dict) and isinstance(i.get("file_name"), str)]
-
-
-def _image_folder(root: Path, files: list[str], names: list[str]) -> str:
-    """The folder (relative to root) that COCO ``file_name`` values are relative to."""
-    on_disk = set(files)
-    sample = names[:50]
-    for folder in ["", *_dirs(root)]:
-        prefix = folder + "/" if folder else ""
-        if sum(prefix + n in on_disk for n in sample) * 2 > len(sample):
-            return folder
-    return ""
+    names = tuple(s for s in ("train", "val", "test") if s in found)
+    return Guess("splits:\n" + "\n".join(lines) + "\n", tuple(found_lines), Assignment(rows, names, (), labels))
 
 
 def _dirs(root: Path) -> list[str]:
@@ -309,20 +172,3 @@ def _dirs(root: Path) -> list[str]:
         if rel.parts:
             out.append(rel.as_posix())
     return out
-
-
-def _shallow(root: Path, pattern: str) -> list[Path]:
-    return sorted(p for depth in ("", "*/", "*/*/") for p in root.glob(depth + pattern)
-                  if not any(part.startswith(".") for part in p.relative_to(root).parts))
-
-
-def _clean(rel: str) -> str:
-    rel = rel.strip().replace("\\", "/")
-    while rel.startswith("./"):
-        rel = rel[2:]
-    return rel
-
-
-def _names(assignment: dict[str, str]) -> str:
-    counts = Counter(assignment.values())
-    return ", ".join(f"{s} {n}" for s, n in counts.items())

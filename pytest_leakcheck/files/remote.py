@@ -20,6 +20,7 @@ ETag, so it is neither downloaded nor decoded again.
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 import re
 from collections.abc import Iterator
@@ -27,6 +28,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from . import members
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 #: Object metadata that changes whenever the content does, best first.
@@ -154,8 +157,10 @@ def find(root: Url) -> list[tuple[str, Stat]]:
 
 
 def read_bytes(path: str) -> bytes:
-    """A file's bytes from disk or object storage; raises OSError either way."""
+    """A file's bytes from disk, object storage or a shard (``x.tar#member``); raises OSError either way."""
     if not is_url(path):
+        if members.is_member(path) and not os.path.lexists(path):  # a real file may have `#` in its name
+            return members.read(path)
         return Path(path).read_bytes()
     fs, key = filesystem(path)
     try:

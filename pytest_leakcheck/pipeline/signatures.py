@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import detectors
 from ..store import keys, snapshot
+from ..files import members
 from ..files import remote as sources
 from ..signals.decode import DECODE_PATH, PIXELS_PARAMS, SignTask, Unreadable, check_pixels, sign
 from ..errors import StoreDamaged
@@ -105,7 +106,8 @@ def _compute_rows(
 ) -> Signatures:
     """Signatures from the per-file tables, decoding only contents they lack."""
     t0 = time.perf_counter()
-    digests, to_hash = _digests(records, policy.root, store, progress)
+    unread: dict[int, str] = {}
+    digests, to_hash = _digests(records, policy.root, store, progress, unread)
     t_hash = time.perf_counter()
     # Whether a file is a "bomb" depends on files.max_pixels, so cached
     # errors are only valid for the limit they were found under.
@@ -122,6 +124,7 @@ def _compute_rows(
     t_decode = time.perf_counter()
     sigs = _assemble(digests, cached, fams, policy.files.max_pixels)
     sigs.errors.update(gone)
+    sigs.errors.update(unread)
     sigs.stats.update({
         "files": len(records),
         "hashed": len(to_hash),
@@ -146,9 +149,13 @@ def _file_digest(path: str) -> bytes | None:
     return h.digest()
 
 
-def _digests(records: Sequence[FileRecord], root: Path | sources.Url, store: Store,
-             progress: Progress = SILENT) -> tuple[list[bytes | None], list[int]]:
-    """Each file's content digest: from the store where size and mtime match, else hashed."""
+def _digests(records: Sequence[FileRecord], root: Path | sources.Url, store: Store, progress: Progress = SILENT,
+             unread: dict[int, str] | None = None) -> tuple[list[bytes | None], list[int]]:
+    """Each file's content digest: from the store where size and mtime match, else hashed.
+
+    ``unread`` receives why an image inside a shard could not be read (row -> text).
+    """
+    unread = {} if unread is None else unread
     paths = [r.path for r in records]
     known = store.lookup_files(paths)
     digests: list[bytes | None] = [None] * len(records)
@@ -166,13 +173,20 @@ def _digests(records: Sequence[FileRecord], root: Path | sources.Url, store: Sto
     # hashlib releases the GIL on large buffers, so threads suffice here; one
     # task per batch of files, since after a fresh checkout every file of a
     # large dataset comes here and a future per file costs more than its hash.
-    if to_hash:
+    inside = [i for i in to_hash if members.SEP in paths[i] and members.is_member(paths[i])]
+    if inside:  # images inside shards: each shard read once, not once per member
+        unread.update(_member_digests(root, paths, inside, digests, progress))
+        hashed = set(inside)
+        to_hash_files = [i for i in to_hash if i not in hashed]
+    else:
+        to_hash_files = to_hash
+    if to_hash_files:
         workers = min(8, (os.cpu_count() or 1) * 2)
         prefix = str(root) + os.sep
         # Batches of at most HASH_BATCH files, so that progress moves as they finish.
-        size = max(1, min(HASH_BATCH, -(-len(to_hash) // workers)))
-        batches = [to_hash[k:k + size] for k in range(0, len(to_hash), size)]
-        progress.start("hashing", len(to_hash))
+        size = max(1, min(HASH_BATCH, -(-len(to_hash_files) // workers)))
+        batches = [to_hash_files[k:k + size] for k in range(0, len(to_hash_files), size)]
+        progress.start("hashing", len(to_hash_files))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             done = pool.map(lambda rows: [_file_digest(prefix + paths[i]) for i in rows], batches)
             for rows, found in zip(batches, done):
@@ -181,6 +195,28 @@ def _digests(records: Sequence[FileRecord], root: Path | sources.Url, store: Sto
                 progress.advance(len(rows))
         progress.done()
     return digests, to_hash
+
+
+def _member_digests(root: Path, paths: list[str], rows: list[int], digests: list[bytes | None],
+                    progress: Progress) -> dict[int, str]:
+    """Digests of images inside shards, one pass over each shard (members.py); row -> why for unreadable ones."""
+    why: dict[int, str] = {}
+    by_shard: dict[str, list[int]] = {}
+    for i in rows:
+        shard, _ = members.split(paths[i])  # type: ignore[misc]
+        by_shard.setdefault(shard, []).append(i)
+    progress.start("hashing shards", len(rows))
+    for shard, idx in by_shard.items():
+        found = members.digests(str(root / shard), [members.split(paths[i])[1] for i in idx])  # type: ignore[index]
+        for i in idx:
+            got = found[members.split(paths[i])[1]]  # type: ignore[index]
+            if isinstance(got, bytes):
+                digests[i] = got
+            else:  # named relative to root, as the finding names the member
+                why[i] = got.replace(str(root) + os.sep, "")
+        progress.advance(len(idx))
+    progress.done()
+    return why
 
 
 def _decode_missing(

@@ -14,7 +14,7 @@ from typing import Any
 from .. import detectors
 from ..files import globs, remote as sources
 from . import grouprules
-from ..dataset import splitsources
+from ..dataset import sources as splitsources
 from .config import AUGMENTATIONS, SEVERITIES, Ctx, inside, read_yaml, remote, type_name
 from ..errors import PolicyError
 from .grouprules import GroupRule, ShareRules
@@ -70,7 +70,7 @@ class Policy:
     split_share: ShareRules | None = None
     #: Judged findings; None (a policy built in code) means no baseline.
     baseline: Path | None = None
-    #: COCO split files or a metadata table (splitsources.py), read like a manifest.
+    #: Tables, COCO, YOLO, Hugging Face or WebDataset shards (dataset/sources/), read like a manifest.
     split_sources: splitsources.SplitSources | None = None
     #: Key path -> line number, for messages that point at the policy.
     lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..dataset import inventory
 from ..pipeline import preflight
+from ..dataset.sources import clean_path
 from ..errors import UsageError
 from ..files.names import csv_writerow
 from ..policy.load import Policy
@@ -98,7 +99,7 @@ def kept_manifest(path: Path, p: Plan) -> str:
             out.append(line)
             continue
         row = next(csv.reader([line]))
-        rel = inventory.clean_path(row[col_path]) if len(row) > col_path else ""
+        rel = clean_path(row[col_path]) if len(row) > col_path else ""
         if rel not in planned:
             continue  # the file is gone: its row goes (split.summary counts it)
         seen.add(rel)

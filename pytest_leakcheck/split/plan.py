@@ -19,7 +19,6 @@ Nothing here touches an image or writes a file: ``splitapply.py`` turns a
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 
 from ..dataset import groups as group_rules
 from ..dataset import inventory
+from ..dataset import sources
 from ..errors import PolicyError, UsageError
 from ..files.names import excerpt
 from ..policy.load import Policy
@@ -270,22 +270,14 @@ class Plan:
 
 
 def _read_rows(path: Path) -> tuple[list[str], dict[str, dict[str, str]]]:
-    try:
-        with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
-            reader = inventory.manifest_reader(fh, path)
-            fields = list(reader.fieldnames or [])
-            rows = {
-                inventory.clean_path(r.get("path") or ""): {
-                    k: (v or "").strip() for k, v in r.items() if k
-                }
-                for r in reader
-            }
-    except FileNotFoundError:
-        raise UsageError(
-            "manifest not found", path=str(path), fix="check the --keep path"
-        ) from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise PolicyError(f"cannot read manifest: {exc}", path=str(path)) from None
+    if not path.is_file():
+        raise UsageError("manifest not found", path=str(path), fix="check the --keep path")
+    fields, recs = sources.table.records(path, "manifest")
+    for column in ("path", "split"):
+        if column not in fields:
+            raise PolicyError(f"manifest has no `{column}` column (columns: {excerpt(', '.join(fields)) or 'none'})",
+                              path=str(path), line=1, fix="the first row must be a header like `path,split,group`")
+    rows = {sources.clean_path(r.get("path", "")): r for _, r in recs}
     rows.pop("", None)
     return fields, rows
 

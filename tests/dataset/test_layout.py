@@ -77,7 +77,7 @@ def test_coco_split_source_reports_unlisted_and_missing_files(coco_tree: Path, r
     ("coco: {train: annotations/instances_train.json}\n  test: [x/**]", "cannot be combined"),
     ("coco: [a.json]", "expected a mapping of split name to COCO file"),
     ("coco: {train: {file: annotations/instances_train.json, images: nowhere}}", "image folder 'nowhere'"),
-    ("metadata: annotations/instances_train.json", "neither .csv nor .jsonl"),
+    ("metadata: annotations/instances_train.json", "is not .csv, .tsv, .jsonl or .parquet"),
 ])
 def test_split_sources_are_validated_at_load(coco_tree: Path, text: str, message: str) -> None:
     write_policy(coco_tree, f"version: 1\nsplits:\n  {text}\n")
@@ -100,7 +100,7 @@ def test_metadata_jsonl_defines_splits_and_init_finds_it(tmp_path: Path, run_cli
         "".join(json.dumps({"file_name": f"img/{n}", "split": s}) + "\n" for n, s in rows))
     code, out, _ = _init(run_cli, tmp_path)
     assert code == EXIT_CLEAN
-    assert "metadata.jsonl: 4 images, splits train 2, test 2" in out
+    assert "table metadata.jsonl: 4 rows, columns file=file_name, split=split; splits train 2, test 2" in out
     code, out, _ = _check(run_cli, tmp_path)
     assert code == EXIT_LEAKS
     assert {m["path"] for f in json.loads(out)["findings"] for m in f["members"]} == {"img/0.png", "img/copy.png"}
@@ -112,7 +112,7 @@ def test_metadata_without_split_column_is_a_policy_error(tmp_path: Path, run_cli
     write_policy(tmp_path, "version: 1\nsplits:\n  metadata: metadata.csv\n")
     code, _, err = _check(run_cli, tmp_path)
     assert code == EXIT_USAGE
-    assert "metadata has no `split` field" in err and "metadata.csv" in err
+    assert "metadata has no split column" in err and "metadata.csv" in err
 
 
 def test_init_proposes_a_group_rule_with_evidence(tmp_path: Path, run_cli) -> None:

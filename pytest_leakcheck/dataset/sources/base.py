@@ -1,0 +1,127 @@
+"""The split-source protocol: what every reader of a file that assigns splits provides.
+
+A split source is one module of this package (``table``, ``coco``, ``yolo``,
+``huggingface``, ``webdataset``) that defines:
+
+- ``KIND``: its key under ``splits:`` (``table`` also answers to ``manifest``-like
+  ``metadata``);
+- ``parse(ctx, raw, root) -> SplitSources``: validate its policy section through
+  ``config.Ctx``, so errors name the file, line, key and fix;
+- ``read(spec, root, extensions) -> Assignment``: which image is in which split
+  (and group), and, for shards, the images inside them;
+- ``recognise(root, files) -> Guess | None``: for ``leakcheck init``, the
+  policy text it would write and what it found.
+
+Nothing here imports the policy or the inventory (both import this package),
+numpy, Pillow or pyarrow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: The roles a column of a table can play; ``image`` is the bytes column of a shard.
+ROLES = ("file", "split", "group", "label", "image")
+
+#: path -> [(split, group)]: several entries for one path make it ambiguous.
+Rows = dict[str, list[tuple[str, "str | None"]]]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file that assigns splits; ``split`` is None when the file has a split column."""
+
+    path: Path
+    split: str | None = None
+    #: Folder, relative to root and POSIX, that the file's image names are relative to;
+    #: for a shard (Parquet, Arrow, tar), the shard itself relative to root.
+    images: str = ""
+
+
+@dataclass(frozen=True)
+class SplitSources:
+    """The ``splits:`` section when it names files rather than globs."""
+
+    kind: str
+    files: tuple[SourceFile, ...]
+    #: role -> column name (``file``, ``split``, ``group``, ``label``, ``image``), as the policy maps them.
+    columns: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Split names known without reading the files (one file per split); empty for a split column."""
+        return tuple(dict.fromkeys(f.split for f in self.files if f.split is not None))
+
+    def column(self, role: str, default: str | None = None) -> str | None:
+        return dict(self.columns).get(role, default)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """What a source read: each image's split (and group), and the images inside shards."""
+
+    rows: Rows
+    #: Split names in first-seen order.
+    names: tuple[str, ...]
+    #: Images stored inside shards: (member path, size, mtime_ns), listed as files are.
+    members: tuple[tuple[str, int, int], ...] = ()
+    #: path -> label, when the source has a label column (init never takes a class for a group).
+    labels: dict[str, str] = field(default_factory=dict)
+    #: path -> {column: value} of the other columns (init looks there for group ids).
+    extra: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Guess:
+    """What ``init`` recognised: the ``splits:`` text, the Found: lines, and what it read."""
+
+    splits_yaml: str
+    found: tuple[str, ...]
+    assignment: Assignment
+    #: Set when a group column goes into the source's own ``columns:`` (tables): the YAML line's indent.
+    columns_indent: str = ""
+
+
+def clean_path(rel: str) -> str:
+    """A path as a table may write it, in the inventory's form: POSIX, no leading ``./``."""
+    rel = rel.strip().replace("\\", "/")
+    while rel.startswith("./"):
+        rel = rel[2:]
+    return rel
+
+
+def under(folder: str, rel: str) -> str:
+    """``rel`` (a name the source lists) relative to root, given the folder it is relative to."""
+    rel = clean_path(rel)
+    return f"{folder}/{rel}" if folder else rel
+
+
+def add(rows: Rows, names: dict[str, None], path: str, split: str, group: str | None = None) -> None:
+    rows.setdefault(path, []).append((split, group))
+    names.setdefault(split)
+
+
+#: Words that name a split, as folders, file name tokens and data.yaml keys use them.
+SPLIT_WORDS = {
+    "train": ("train", "training", "trn"),
+    "val": ("val", "valid", "validation", "dev"),
+    "test": ("test", "testing", "tst", "holdout"),
+}
+
+
+def split_word(name: str) -> str | None:
+    """``train`` for ``Training``; None when the name is no split word."""
+    low = name.lower()
+    return next((s for s, words in SPLIT_WORDS.items() if low in words), None)
+
+
+def token_split(name: str) -> str | None:
+    """``instances_train2017.json`` -> train: a split word among the name's letter runs."""
+    import re
+
+    for token in re.split(r"[^a-z]+", name.lower()):
+        split = split_word(token)
+        if split:
+            return split
+    return None

@@ -1,0 +1,273 @@
+"""Images stored inside shard files: tar members (WebDataset) and rows of Parquet or Arrow files.
+
+A member has a path like any image, ``<shard>#<member>``, relative to the
+policy root: ``shards/train-000003.tar#000123.jpg`` or
+``data/train-00000-of-00002.parquet#row=000017``.  Findings name it, the store
+keys its signatures by its content digest, and :func:`read` gives its bytes,
+so the pipeline needs no other change to check a dataset in place.
+
+Reading is made cheap for the decode workers, which ask for one member at a
+time and in shard order: a tar's member offsets and a Parquet shard's last
+row group are kept per process, so a shard is opened once per worker and a
+row group decoded once per chunk of tasks.  ``pyarrow`` is imported only
+when a Parquet or Arrow shard is read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import tarfile
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+#: Shard files whose members are images; lower case.
+TAR = ".tar"
+TABLES = (".parquet", ".arrow")
+SUFFIXES = (TAR, *TABLES)
+SEP = "#"
+ROW = "row="
+INSTALL = "pip install 'pytest-leakcheck[huggingface]'"
+#: Shards kept open per process (tar indexes, Parquet metadata and one row group each).
+_KEEP = 4
+_open: OrderedDict[str, Any] = OrderedDict()
+#: The caches are per process; threads (the HTML report's loader) take turns.
+_lock = threading.Lock()
+
+
+class MemberError(OSError):
+    """A shard or one of its members cannot be read; the text names both and the fix."""
+
+
+def join(shard: str, member: str) -> str:
+    return f"{shard}{SEP}{member}"
+
+
+def row_name(row: int, rows: int, name: str | None = None) -> str:
+    """``row=000017``, or ``row=000017/cat_01.jpg`` with the name the row keeps for its image.
+
+    Zero-padded so that members sort in shard order; the name (its last part
+    only) tells people which image it is and gives group rules a name to read.
+    """
+    base = f"{ROW}{row:0{max(6, len(str(max(rows - 1, 0))))}d}"
+    tail = (name or "").replace("\\", "/").rsplit("/", 1)[-1].strip().replace(SEP, "_")
+    return f"{base}/{tail}" if tail else base
+
+
+def row_of(member: str) -> int | None:
+    """The row number of a table member (``row=000017/...``), None when it is not one."""
+    digits = member[len(ROW):].split("/", 1)[0] if member.startswith(ROW) else ""
+    return int(digits) if digits.isdigit() else None
+
+
+def split(path: str) -> tuple[str, str] | None:
+    """``(shard, member)`` for a member path, None for a plain file."""
+    i = path.find(SEP)
+    while i != -1:
+        if path[:i].lower().endswith(SUFFIXES):
+            return path[:i], path[i + 1:]
+        i = path.find(SEP, i + 1)
+    return None
+
+
+def is_member(path: str) -> bool:
+    return split(path) is not None
+
+
+def shard_of(path: str) -> str:
+    """The shard a member lives in, or the path itself."""
+    parts = split(path)
+    return parts[0] if parts else path
+
+
+# --------------------------------------------------------------------------
+# Opening shards (cached per process, invalidated by size and mtime)
+
+
+def _stat_key(shard: str) -> tuple[int, int]:
+    st = os.stat(shard)
+    return st.st_size, st.st_mtime_ns
+
+
+def _cached(shard: str, build: Any) -> Any:
+    key = _stat_key(shard)
+    hit = _open.get(shard)
+    if hit is not None and hit[0] == key:
+        _open.move_to_end(shard)
+        return hit[1]
+    value = build(shard)
+    _open[shard] = (key, value)
+    while len(_open) > _KEEP:
+        _open.popitem(last=False)
+    return value
+
+
+def tar_index(shard: str) -> dict[str, tuple[int, int]]:
+    """Member name -> (offset of its data, size) for the regular files of an uncompressed tar."""
+    def build(path: str) -> dict[str, tuple[int, int]]:
+        try:
+            with tarfile.open(path, "r:") as tf:
+                return {ti.name: (ti.offset_data, ti.size) for ti in tf if ti.isfile()}
+        except tarfile.ReadError as exc:
+            raise MemberError(f"{path}: not an uncompressed tar file ({exc}); WebDataset shards are plain .tar, "
+                              "so unpack a .tar.gz or re-write the shard with `tar cf`") from None
+    return _cached(shard, build)
+
+
+class _Table:
+    """A Parquet or Arrow shard: its image column and row groups, with one group's images kept."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.column, self.starts, self._read = _open_table(path)
+        self._group = -1
+        self._values: list[Any] = []
+
+    def row(self, row: int) -> bytes:
+        if not 0 <= row < self.starts[-1]:
+            raise MemberError(f"{self.path}: no row {row} (the shard has {self.starts[-1]} rows)")
+        group = bisect.bisect_right(self.starts, row) - 1
+        if group != self._group:
+            self._values, self._group = self._read(group), group
+        return image_bytes(self._values[row - self.starts[group]], self.path, row)
+
+
+def _open_table(path: str) -> tuple[str, list[int], Any]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise MemberError(f"{path}: reading Parquet or Arrow shards needs pyarrow ({INSTALL})") from None
+    try:
+        if path.lower().endswith(".parquet"):
+            pf = pq.ParquetFile(path)
+            column = image_column(pf.schema_arrow, path)
+            sizes = [pf.metadata.row_group(g).num_rows for g in range(pf.num_row_groups)]
+
+            def read(group: int) -> list[Any]:
+                return pf.read_row_group(group, columns=[column]).column(0).to_pylist()
+        else:
+            batches = arrow_batches(path, pa)
+            column = image_column(batches[0].schema if batches else pa.schema([]), path)
+            sizes = [b.num_rows for b in batches]
+
+            def read(group: int) -> list[Any]:
+                return batches[group].column(column).to_pylist()
+    except MemberError:
+        raise
+    except (OSError, pa.ArrowException) as exc:
+        raise MemberError(f"{path}: not a readable {'Parquet' if path.endswith('.parquet') else 'Arrow'} "
+                          f"file ({exc}); re-write the shard (datasets' to_parquet or save_to_disk)") from None
+    starts = [0]
+    for n in sizes:
+        starts.append(starts[-1] + n)
+    return column, starts, read
+
+
+def arrow_batches(path: str, pa: Any) -> list[Any]:
+    """The record batches of an Arrow file as ``save_to_disk`` writes it (IPC stream), memory-mapped."""
+    source = pa.memory_map(path)
+    try:
+        return list(pa.ipc.open_stream(source))
+    except pa.ArrowInvalid:
+        return [b for b in pa.ipc.open_file(source).to_batches()]
+
+
+def image_column(schema: Any, path: str) -> str:
+    """The column holding images: a Hugging Face ``Image`` struct (bytes, path), else a binary column."""
+    import pyarrow as pa
+
+    binary = None
+    for field in schema:
+        t = field.type
+        if pa.types.is_struct(t) and t.get_field_index("bytes") >= 0:
+            return str(field.name)
+        if binary is None and (pa.types.is_binary(t) or pa.types.is_large_binary(t)):
+            binary = str(field.name)
+    if binary is None:
+        names = ", ".join(schema.names) or "none"
+        raise MemberError(f"{path}: no image column (columns: {names}); images must be stored as bytes, "
+                          "e.g. with the datasets `Image` feature (cast_column('image', Image()))")
+    return binary
+
+
+def image_bytes(value: Any, shard: str, row: int) -> bytes:
+    """The bytes of one cell of the image column; MemberError naming shard and row when it holds none."""
+    data = value.get("bytes") if isinstance(value, dict) else value
+    if isinstance(data, (bytes, bytearray, memoryview)) and len(data):
+        return bytes(data)
+    where = f"{shard} row {row}"
+    if isinstance(value, dict) and value.get("path"):
+        raise MemberError(f"{where}: the image is stored by path only ({value['path']!r}), not embedded; "
+                          "embed it (datasets: `ds.cast_column('image', Image(decode=True))` before saving)")
+    raise MemberError(f"{where}: no image bytes in this row; drop the row or fill in the image")
+
+
+# --------------------------------------------------------------------------
+# Reading
+
+
+def read(path: str) -> bytes:
+    """One member's bytes; ``path`` is ``<absolute shard>#<member>``.  Raises OSError (MemberError)."""
+    with _lock:
+        return _read(path)
+
+
+def _read(path: str) -> bytes:
+    parts = split(path)
+    if parts is None:
+        raise MemberError(f"{path}: not a member of a shard")
+    shard, member = parts
+    if shard.lower().endswith(TAR):
+        index = tar_index(shard)
+        if member not in index:
+            raise MemberError(f"{shard}: no member {member!r} (the shard changed; run the check again)")
+        offset, size = index[member]
+        with open(shard, "rb") as fh:
+            fh.seek(offset)
+            return fh.read(size)
+    row = row_of(member)
+    if row is None:
+        raise MemberError(f"{path}: a table member is written row=N")
+    return _cached(shard, _Table).row(row)
+
+
+def tar_members(shard: str, extensions: tuple[str, ...]) -> list[tuple[str, int]]:
+    """(member name, size) of each image member of a tar shard, in tar order."""
+    return [(name, size) for name, (_, size) in tar_index(shard).items() if name.lower().endswith(extensions)]
+
+
+def digests(shard: str, members: Iterable[str]) -> dict[str, bytes | str]:
+    """Content digest of each named member, reading the shard once; why, for a member that cannot be read."""
+    wanted = set(members)
+    out: dict[str, bytes | str] = {}
+    try:
+        with _lock:
+            for name, data in _each(shard, wanted):
+                out[name] = hashlib.sha256(data).digest() if isinstance(data, bytes) else data
+    except OSError as exc:
+        why = str(exc)
+        return {name: why for name in wanted}
+    for name in wanted - set(out):
+        out[name] = f"{shard}: no member {name!r} (the shard changed; run the check again)"
+    return out
+
+
+def _each(shard: str, wanted: set[str]) -> Iterator[tuple[str, bytes | str]]:
+    if shard.lower().endswith(TAR):
+        index = tar_index(shard)
+        with open(shard, "rb") as fh:
+            for name in sorted(wanted & set(index), key=lambda n: index[n][0]):
+                fh.seek(index[name][0])
+                yield name, fh.read(index[name][1])
+        return
+    table = _cached(shard, _Table)
+    by_row = {row_of(name): name for name in wanted}
+    for row in sorted(r for r in by_row if r is not None):  # in shard order: each row group read once
+        try:
+            yield by_row[row], table.row(row)
+        except MemberError as exc:
+            yield by_row[row], str(exc)
