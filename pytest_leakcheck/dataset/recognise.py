@@ -79,6 +79,12 @@ detectors:
     severity: error
     error_false_alarms_per_10k: 2    # error level: expected false alarms per 10,000 images
     false_alarms_per_10k: 5          # warning level
+  # Other shots of the same scene (a re-shot, a step aside, a burst), by local
+  # features checked for one geometry (docs/detectors.md). A leak in a
+  # classification benchmark: raise it to error. In instance retrieval, new
+  # photos of known places are the test itself: turn it off.
+  same_scene:
+    severity: warning
 
 # A copy flipped or rotated is still a leak when training augments that way.
 # hflip suits most photos. For data with no natural "up" (aerial and satellite

@@ -16,6 +16,8 @@ FIXES = {
     "identical-file": _COPIES,
     "identical-pixels": _COPIES,
     "near-duplicate": _COPIES + "; a false alarm: `leakcheck judge ID distinct --reason WHY`",
+    "same-scene": "another shot of the same scene: a leak for classification (move it into its partner's "
+                  "split), the test itself for retrieval (`same_scene: {severity: off}`)",
     "group-split": "keep every file of a group in one split (`leakcheck split` moves as few as possible: "
                    "files between split folders, or rows with --keep MANIFEST)",
     "split-share": "move files between splits until each share is inside its `split_share` bounds",

@@ -23,6 +23,7 @@ KINDS = (
     "identical-file",
     "identical-pixels",
     "near-duplicate",
+    "same-scene",
     "group-split",
     "split-share",
     "unreadable-image",
@@ -33,7 +34,7 @@ KINDS = (
     "ungrouped-file",
 )
 #: Kinds that say "these files are copies of each other": a cluster of members.
-COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate")
+COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene")
 #: Kinds about single files rather than about copies across splits.
 FILE_KINDS = ("unreadable-image", "ambiguous-file", "missing-file", "unassigned-file", "outside-root")
 #: Kinds that group rules (whole groups kept in one split) produce start with these.

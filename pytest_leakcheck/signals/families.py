@@ -42,6 +42,9 @@ class Family:
     args: tuple[Any, ...] = ()
     #: Whether ``compute`` reads the colour square of the decode.
     colour: bool = False
+    #: Rows longer than ``layout`` (a variable-length list after a fixed head): only the
+    #: head is loaded with the signatures; the detector reads the rest from the store.
+    variable: bool = False
 
     def unpack(self, column: np.ndarray) -> dict[str, np.ndarray]:
         """(N, bytes) uint8 rows -> the family's arrays, by name."""
