@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from .. import orientation as _orientation
 from . import imagedepth
 
 # Re-exported: the rest of the package opens images through this module.
@@ -53,16 +54,8 @@ DECODE_PATH = f"draft{DRAFT}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}-l
 # v3: uniform borders (letterboxing, pillar-boxing, scanner margins, frames) removed.
 PIXELS_PARAMS = "rgba-exif-v2"
 
-TRANSPOSE = {
-    "identity": None,
-    "hflip": Image.Transpose.FLIP_LEFT_RIGHT,
-    "vflip": Image.Transpose.FLIP_TOP_BOTTOM,
-    "rot90": Image.Transpose.ROTATE_90,
-    "rot180": Image.Transpose.ROTATE_180,
-    "rot270": Image.Transpose.ROTATE_270,
-    "transpose": Image.Transpose.TRANSPOSE,
-    "transverse": Image.Transpose.TRANSVERSE,
-}
+#: Pillow's transpose for each orientation (None for identity), derived in orientation.py.
+TRANSPOSE = {o: _orientation.pil_method(o) for o in _orientation.ORIENTATIONS}
 
 
 @dataclass
