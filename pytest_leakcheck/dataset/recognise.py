@@ -86,12 +86,11 @@ detectors:
   same_scene:
     severity: warning
 
-# A copy flipped or rotated is still a leak when training augments that way.
-# hflip suits most photos. For data with no natural "up" (aerial and satellite
-# tiles, microscopy, scans fed in any orientation) search all 8 orientations:
-# [hflip, vflip, rot90, rot180, rot270, transpose, transverse]. The summary line
-# names the orientations that were not searched.
-augmentations: [hflip]
+# A copy flipped or rotated is still a leak: all 8 orientations are searched, and
+# turned hash matches are verified by the aligned detector. To search fewer (a
+# faster check for photos that always have an "up"), list them, e.g. [hflip];
+# the summary line then names the orientations that were not searched.
+augmentations: [hflip, vflip, rot90, rot180, rot270, transpose, transverse]
 
 files:
   unassigned: warning       # image in no split
@@ -128,8 +127,10 @@ def detect(root: Path) -> Layout:
         )
     groups_yaml, group_lines, group_note = _groups(assignment)
     notes = [group_note] if group_note else []
-    notes.append("orientations: only upright and hflip copies are searched; add vflip, rot90, ... under "
-                 "`augmentations` for data with no natural up (aerial, microscopy, scans)")
+    notes.append("orientations: copies in all 8 orientations are searched; `augmentations: [hflip]` "
+                 "is faster for photos that always have an up")
+    notes.append("the `same_scene` detector (other shots of a scene) warns; raise it to error for a "
+                 "classification benchmark, turn it off for instance retrieval")
     notes.append("the `aligned` detector (crops, shifts, zooms) is on: errors where a copy is near certain, "
                  "warnings for probable ones; `aligned: {severity: off}` makes a cold check faster")
     return Layout(splits_yaml, groups_yaml, (*found, *group_lines), tuple(notes))

@@ -22,8 +22,9 @@ import numpy as np
 FEATURES = 192
 #: Long side (pixels) the grey image is reduced to before keypoints are found.
 SIDE = 256
-#: Images whose long side is below this carry too few keypoints to judge (CIFAR's 32 px).
-MIN_SIDE = 96
+#: Images whose long side is below this are not searched: too few keypoints to judge a
+#: geometry (CIFAR's 32 px, thumbnails).
+MIN_SIDE = 200
 #: Fewer keypoints than this (a flat or tiny picture): not searched.
 MIN_KEYPOINTS = 24
 #: LSH words: TABLES random subsets of BITS descriptor bits each.

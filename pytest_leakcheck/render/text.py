@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..report.model import Report
 from ..files.names import log_lines
-from ._common import checked_text, finding_lines
+from ._common import calibration_text, checked_text, finding_lines
 
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
@@ -59,10 +59,7 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
         line += f"; checked: {checked_text(stats['checked'])}"
     if stats.get("not_searched"):
         line += f"; not searched: copies after {'/'.join(stats['not_searched'])}"
-    cal = stats.get("aligned")
-    if cal:
-        line += (f"; aligned threshold {cal['threshold']:.3f} "
-                 f"({cal['false_alarms_per_10k']:g} false alarms per 10k measured on {cal['calibrated_on']} images)")
+    line += calibration_text(stats)
     judged = [f"{int(stats[k])} {k}" for k in ("known", "distinct") if stats.get(k)]
     if judged:
         line += "; baseline: " + ", ".join(judged)
