@@ -145,8 +145,9 @@ class SameScene(Detector):
         return () if settings.severity == "off" else (FAMILY,)
 
     def orientations(self, settings: SceneSettings, policy: PolicyView) -> tuple[str, ...]:
-        # Keypoint descriptors are rotation-invariant and a homography takes any turn.
-        return ("identity", "rot90", "rot180", "rot270")
+        # Nothing to search by orientation: keypoint descriptors are rotation-invariant
+        # and a homography takes any turn of the camera.
+        return ()
 
     def find(self, run: SearchRun, settings: SceneSettings) -> list[Match]:
         """Matches at or above the warning level (weak below the error level); calibration in ``run.stats``.
@@ -207,8 +208,9 @@ class SameScene(Detector):
         kept = {k: known[k] for m in mine if (k := _pair_key(run, m.i, m.j)) in known}
         if len(kept) != len(known):
             run.store.put_meta({_points_key(settings): json.dumps(kept)})
-        stats["points"] = [{"a": run.paths[m.i], "b": run.paths[m.j], "points": kept[k]}
-                           for m in mine if (k := _pair_key(run, m.i, m.j)) in kept]
+        if kept:
+            stats["points"] = [{"a": run.paths[m.i], "b": run.paths[m.j], "points": kept[k]}
+                               for m in mine if (k := _pair_key(run, m.i, m.j)) in kept]
         return matches
 
     def strength(self, match: Match, settings: SceneSettings) -> float:

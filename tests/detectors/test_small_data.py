@@ -8,6 +8,7 @@ copies; no error-level finding may hold two images that are not copies.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -38,11 +39,10 @@ def _dataset(photos: Path, tmp_path: Path, n: int) -> Path:
     for k in range(n):
         split = "test" if k % 5 == 0 else "train"
         (tmp_path / split).mkdir(exist_ok=True)
-        (tmp_path / split / f"{k:04d}.jpg").symlink_to(photos / "all" / f"{k:04d}.jpg")
+        os.link(photos / "all" / f"{k:04d}.jpg", tmp_path / split / f"{k:04d}.jpg")  # no copy: a hard link
     for f in sorted((photos / "copies").iterdir()):
-        (tmp_path / "test" / f.name).symlink_to(f)
-    (tmp_path / "leakcheck.yaml").write_text(
-        "version: 1\nsplits: {train: [train/**], test: [test/**]}\nfiles: {outside_root: off}\n")
+        os.link(f, tmp_path / "test" / f.name)
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
     return tmp_path / "leakcheck.yaml"
 
 
