@@ -21,7 +21,7 @@ import numpy as np
 #: Keypoints kept per image (strongest first): the row size in the store.
 FEATURES = 192
 #: Long side (pixels) the grey image is reduced to before keypoints are found.
-SIDE = 256
+SIDE = 160
 #: Images whose long side is below this are not searched: too few keypoints to judge a
 #: geometry (CIFAR's 32 px, thumbnails).
 MIN_SIDE = 200
@@ -35,8 +35,8 @@ SUB = 16
 #: Lowe's ratio test and the largest Hamming distance a tentative match may have.
 RATIO = 0.8
 MAX_HAMMING = 64
-#: RANSAC reprojection threshold, in pixels of the SIDE-sized image.
-REPROJ = 3.0
+#: Reprojection threshold of the homography, in pixels of the SIDE-sized image.
+REPROJ = 2.0
 #: A homography needs 4 correspondences; fewer than this many tentative matches is no match.
 MIN_TENTATIVE = 8
 #: Affine hypotheses scored per pair.
@@ -64,7 +64,7 @@ def extract(grey: np.ndarray, features: int = FEATURES) -> bytes:
 
     cv2.setNumThreads(1)  # the workers are processes already; threads would oversubscribe
     h, w = grey.shape
-    if max(h, w) < MIN_SIDE:
+    if max(h, w) < SIDE // 2:  # the caller skips originals under MIN_SIDE; this guards the reduction
         return empty_row()
     orb = cv2.ORB_create(nfeatures=features, scaleFactor=1.3, nlevels=4, edgeThreshold=15,
                          patchSize=15, fastThreshold=10)

@@ -3,7 +3,7 @@
 A re-shot is not a copy: the pixels differ everywhere, the hashes and the
 aligned detail disagree, yet the scene's corners and edges are the same
 points seen again.  Per image the family ``scene`` keeps up to 192 ORB
-keypoints (their position and 32-byte binary descriptor) of a 256 px grey
+keypoints (their position and 32-byte binary descriptor) of a 160 px grey
 version; pairs sharing LSH words of those descriptors are candidates, and a
 candidate is a match when a homography carries enough of its matched
 keypoints onto each other (inliers of a vectorised RANSAC).  The arithmetic is
