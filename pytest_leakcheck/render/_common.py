@@ -45,7 +45,8 @@ def calibration_text(stats: dict) -> str:
                     f"{float(cal.get('resolution_per_10k', 0)):g} per 10k")
         out += ")"
         if cal.get("small_sample"):
-            out += (f"; error level {cal['error_threshold']:.3f}, a conservative floor: {n} images are too few "
+            out += (f"; error level {cal['error_threshold']:.3f}, a conservative floor: "
+                    f"{int(cal.get('images', n))} images are too few "
                     f"to estimate {float(cal['error_false_alarms_per_10k']):g} false alarms per 10k")
         elif "error_threshold" in cal:
             out += f", error level {cal['error_threshold']:.3f}"
