@@ -39,6 +39,25 @@ def photo(seed: int, size: tuple[int, int] = (160, 120)) -> Image.Image:
     return Image.fromarray(arr, "RGB").filter(ImageFilter.GaussianBlur(0.6))
 
 
+def scene(seed: int, size: tuple[int, int] = (1000, 760), cells: tuple[int, int] = (5, 4)) -> Image.Image:
+    """A large scene with many corners (a mosaic of distinct photos), to shoot views of with :func:`view`."""
+    w, h = size
+    cw, ch = w // cells[0], h // cells[1]
+    out = Image.new("RGB", size)
+    for r in range(cells[1]):
+        for c in range(cells[0]):
+            out.paste(photo(seed * 1000 + r * cells[0] + c, (cw, ch)), (c * cw, r * ch))
+    return out
+
+
+def view(img: Image.Image, dx: int, dy: int, tilt: int = 0, size: tuple[int, int] = (640, 480),
+         extent: tuple[int, int] = (800, 600)) -> Image.Image:
+    """Another shot of ``img``: the ``extent`` region at (dx, dy), seen ``tilt`` pixels aside (a perspective)."""
+    ew, eh = extent
+    quad = (dx + tilt, dy, dx, dy + eh, dx + ew, dy + eh + tilt, dx + ew - tilt, dy)
+    return img.transform(size, Image.Transform.QUAD, quad, Image.Resampling.BILINEAR)
+
+
 def jpeg_quality(img: Image.Image, quality: int) -> Image.Image:
     """``img`` after a JPEG round trip at ``quality``."""
     import io

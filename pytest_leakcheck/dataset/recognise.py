@@ -52,12 +52,11 @@ pairs:
   within_split: warning   # duplicates inside one split: error | warning | off
 
 {detectors}
-# A copy flipped or rotated is still a leak when training augments that way.
-# hflip suits most photos. For data with no natural "up" (aerial and satellite
-# tiles, microscopy, scans fed in any orientation) search all 8 orientations:
-# [hflip, vflip, rot90, rot180, rot270, transpose, transverse]. The summary line
-# names the orientations that were not searched.
-augmentations: [hflip]
+# A copy flipped or rotated is still a leak: all 8 orientations are searched, and
+# turned hash matches are verified by the aligned detector. To search fewer (a
+# faster check for photos that always have an "up"), list them, e.g. [hflip];
+# the summary line then names the orientations that were not searched.
+augmentations: [hflip, vflip, rot90, rot180, rot270, transpose, transverse]
 
 files:
   unassigned: warning       # image in no split
@@ -105,8 +104,8 @@ def detect(root: Path) -> Layout:
     elif proposal.column is not None:  # a manifest: its `group` column is read as it is, any other by a rule
         groups_yaml += "" if proposal.column == "group" else f"groups:\n  - manifest_column: {yaml_scalar(proposal.column)}\n"
     notes = [proposal.note] if proposal.note else []
-    notes.append("orientations: only upright and hflip copies are searched; add vflip, rot90, ... under "
-                 "`augmentations` for data with no natural up (aerial, microscopy, scans)")
+    notes.append("orientations: copies in all 8 orientations are searched; `augmentations: [hflip]` "
+                 "is faster for photos that always have an up")
     notes += detectors.init_notices()
     return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes))
 

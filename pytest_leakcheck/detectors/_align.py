@@ -26,6 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import orientation as _orientation
+
 S = 32  # side of the descriptor square
 SCALES = (0.8, 0.86, 0.93, 1.0, 1.07, 1.16, 1.25)  # ~7 % steps: < 0.5 px error at the crop edge
 T = 24  # template: the reference's central T x T crop, so added frames and crops do not count
@@ -275,18 +277,11 @@ def _mirror(g: np.ndarray, flipped: np.ndarray) -> np.ndarray:
     return np.where(flipped[:, None, None], g[:, :, ::-1], g)
 
 
-#: Each of the eight orientations of a square as an index map on (rows, columns), as
-#: Pillow's ``Image.transpose`` turns an image (rot90 is counter-clockwise), and its inverse.
-TURNS = {
-    "identity": (lambda g: g, "identity"),
-    "hflip": (lambda g: g[:, :, ::-1], "hflip"),
-    "vflip": (lambda g: g[:, ::-1, :], "vflip"),
-    "rot90": (lambda g: np.rot90(g, 1, axes=(1, 2)), "rot270"),
-    "rot180": (lambda g: g[:, ::-1, ::-1], "rot180"),
-    "rot270": (lambda g: np.rot90(g, 3, axes=(1, 2)), "rot90"),
-    "transpose": (lambda g: g.swapaxes(1, 2), "transpose"),
-    "transverse": (lambda g: g[:, ::-1, ::-1].swapaxes(1, 2), "transverse"),
-}
+#: Each of the eight orientations as an index map on (N, rows, columns), as Pillow's
+#: ``Image.transpose`` turns an image (rot90 is counter-clockwise), and its inverse:
+#: both derived from orientation.py.
+TURNS = {name: ((lambda g, name=name: _orientation.turn(g, name)), _orientation.INVERSE[name])
+         for name in _orientation.ORIENTATIONS}
 
 
 def turn(grey: np.ndarray, orientations: Sequence[str]) -> np.ndarray:

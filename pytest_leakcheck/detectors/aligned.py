@@ -75,11 +75,36 @@ def _key(det: AlignedSettings, p: search.Plan) -> str:
     return keys.aligned(det, p.mirror, sorted(p.targets.items()), DESC_FAMILY)
 
 
-def _levels(imp: np.ndarray, det: AlignedSettings) -> tuple[float, float, float]:
-    """Warning and error thresholds from impostor maxima, and the rate measured at the warning one."""
+
+
+#: A rate of r per 10,000 can be estimated only from a dataset of 10,000 / r images or more
+#: (5,000 for the default 2): a smaller one cannot hold a single false alarm at that rate,
+#: and the impostors' tail fit then extrapolates from noise (a 2,000-image set's error
+#: level came out at 0.7245, far under the 0.781 of 55,000 CIFAR images, and joined two
+#: different cats at 0.7255).  Below that size the error level is at least SMALL_ERROR_FLOOR.
+#: The error level of a dataset too small to estimate it: above what large sets
+#: calibrate to (CIFAR-10, 55,000 images: 0.781 across splits, 0.823 within), so a
+#: small dataset's errors are copies beyond doubt; the rest stay warnings.
+SMALL_ERROR_FLOOR = 0.85
+#: A link closer than this above its error level is weak (a warning that merges
+#: nothing): the level is an estimate, and a coincidence a hair over it must not chain
+#: two leaks into one cluster.  Small datasets (floored) get the wider hair.
+HAIR, SMALL_HAIR = 0.002, 0.01
+
+
+def too_small(images: int, det: AlignedSettings) -> bool:
+    """Whether ``images`` are too few to estimate the error level's rate (see SMALL_ERROR_FLOOR)."""
+    return images < 1e4 / det.error_false_alarms_per_10k
+
+
+def _levels(imp: np.ndarray, det: AlignedSettings, small: bool) -> tuple[float, float, float, bool]:
+    """Warning and error thresholds from impostor maxima, the rate measured at the
+    warning one, and whether the dataset was too small to estimate the error rate."""
     warn = round(calibrate(imp, det.false_alarms_per_10k), 4)
     err = round(max(warn, calibrate(imp, det.error_false_alarms_per_10k)), 4)
-    return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0
+    if small:
+        err = max(err, SMALL_ERROR_FLOOR)
+    return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0, small
 
 
 def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings, digests: Sequence[bytes]) -> dict[str, Any]:
@@ -94,12 +119,20 @@ def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings, digest
     raw = search.impostors(data, p, digests)
     imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
     cross = imp["cross"] if len(imp["cross"]) else imp["within"]
-    warn, err, measured = _levels(cross, det)
-    within = _levels(imp["within"], det) if len(imp["within"]) else (warn, err, measured)
+    images = int(sum(len(r) for r in p.rows.values()))
+    small = too_small(images, det)
+    warn, err, measured, _ = _levels(cross, det, small)
+    within = _levels(imp["within"], det, small) if len(imp["within"]) else (warn, err, measured, small)
+    n = int(max(len(imp["cross"]), len(imp["within"])))
     return {"threshold": warn, "error_threshold": err,
             "false_alarms_per_10k": measured, "error_false_alarms_per_10k": det.error_false_alarms_per_10k,
+            "asked_false_alarms_per_10k": det.false_alarms_per_10k,
+            # The smallest non-zero rate this many impostors can show: one of them.
+            "resolution_per_10k": round(1e4 / max(1, len(cross)), 1),
+            "small_sample": small, "images": images, "error_floor": SMALL_ERROR_FLOOR,
+            "hair": SMALL_HAIR if small else HAIR,
             "within_threshold": within[0], "within_error_threshold": within[1],
-            "calibrated_on": int(max(len(imp["cross"]), len(imp["within"]))),
+            "calibrated_on": n,
             "turned_copies": int(sum((v >= TURNED_COPY).sum() for v in raw.values()))}
 
 
@@ -115,8 +148,9 @@ def _matches(pairs: search.Pairs, cal: dict[str, float], split_of: np.ndarray | 
     within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
     warn, err = _levels_of(cal, within)
     keep = np.flatnonzero(pairs.score >= warn)
+    hair = float(cal.get("hair", HAIR))
     return [Match(int(pairs.i[n]), int(pairs.j[n]), "aligned", round(float(pairs.score[n]), 4),
-                  "hflip" if pairs.flipped[n] else "identity", weak=bool(pairs.score[n] < err[n]))
+                  "hflip" if pairs.flipped[n] else "identity", weak=bool(pairs.score[n] < err[n] + hair))
             for n in keep]
 
 
@@ -134,6 +168,15 @@ class Aligned(Detector):
     incremental = False
     evidence_key = "aligned_score"
     default = AlignedSettings()
+    evidence_value = "aligned score {:.3f}"
+    init_comment = ("Finds the crops, shifts, zooms and colour changes hashes miss, with thresholds\n"
+                    "calibrated on this data (docs/detectors.md): errors where a copy is near\n"
+                    'certain, warnings ("probably the same shot, please look") below that.')
+    init_keys = (("severity", ""),
+                 ("error_false_alarms_per_10k", "error level: expected false alarms per 10,000 images"),
+                 ("false_alarms_per_10k", "warning level"))
+    init_notice = ("the `aligned` detector (crops, shifts, zooms) is on: errors where a copy is near certain, "
+                   "warnings for probable ones; `aligned: {severity: off}` makes a cold check faster")
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> AlignedSettings:
         raw = section(ctx, raw, at, ("severity", "false_alarms_per_10k", "error_false_alarms_per_10k", "candidates"))
@@ -251,10 +294,11 @@ class Aligned(Detector):
         within = split_of[ij[:, 0]] == split_of[ij[:, 1]]
         warn, err = _levels_of(cal, within)
         out = list(matches)
+        hair = float(cal.get("hair", HAIR))
         for n, s, w, e in zip(check, scores, warn, err):
             if not np.isfinite(s):
                 continue  # no candidate to score (an invalid row): left as the hash found it
-            out[n] = None if s < w else dataclasses.replace(matches[n], weak=True) if s < e else matches[n]
+            out[n] = None if s < w else dataclasses.replace(matches[n], weak=True) if s < e + hair else matches[n]
         return [m for m in out if m is not None]
 
     def strength(self, match: Match, settings: AlignedSettings) -> float:

@@ -337,15 +337,17 @@ def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, .
     if ok_rows:
         ix = np.array(ok_rows)
 
-        def column(name: str, width: int) -> np.ndarray:
+        def column(name: str, width: int, head: bool = False) -> np.ndarray:
             blobs = [cached[name][digests[i]][1] for i in ok_rows]  # type: ignore[index]
+            if head:  # a variable-length row: its fixed head only (Family.variable)
+                blobs = [b[:width] for b in blobs]
             if any(len(b) != width for b in blobs):  # no version of this decode path wrote that
                 raise StoreDamaged(f"a stored `{name}` signal has the wrong size")
             return np.frombuffer(b"".join(blobs), dtype=np.uint8)
 
         dims[ix] = column("dims", 16).view("<i8").reshape(-1, 2)
         for f in fams:
-            for name, arr in f.unpack(column(f.name, f.row_bytes).reshape(len(ix), f.row_bytes)).items():
+            for name, arr in f.unpack(column(f.name, f.row_bytes, f.variable).reshape(len(ix), f.row_bytes)).items():
                 arrays[name][ix] = arr
         valid[ix] = True
         # Signatures cached under a higher limit must not let a bomb through.

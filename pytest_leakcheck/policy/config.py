@@ -16,13 +16,14 @@ from typing import Any
 
 import yaml
 
+from .. import orientation as _orientation
 from ..errors import LeakcheckError, PolicyError
 from ..files.names import display, excerpt
 
 SEVERITIES = ("error", "warning", "off")
-#: The eight orientations of a square; ``identity`` is always searched.
-ORIENTATIONS = ("identity", "hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
-AUGMENTATIONS = ORIENTATIONS[1:]
+#: The eight orientations of a square (``identity`` is always searched): defined in orientation.py.
+ORIENTATIONS = _orientation.ORIENTATIONS
+AUGMENTATIONS = _orientation.AUGMENTATIONS
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,12 @@ from ..files.names import excerpt
 SCHEMA_VERSION = 1
 DEFAULT_POLICY_NAME = "leakcheck.yaml"
 DEFAULT_BASELINE_NAME = ".leakcheck-baseline.yaml"
-# The mirror only: on CIFAR-10 all 8 orientations found no listed copy more, and the
-# turned matches the hashes make on low-texture photos (planes on plain sky) are
-# false alarms the aligned verifier does not check (it covers identity and hflip),
-# while the search cost 2-3x more. The summary names what was not searched.
-DEFAULT_AUGMENTATIONS = ("hflip",)
+# All eight: a copy turned by 90 degrees is a leak as much as a mirrored one (aerial,
+# medical and scanned data have no "up"), and a user who never reads the summary
+# must not miss it. The hashes search every orientation; the aligned verifier
+# judges each turned hash hit by detail (the first image turned as the hash found
+# it), which drops the low-texture coincidences that once made this too noisy.
+DEFAULT_AUGMENTATIONS = AUGMENTATIONS
 DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 # Pillow's own bomb limit is 2 * 89.5 Mpx; a dataset image larger than this is
 # almost certainly a mistake or an attack, and decoding it could exhaust memory.

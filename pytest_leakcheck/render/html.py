@@ -30,6 +30,7 @@ from ..files.escape import html_text
 from ..policy.load import DEFAULT_MAX_PIXELS
 from ..files.remote import is_url, read_bytes
 from ._common import checked_text, link_text
+from ._matches import overlay, points_by_pair
 from ._overview import overview
 
 #: Longest side of an embedded thumbnail, in pixels.
@@ -99,12 +100,12 @@ def data_uri(img: Image.Image) -> str:
 _esc = html_text
 
 
-def _img(uri: str, caption: str, cls: str = "") -> str:
+def _img(uri: str, caption: str, cls: str = "", width: int = THUMB) -> str:
     # Native lazy loading: the browser decodes a row's images only near the viewport.
     # Measured with 2,000 findings (benchmarks/html_report.py), it shows the first
     # screen and fires `load` sooner than an IntersectionObserver script.
     return (f'<figure><img class="{cls}" alt="{_esc(caption)}" loading="lazy" decoding="async" '
-            f'width="{THUMB}" height="{THUMB}" src="{uri}">'
+            f'width="{width}" height="{THUMB}" src="{uri}">'
             f"<figcaption>{_esc(caption)}</figcaption></figure>")
 
 
@@ -113,13 +114,16 @@ def _missing(caption: str) -> str:
             f"<figcaption>{_esc(caption)}</figcaption></figure>")
 
 
-def _images(pair: Pair, load: Loader | None) -> str:
+def _images(pair: Pair, load: Loader | None, points: list[list[float]] | None = None) -> str:
     a = load(pair.a) if load else None
     b = load(pair.b) if load else None
     cap_a = pair.a if pair.orientation == "identity" else f"{pair.a} after {pair.orientation}"
     if a is None or b is None:
         return (_img(data_uri(a), cap_a) if a else _missing(cap_a)) + (
             _img(data_uri(b), pair.b) if b else _missing(pair.b))
+    if points:  # another shot of the scene: where its keypoints meet tells more than a heatmap
+        both = overlay(a, b, points, THUMB)
+        return _img(data_uri(both), f"{len(points)} matched points: {pair.a} ~ {pair.b}", "scene", both.width)
     a = oriented(a, pair.orientation)
     return (_img(data_uri(a), cap_a) + _img(data_uri(b), pair.b)
             + _img(data_uri(heatmap(a, b)), "difference heatmap", "heat"))
@@ -135,7 +139,7 @@ def _signals(f: Finding, pair: Pair | None) -> str:
     return "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
 
 
-def _finding(f: Finding, load: Loader | None) -> str:
+def _finding(f: Finding, load: Loader | None, points: dict | None = None) -> str:
     pair = f.pairs[0] if f.pairs else None
     out = [f'<article class="finding {_esc(f.severity)} {_esc(f.status)}" id="f-{_esc(f.id)}">',
            f'<header><span class="badge {_esc(f.severity)}">{_esc(f.severity)}</span>'
@@ -143,7 +147,8 @@ def _finding(f: Finding, load: Loader | None) -> str:
            f"<code>{_esc(f.id)}</code> {_esc(f.kind)} <span class=\"pair\">{_esc(f.split_pair)}</span>"
            "</header>"]
     if pair is not None:
-        out.append(f'<div class="images">{_images(pair, load)}</div>')
+        drawn = (points or {}).get((pair.a, pair.b)) if pair.detector == "same-scene" else None
+        out.append(f'<div class="images">{_images(pair, load, drawn)}</div>')
     out.append('<div class="details"><table>')
     if f.kind in COPY_KINDS:
         out.append(_signals(f, pair))
@@ -202,7 +207,7 @@ h1{font-size:1.4em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #c
 .badge.known{background:#888}.pair{color:#555}
 .images{display:flex;gap:.5em}figure{margin:0;width:128px}
 figure img,.noimg{width:128px;height:128px;object-fit:contain;background:#eee;display:block}
-img.heat{image-rendering:pixelated}.noimg{line-height:128px;text-align:center;color:#888;font-size:.8em}
+img.heat{image-rendering:pixelated}figure img.scene{width:auto;max-width:none}.noimg{line-height:128px;text-align:center;color:#888;font-size:.8em}
 figcaption{font-size:.75em;word-break:break-all;color:#444}
 .details{flex:1;min-width:20em}.details th{text-align:left;font-weight:normal;color:#555;padding-right:1em}
 .members{padding-left:1.2em;word-break:break-all}.split{color:#06c}.link{color:#666}
@@ -250,6 +255,7 @@ def render(
     ``thresholds`` (``detectors.thresholds(policy)``) are drawn on the score charts."""
     load = loader or (thumbnail_loader(root if is_url(root) else Path(root), max_pixels) if root is not None else None)
     grouped = groups(report)
+    points = points_by_pair(report)
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -275,7 +281,7 @@ def render(
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
         for n, (kind, pair, fs) in enumerate(grouped):
             out.append(f'<section id="g-{n}"><h2>{_esc(kind)} · {_esc(pair)} ({len(fs)})</h2>')
-            out += pool.map(lambda f: _finding(f, load), fs)
+            out += pool.map(lambda f: _finding(f, load, points), fs)
             out.append("</section>")
     if report.stale:
         out.append("<h2>Stale baseline entries</h2><p>These match no finding any more; "

@@ -5,8 +5,10 @@ from __future__ import annotations
 from ..detectors import registry
 from ..files.names import log_lines
 from ..report.model import Report
-from ._common import checked_text, finding_lines
+from ._common import calibration_text, checked_text, finding_lines
 
+#: Detectors whose levels calibration_text states.
+CALIBRATED = ("aligned", "same_scene")
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
 DEFAULT_MAX_FINDINGS = 50
@@ -17,6 +19,8 @@ FIXES = {
     "identical-file": _COPIES,
     "identical-pixels": _COPIES,
     "near-duplicate": _COPIES + "; a false alarm: `leakcheck judge ID distinct --reason WHY`",
+    "same-scene": "another shot of the same scene: a leak for classification (move it into its partner's "
+                  "split), the test itself for retrieval (`same_scene: {severity: off}`)",
     "group-split": "keep every file of a group in one split (`leakcheck split` moves as few as possible: "
                    "files between split folders, or rows with --keep MANIFEST)",
     "split-share": "move files between splits until each share is inside its `split_share` bounds",
@@ -60,8 +64,9 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
         line += f"; checked: {checked_text(stats['checked'])}"
     if stats.get("not_searched"):
         line += f"; not searched: copies after {'/'.join(stats['not_searched'])}"
-    for d in registry():  # what each detector measured on this data (aligned: its calibrated threshold)
-        said = d.summary(stats[d.name]) if stats.get(d.name) else ""
+    line += calibration_text(stats)  # aligned and same-scene: the levels and what they rest on
+    for d in registry():  # what any other detector measured on this data
+        said = d.summary(stats[d.name]) if stats.get(d.name) and d.name not in CALIBRATED else ""
         line += f"; {said}" if said else ""
     judged = [f"{int(stats[k])} {k}" for k in ("known", "distinct") if stats.get(k)]
     if judged:

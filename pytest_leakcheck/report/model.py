@@ -24,6 +24,7 @@ KINDS = (
     "identical-file",
     "identical-pixels",
     "near-duplicate",
+    "same-scene",
     "group-split",
     "split-share",
     "unreadable-image",
@@ -35,7 +36,7 @@ KINDS = (
     "ungrouped-file",
 )
 #: Kinds that say "these files are copies of each other": a cluster of members.
-COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate")
+COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene")
 #: Kinds about single files rather than about copies across splits.
 FILE_KINDS = ("unreadable-image", "ambiguous-file", "missing-file", "unassigned-file", "outside-root", "not-examined")
 #: Kinds that group rules (whole groups kept in one split) produce start with these.

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..orientation import turn_flat
 from . import mih, retrieval
 
 # Elements per block; bounds the temporaries of one step to ~32 MB.
@@ -131,19 +132,8 @@ def normalised_thumbs(thumb: np.ndarray) -> np.ndarray:
 
 
 def orient_thumbs(t: np.ndarray, name: str) -> np.ndarray:
-    side = round(t.shape[1] ** 0.5)
-    sq = t.reshape(-1, side, side)
-    out = {
-        "identity": sq,
-        "hflip": sq[:, :, ::-1],
-        "vflip": sq[:, ::-1, :],
-        "rot90": np.rot90(sq, 1, axes=(1, 2)),
-        "rot180": sq[:, ::-1, ::-1],
-        "rot270": np.rot90(sq, 3, axes=(1, 2)),
-        "transpose": sq.transpose(0, 2, 1),
-        "transverse": sq[:, ::-1, ::-1].transpose(0, 2, 1),
-    }[name]
-    return np.ascontiguousarray(out).reshape(len(t), t.shape[1])
+    """(N, side*side) flattened thumbnails, each turned by ``name`` (orientation.py)."""
+    return turn_flat(t, name)
 
 
 @lru_cache(maxsize=8)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from .. import orientation as _orientation
 from . import imagedepth
 
 # Re-exported: the rest of the package opens images through this module.
@@ -53,16 +54,8 @@ DECODE_PATH = f"draft{DRAFT}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}-l
 # v3: uniform borders (letterboxing, pillar-boxing, scanner margins, frames) removed.
 PIXELS_PARAMS = "rgba-exif-v2"
 
-TRANSPOSE = {
-    "identity": None,
-    "hflip": Image.Transpose.FLIP_LEFT_RIGHT,
-    "vflip": Image.Transpose.FLIP_TOP_BOTTOM,
-    "rot90": Image.Transpose.ROTATE_90,
-    "rot180": Image.Transpose.ROTATE_180,
-    "rot270": Image.Transpose.ROTATE_270,
-    "transpose": Image.Transpose.TRANSPOSE,
-    "transverse": Image.Transpose.TRANSVERSE,
-}
+#: Pillow's transpose for each orientation (None for identity), derived in orientation.py.
+TRANSPOSE = {o: _orientation.pil_method(o) for o in _orientation.ORIENTATIONS}
 
 
 @dataclass
@@ -72,6 +65,9 @@ class Decoded:
     grey: Image.Image  # BASE x BASE, mode L
     size: tuple[int, int]  # width, height after EXIF orientation
     colour: Image.Image | None = None  # COLOUR x COLOUR RGB, when a family needs it
+    #: The file's bytes, for families that need more than the small decode (``detail_grey``).
+    source: bytes = b""
+    max_pixels: int = 0
     #: Intermediate results families share (e.g. the hash input square).
     memo: dict[Any, Any] = field(default_factory=dict)
 
@@ -110,6 +106,26 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
     grey = rgb.convert("L").resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
     return Decoded(grey, (w, h), small)
+
+
+def detail_grey(decoded: Decoded, side: int) -> np.ndarray:
+    """A grey image of the file at about ``side`` pixels on its long side (less if smaller), upright.
+
+    The small decode serves hashes; local features need more pixels.  JPEGs
+    are decoded again in draft mode at the smallest scale keeping ``side``
+    (a 640 x 480 photo at 1/2, a 4000 x 3000 one at 1/8), luma only.
+    """
+    img = open_image(decoded.source, decoded.max_pixels)
+    w, h = img.size
+    long = max(w, h, 1)
+    img.draft("L", (max(1, side * w // long), max(1, side * h // long)))
+    imagedepth.check_memory(img)
+    grey = imagedepth.upright_rgb(img, imagedepth.orientation(img)).convert("L")
+    if max(grey.size) > side:
+        s = side / max(grey.size)
+        grey = grey.resize((max(1, round(grey.width * s)), max(1, round(grey.height * s))),
+                           Image.Resampling.BILINEAR)
+    return np.asarray(grey)
 
 
 def _uniform(lines: np.ndarray, colour: np.ndarray) -> np.ndarray:
@@ -175,6 +191,7 @@ def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
             warnings.simplefilter("ignore")
             wants_colour = any(f.colour for f in task.families)
             decoded = decode(data, task.max_pixels, colour=COLOUR if wants_colour else 0)
+            decoded.source, decoded.max_pixels = data, task.max_pixels
             out = {"dims": struct.pack("<qq", *decoded.size)}
             for f in task.families:
                 out[f.name] = f.compute(decoded, f)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from .. import orientation as _orientation
 from ..policy.config import ORIENTATIONS
 from .decode import DECODE_PATH, TRANSPOSE, Decoded
 
@@ -42,6 +43,9 @@ class Family:
     args: tuple[Any, ...] = ()
     #: Whether ``compute`` reads the colour square of the decode.
     colour: bool = False
+    #: Rows longer than ``layout`` (a variable-length list after a fixed head): only the
+    #: head is loaded with the signatures; the detector reads the rest from the store.
+    variable: bool = False
 
     def unpack(self, column: np.ndarray) -> dict[str, np.ndarray]:
         """(N, bytes) uint8 rows -> the family's arrays, by name."""
@@ -92,24 +96,13 @@ def unique(families: Iterable[Family]) -> tuple[Family, ...]:
 
 #: The orientation undoing each one: turning by 90 degrees is undone by 270;
 #: every other orientation of a square is its own inverse.
-INVERSE = {o: {"rot90": "rot270", "rot270": "rot90"}.get(o, o) for o in ORIENTATIONS}
-
-
-def inverse(orientation: str) -> str:
-    """``o`` such that "a after ``orientation`` is b" reads "b after ``o`` is a"."""
-    return INVERSE[orientation]
+INVERSE = _orientation.INVERSE
+inverse = _orientation.inverse
 
 
 def search_orientations(orientations: Iterable[str]) -> tuple[str, ...]:
-    """Orientations to hash: the policy's, closed under inverse.
-
-    A pair is searched in both directions (either file turned), so an
-    orientation must come with its inverse for "test = rot90(train)" and the
-    reverse to be the same question.
-    """
-    names = set(orientations)
-    names |= {INVERSE[n] for n in names}
-    return tuple(o for o in ORIENTATIONS if o in names)
+    """Orientations to hash: the policy's, closed under inverse (``orientation.closed``)."""
+    return _orientation.closed(orientations)
 
 
 @lru_cache(maxsize=4)

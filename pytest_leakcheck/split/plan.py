@@ -33,7 +33,7 @@ from ..files.names import excerpt
 from ..policy.load import Policy
 
 #: Kinds of finding that mean "same picture": their members must share a split.
-COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate")
+COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene")
 DEFAULT_NAMES = ("train", "val", "test")
 
 

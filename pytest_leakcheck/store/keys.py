@@ -28,7 +28,8 @@ SNAPSHOT_VERSION = "snapshot-v2"
 MATCHES_VERSION = "matches-v4"
 #: The aligned detector's model and pairs (``detectors/_alignstate.py``).
 #: v5: stored pairs and levels, content-keyed samples, the inverted file.
-ALIGNED_VERSION = "aligned-v5"
+# v6: small-data error floor and the hair above the error level (the quality branch).
+ALIGNED_VERSION = "aligned-v6"
 #: The image size every decode records, and its version.
 DIMS = ("dims", "v1")
 

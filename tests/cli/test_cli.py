@@ -243,9 +243,10 @@ def test_init_guesses_split_folders(tmp_path: Path, run_cli) -> None:
         ("val", ("valid/**",)),
         ("test", ("test/**",)),
     )
-    # The mirror, written out, with the other orientations named in a comment.
-    assert policy.augmentations == ("hflip",)
-    assert "transverse" in (tmp_path / "leakcheck.yaml").read_text()
+    # All eight orientations, written out; same_scene at warning, with when to change it.
+    assert policy.augmentations == ("hflip", "vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
+    text = (tmp_path / "leakcheck.yaml").read_text()
+    assert "same_scene:\n    severity: warning" in text and "classification" in text and "retrieval" in text
     assert _check(run_cli, tmp_path)[0] == EXIT_CLEAN
 
 

@@ -96,9 +96,9 @@ def test_focus_limits_findings_to_the_given_files(leaky_dataset: Path) -> None:
     assert len(focused.findings) == 1
 
 
-def test_rotated_copies_need_all_orientations_and_the_default_says_what_it_skips(tmp_path: Path) -> None:
-    """By default only the mirror is searched, and the summary names the orientations
-    that were not; with all 8 listed under `augmentations` every turned copy is found."""
+def test_rotated_copies_are_found_by_default_and_a_narrower_policy_says_what_it_skips(tmp_path: Path) -> None:
+    """By default all 8 orientations are searched and every turned copy is found; with
+    `augmentations: [hflip]` only the mirror is, and the summary names the rest."""
     turns = ("vflip", "rot90", "rot180", "rot270", "transpose", "transverse")
     for n, turn in enumerate(turns):
         img = photo(600 + n)
@@ -109,24 +109,24 @@ def test_rotated_copies_need_all_orientations_and_the_default_says_what_it_skips
     for k in range(8):
         save(photo(650 + k), tmp_path / f"train/other_{k}.jpg", quality=92)
     head = "version: 1\nsplits: {train: [train/**], test: [test/**]}\n"
-    (tmp_path / "leakcheck.yaml").write_text(head)
+    (tmp_path / "leakcheck.yaml").write_text(head + "augmentations: [hflip]\n")
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     mirror = ["identity", "hflip"]
     assert report.stats["checked"] == {"identical-file": [], "identical-pixels": [], "phash": mirror,
-                                       "thumbnail": mirror, "aligned": mirror}
+                                       "thumbnail": mirror, "aligned": mirror, "same-scene": []}
     summary = [line for line in render(report, "text").splitlines() if line.startswith("leakcheck:")]
     assert len(summary) == 1
     assert "; not searched: copies after vflip/rot90/rot180/rot270/transpose/transverse" in summary[0]
 
-    (tmp_path / "leakcheck.yaml").write_text(head + f"augmentations: [hflip, {', '.join(turns)}]\n")
+    (tmp_path / "leakcheck.yaml").write_text(head)
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     assert _leak_pairs(report) == {tuple(sorted((f"test/{t}.jpg", f"train/orig_{t}.jpg"))) for t in turns}
     every = ["identity", "hflip", *turns]
     assert report.stats["checked"] == {"identical-file": [], "identical-pixels": [], "phash": every,
-                                       "thumbnail": every, "aligned": mirror}
+                                       "thumbnail": every, "aligned": mirror, "same-scene": []}
     summary = render(report, "text").splitlines()
     assert any(line.startswith("leakcheck: 6 errors") and (
-        "; checked: identical-file, identical-pixels, phash/thumbnail in 8 orientations, "
+        "; checked: identical-file, identical-pixels, same-scene, phash/thumbnail in 8 orientations, "
         "aligned in identity+hflip") in line and "not searched" not in line for line in summary)
 
 

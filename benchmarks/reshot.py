@@ -1,0 +1,148 @@
+"""Re-shots of one scene (other viewpoints, a step aside, other light) and clean distractor photos.
+
+Run by hand: ``python benchmarks/reshot.py [--data /work/scratch/data/reshot] [--jobs 2] [--repeat 2]``.
+
+Data (public, fetched from GitHub with the session's fetch tool; never committed; the
+script expects them unpacked under ``--data`` as ``<scene>/<file>.jpg``, long side at
+most 1024 px):
+
+- re-shot scenes: Strecha et al.'s multi-view benchmark ("On Benchmarking Camera
+  Calibration and Multi-View Stereo", CVPR 2008) as kept in
+  github.com/openMVG/SfM_quality_evaluation: ``fountain-P11``, ``Herz-Jesus-P25``,
+  ``castle-P30`` and ``entry-P10`` (the entry is a gate of the same castle, so the two are
+  one scene); Pierre Moulon's Sceaux castle images (github.com/openMVG/ImageDataset_SceauxCastle);
+  the ten Sacre-Coeur photos of github.com/cvg/Hierarchical-Localization (``datasets/sacre_coeur/mapping``,
+  internet photos of one landmark by different people).
+- distractors: the 500 photos of BSDS500 (github.com/BIDS/BSDS500, ``data/images``), all
+  different scenes.
+
+Each scene's views, in file order, alternate between ``train`` (even) and ``test`` (odd);
+distractors go 80/20 into the same splits.  "Re-shot pairs" are a test view and the train
+view next to it in the sequence (one step of the camera), and every cross-split pair of
+the Sacre-Coeur photos.  The check is ``leakcheck init``'s policy with ``same_scene`` at
+``error``, run cold; the script prints the re-shot pairs flagged (any level, and error
+level), the test views linked to their scene, false flags (distractors, or views of two
+different scenes, in any same-scene finding) per 1,000 clean photos, the levels used, the
+cold time against the same policy with ``same_scene`` off, and the store's growth per image.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+SAME = {"entry": "castle"}  # folders that show one scene
+DISTRACTORS = "bsds"
+
+
+def build(data: Path, out: Path) -> list[tuple[str, str, str, int]]:
+    """Lay the photos out as train/test folders; (path, scene, folder, index) per photo."""
+    records = []
+    for folder in sorted(p for p in data.iterdir() if p.is_dir()):
+        for k, f in enumerate(sorted(folder.glob("*.jpg"))):
+            test = k % 5 == 0 if folder.name == DISTRACTORS else k % 2 == 1
+            rel = f"{'test' if test else 'train'}/{folder.name}/{f.name}"
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, out / rel)
+            records.append((rel, SAME.get(folder.name, folder.name), folder.name, k))
+    return records
+
+
+def reshot_pairs(records: list[tuple[str, str, str, int]]) -> set[frozenset[str]]:
+    out = set()
+    for a in records:
+        for b in records:
+            if a[0] < b[0] and a[2] == b[2] and a[2] != DISTRACTORS and a[0].split("/")[0] != b[0].split("/")[0]:
+                if abs(a[3] - b[3]) == 1 or a[2] == "sacrecoeur":
+                    out.add(frozenset((a[0], b[0])))
+    return out
+
+
+def run(root: Path, text: str, jobs: int) -> tuple[float, object, int]:
+    from pytest_leakcheck import check
+
+    store = root / ".bench-store"
+    shutil.rmtree(store, ignore_errors=True)
+    path = root / "leakcheck.yaml"
+    path.write_text(text.replace("cache: .leakcheck/cache.sqlite", f"cache: {store}/cache.sqlite"))
+    t = time.perf_counter()
+    report = check(path, jobs=jobs)
+    dt = time.perf_counter() - t
+    size = sum(f.stat().st_size for f in store.glob("*"))
+    return dt, report, size
+
+
+def init_policy(root: Path) -> str:
+    try:
+        from pytest_leakcheck.dataset.recognise import detect, policy_text
+    except ImportError:  # the flat tree before the layers move
+        from pytest_leakcheck.layout import detect, policy_text
+    return policy_text(detect(root))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("/work/scratch/data/reshot"))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="leakcheck-reshot-"))
+    records = build(args.data, root)
+    scene_of = {r[0]: r[1] for r in records}
+    truth = reshot_pairs(records)
+    base = init_policy(root)
+    on = base.replace("same_scene:\n    severity: warning", "same_scene:\n    severity: error")
+    off = base.replace("same_scene:\n    severity: warning", "same_scene:\n    severity: off")
+    assert on != base, "leakcheck init no longer writes a same_scene section"
+    times = {"on": [], "off": []}
+    for _ in range(args.repeat):
+        for name, text in (("off", off), ("on", on)):
+            dt, report, size = run(root, text, args.jobs)
+            times[name].append(dt)
+            if name == "on":
+                rep_on, size_on = report, size
+            else:
+                size_off = size
+    linked: set[frozenset[str]] = set()
+    linked_error: set[frozenset[str]] = set()
+    false_members: set[str] = set()
+    for f in rep_on.findings:
+        if f.kind != "same-scene" and not any(p.detector == "same-scene" for p in f.pairs):
+            continue
+        paths = [m.path for m in f.members]
+        scenes = {scene_of[p] for p in paths}
+        if len(scenes) > 1 or DISTRACTORS in scenes:
+            false_members.update(p for p in paths if scene_of[p] == DISTRACTORS or len(scenes) > 1)
+        for a in paths:
+            for b in paths:
+                if a < b:
+                    linked.add(frozenset((a, b)))
+                    if f.severity == "error":
+                        linked_error.add(frozenset((a, b)))
+    clean = sum(1 for r in records if r[1] == DISTRACTORS)
+    tests = [r[0] for r in records if r[0].startswith("test/") and r[1] != DISTRACTORS]
+    found_tests = sum(any(frozenset((t, o)) in linked and scene_of[o] == scene_of[t] and o.startswith("train/")
+                          for o in scene_of) for t in tests)
+    cal = rep_on.stats.get("same_scene", {})
+    n = len(records)
+    print(f"photos: {n} ({n - clean} views of {len({r[1] for r in records}) - 1} scenes, {clean} distractors)")
+    print(f"re-shot pairs flagged: {len(truth & linked)}/{len(truth)} = {len(truth & linked) / len(truth):.1%} "
+          f"(error level: {len(truth & linked_error)}/{len(truth)})")
+    print(f"test views linked to a train view of their scene: {found_tests}/{len(tests)}")
+    print(f"false flags: {len(false_members)} photos = {1000 * len(false_members) / clean:.1f} per 1,000 clean photos")
+    print(f"levels: warning {cal.get('threshold')} / error {cal.get('error_threshold')} inliers "
+          f"(within a split {cal.get('within_threshold')} / {cal.get('within_error_threshold')}); "
+          f"calibrated on {cal.get('calibrated_on')} impostors, largest {cal.get('largest_impostor')}; "
+          f"floor used: {cal.get('floor')}; images searched {cal.get('images')}, skipped {cal.get('skipped')}")
+    print(f"cold check: same_scene on {min(times['on']):.1f} s (runs {', '.join(f'{t:.1f}' for t in times['on'])}), "
+          f"off {min(times['off']):.1f} s: {min(times['on']) / min(times['off']):.2f}x")
+    print(f"store: {size_on / n / 1024:.1f} kB per image with same_scene, {size_off / n / 1024:.1f} kB without "
+          f"(+{(size_on - size_off) / n / 1024:.1f} kB)")
+    shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

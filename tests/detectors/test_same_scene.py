@@ -1,0 +1,113 @@
+"""same-scene: other shots of one scene, found by ORB keypoints (real OpenCV) and a homography."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_leakcheck import check
+from pytest_leakcheck.detectors import _scene, same_scene
+from pytest_leakcheck.errors import PolicyError
+from pytest_leakcheck.policy.load import load
+from pytest_leakcheck.render import render
+from pytest_leakcheck.testing import brighter, photo, save, scene, view
+
+ON = "version: 1\nsplits: {train: [train/**], test: [test/**]}\ndetectors:\n  same_scene: {severity: error}\n"
+
+
+@pytest.fixture(scope="module")
+def reshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two shots of one scene (a step aside, other light) across splits, and unrelated photos."""
+    root = tmp_path_factory.mktemp("reshots")
+    place = scene(42)
+    save(view(place, 40, 30), root / "train/shot_1.jpg", quality=90)
+    save(brighter(view(place, 120, 70, tilt=40), 1.2), root / "test/shot_2.jpg", quality=85)
+    for k in range(6):
+        save(scene(100 + k).resize((640, 480)), root / f"{'test' if k % 3 == 0 else 'train'}/other_{k}.jpg",
+             quality=90)
+    (root / "leakcheck.yaml").write_text(ON)
+    return root
+
+
+def _scene_pairs(report) -> set[frozenset[str]]:
+    return {frozenset((p.a, p.b)) for f in report.findings for p in f.pairs if p.detector == "same-scene"}
+
+
+def test_a_reshot_is_linked_and_nothing_else(reshots: Path) -> None:
+    report = check(reshots / "leakcheck.yaml", use_cache=False)
+    assert _scene_pairs(report) == {frozenset(("train/shot_1.jpg", "test/shot_2.jpg"))}
+    finding = next(f for f in report.findings if f.kind == "same-scene")
+    assert finding.severity == "error" and finding.evidence["scene_inliers"] >= 15
+    stats = report.stats["same_scene"]
+    assert stats["images"] == 8 and stats["skipped"] == 0
+    assert stats["threshold"] >= same_scene.SceneSettings().min_inliers
+    assert stats["points"][0]["points"] and all(0 <= v <= 1 for p in stats["points"][0]["points"] for v in p)
+
+
+def test_the_page_draws_the_matched_points(reshots: Path) -> None:
+    report = check(reshots / "leakcheck.yaml", use_cache=False)
+    page = render(report, "html", root=reshots)
+    assert 'class="scene"' in page and "matched points" in page
+
+
+def test_images_too_small_for_keypoints_are_skipped(tmp_path: Path) -> None:
+    for k in range(4):
+        save(photo(k), tmp_path / f"{'test' if k == 0 else 'train'}/{k}.jpg", quality=90)  # 160 x 120
+    (tmp_path / "leakcheck.yaml").write_text(ON)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert report.stats["same_scene"] == {"images": 0, "skipped": 4}
+
+
+def test_rows_are_compact_and_keep_only_what_was_found() -> None:
+    grey = np.asarray(scene(7).convert("L").resize((256, 194)))
+    row = _scene.extract(grey)
+    n = int(np.frombuffer(row[:2], "<u2")[0])
+    assert 24 <= n <= _scene.FEATURES and len(row) == _scene.HEAD + 36 * n
+    assert len(_scene.extract(np.full((194, 256), 128, np.uint8))) == _scene.HEAD  # flat: no keypoints
+    feats = _scene.parse([row, row], np.array([0, 1]), 2)
+    assert _scene.verify(feats, 0, 1)[0] >= n // 2  # an image matches itself
+    assert _scene.verify(feats, 0, 1, impostor=True)[0] < 12  # without its geometry, chance only
+
+
+def test_levels_fall_back_to_the_floor_when_the_sample_is_small() -> None:
+    det = same_scene.SceneSettings()
+    small = same_scene.levels(np.array([3, 5, 7]), det)
+    assert small["threshold"] == det.min_inliers and small["error_threshold"] == det.min_inliers + 3
+    assert small["too_few_for_rate"] and small["floor"]
+    big = same_scene.levels(np.r_[np.zeros(30_000, int), np.full(30, 20)], det)  # 10 per 10k at 20 inliers
+    assert big["threshold"] == 21 and not big["too_few_for_rate"]
+
+
+def test_a_focused_check_reuses_the_calibration(reshots: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(reshots, root)
+    check(root / "leakcheck.yaml")
+    save(view(scene(42), 60, 40, tilt=20), root / "test/shot_3.jpg", quality=88)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("calibrated again on an incremental check")
+
+    monkeypatch.setattr(_scene, "impostors", refuse)
+    report = check(root / "leakcheck.yaml")
+    assert frozenset(("train/shot_1.jpg", "test/shot_3.jpg")) in _scene_pairs(report) or \
+        frozenset(("test/shot_2.jpg", "test/shot_3.jpg")) in _scene_pairs(report)
+
+
+def test_section_is_validated(tmp_path: Path) -> None:
+    (tmp_path / "leakcheck.yaml").write_text(ON.replace("{severity: error}", "{severity: error, min_inliers: 3}"))
+    with pytest.raises(PolicyError, match="min_inliers"):
+        load(tmp_path / "leakcheck.yaml")
+
+
+def test_loading_a_policy_does_not_import_opencv(reshots: Path) -> None:
+    code = (f"import sys; from pytest_leakcheck.policy.load import load; load({str(reshots / 'leakcheck.yaml')!r}); "
+            "import pytest_leakcheck.detectors; print('cv2' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
