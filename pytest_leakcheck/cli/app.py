@@ -493,6 +493,7 @@ def _init(args: argparse.Namespace) -> int:
         print(f"Not set up: {line}")
     _write(out, layout.policy_text(found))
     print(f"Wrote {out}. Review it, then run: leakcheck check --policy {out}")
+    print("The signature store goes to .leakcheck/ beside it, which ignores itself in git: commit the policy only.")
     return EXIT_CLEAN
 
 

@@ -15,7 +15,7 @@ this module plans the search over splits:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +30,10 @@ _BLOCK = 1024
 _REVERSE_TOP = 2
 # Impostor rows per calibration block.
 _IMPOSTOR_BLOCK = 256
+
+
+def _no_tick(n: int = 1) -> None:
+    """Progress nobody watches (a search run outside a check)."""
 
 
 @dataclass(frozen=True)
@@ -146,8 +150,10 @@ def _lists(p: Plan, a: str, ret: Retrieved) -> tuple[np.ndarray, np.ndarray, np.
     return ql[first], r[first], flip[first]
 
 
-def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...]) -> list[np.ndarray]:
-    """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block."""
+def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...],
+              tick: Callable[[int], None] = _no_tick) -> list[np.ndarray]:
+    """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block
+    (``tick(1)`` after each: progress)."""
     ql, r, fl = lists
 
     def block(a0: int) -> tuple[np.ndarray, ...]:
@@ -156,6 +162,7 @@ def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...]) -> l
         cand, flip = _pad(ql[lo:hi] - a0, nb, r[lo:hi], fl[lo:hi])
         raw = A.verify(data.grey[qrows[a0:a0 + nb]].astype(np.float32), cand, flip, data.grey, data.tmpl2)
         qi, kk = np.nonzero(cand >= 0)
+        tick(1)
         return qrows[a0 + qi], cand[qi, kk], raw[qi, kk], flip[qi, kk]
 
     out = _retrieve.in_blocks(block, range(0, len(qrows), _BLOCK))
@@ -174,7 +181,16 @@ def symmetric(q: np.ndarray, r: np.ndarray, score: np.ndarray, flipped: np.ndarr
     return Pairs(i[first], j[first], s[first], f[first])
 
 
-def search(data: Data, p: Plan) -> Pairs:
+def blocks(p: Plan) -> int:
+    """Blocks :func:`search` and :func:`impostors` run, for progress (``tick`` once per block)."""
+    rows = [len(p.rows[a]) for a in p.targets]
+    every = sum(rows)
+    picked = min(A.CALIBRATION_QUERIES, every)
+    imp = sum(-(-max(1, round(picked * n / every)) // _IMPOSTOR_BLOCK) for n in rows if n) if every else 0
+    return sum(-(-n // _BLOCK) for n in rows) + imp
+
+
+def search(data: Data, p: Plan, tick: Callable[[int], None] = _no_tick) -> Pairs:
     """Every row of every compared split against its lists: symmetric pairs."""
     ret: Retrieved = {}
     for a in p.targets:
@@ -182,7 +198,7 @@ def search(data: Data, p: Plan) -> Pairs:
             ret[a] = (p.rows[a], *retrieve(data, p, a, p.rows[a]))
     cols: list[list[np.ndarray]] = [[], [], [], []]
     for a in ret:
-        for acc, x in zip(cols, _directed(data, ret[a][0], _lists(p, a, ret))):
+        for acc, x in zip(cols, _directed(data, ret[a][0], _lists(p, a, ret), tick)):
             acc.append(x)
     if not cols[0]:
         return symmetric(*(np.zeros(0, t) for t in (np.int64, np.int64, np.float64, bool)))
@@ -232,7 +248,7 @@ def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | Non
     return best
 
 
-def impostors(data: Data, p: Plan) -> dict[str, np.ndarray]:
+def impostors(data: Data, p: Plan, tick: Callable[[int], None] = _no_tick) -> dict[str, np.ndarray]:
     """Best symmetric score of each of an evenly spaced sample of rows turned upside down,
     against the other splits (``cross``) and against its own split (``within``).
 
@@ -251,9 +267,12 @@ def impostors(data: Data, p: Plan) -> dict[str, np.ndarray]:
             if not len(rows):
                 continue
             # Rows are independent: in blocks, on the retrieval's threads.
-            best = np.concatenate(_retrieve.in_blocks(
-                lambda r0, a=a, rows=rows: _impostor_maxima(data, p, a, rows[r0:r0 + _IMPOSTOR_BLOCK]),
-                range(0, len(rows), _IMPOSTOR_BLOCK)))
+            def block(r0: int, a: str = a, rows: np.ndarray = rows) -> np.ndarray:
+                maxima = _impostor_maxima(data, p, a, rows[r0:r0 + _IMPOSTOR_BLOCK])
+                tick(1)
+                return maxima
+
+            best = np.concatenate(_retrieve.in_blocks(block, range(0, len(rows), _IMPOSTOR_BLOCK)))
             for kind, use in (("cross", [b != a for b in p.targets[a]]), ("within", [b == a for b in p.targets[a]])):
                 if any(use):
                     out[kind].append(best[:, np.array(use)].max(1))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +90,8 @@ def _levels(imp: np.ndarray, det: AlignedSettings) -> tuple[float, float, float]
     return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0
 
 
-def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings) -> dict[str, float]:
+def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings,
+                 tick: Callable[[int], None] | None = None) -> dict[str, float]:
     """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
 
     An upside-down image whose detail lines up with another image at
@@ -98,7 +100,7 @@ def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings) -> dic
     sets find).  Such scores are left out of the calibration, or one of them
     in a small set would raise the levels to 1 and hide every copy.
     """
-    raw = search.impostors(data, p)
+    raw = search.impostors(data, p, *([tick] if tick is not None else []))
     imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
     cross = imp["cross"] if len(imp["cross"]) else imp["within"]
     warn, err, measured = _levels(cross, det)
@@ -186,8 +188,9 @@ class Aligned(Detector):
                 run.stats["aligned"] = last["calibration"]
                 found = search.focus_search(data, p, run.focus)
                 return self._focus(run, _matches(found, last["calibration"], p.split_of))
-            pairs = search.search(data, p)
-            cal = _calibration(data, p, settings)
+            tick = run.ticks(search.blocks(p), "block")  # the bar moves block by block
+            pairs = search.search(data, p, tick)
+            cal = _calibration(data, p, settings, tick)
             matches = _matches(pairs, cal, p.split_of)
             last = {"data": key, "calibration": cal,
                     "matches": [[run.paths[m.i], run.paths[m.j], m.value, m.orientation, m.weak] for m in matches]}
