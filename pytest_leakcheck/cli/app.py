@@ -487,10 +487,8 @@ def _init(args: argparse.Namespace) -> int:
     from ..dataset import recognise as layout
 
     found = layout.detect(root)  # nothing recognised: exit 2, never placeholder globs
-    for line in found.found:
-        print(f"Found: {line}")
-    for line in found.not_set_up:
-        print(f"Not set up: {line}")
+    for line in [*(f"Found: {x}" for x in found.found), *(f"Not set up: {x}" for x in found.not_set_up)]:
+        print(line)
     _write(out, layout.policy_text(found))
     print(f"Wrote {out}. Review it, then run: leakcheck check --policy {out}")
     print("The signature store goes to .leakcheck/ beside it, which ignores itself in git: commit the policy only.")
