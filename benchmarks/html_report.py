@@ -141,7 +141,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--findings", type=int, default=2000)
     parser.add_argument("--no-browser", action="store_true")
-    parser.add_argument("--repeats", type=int, default=5, help="filter changes of each kind, each way")
+    parser.add_argument("--repeats", type=int, default=5, help="page loads of each kind; filter changes each way")
     args = parser.parse_args()
     root = dataset(args.findings)
     rep = report(args.findings)
@@ -169,18 +169,28 @@ def main() -> None:
     eager_path.write_text(page.replace(' loading="lazy"', ""), encoding="utf-8")
     bare_path = root / "review-noscript.html"
     bare_path.write_text(page[:page.rindex("<script>")] + "</body></html>\n", encoding="utf-8")
-    lazy = browser_seconds(out)
-    if lazy is None:
-        print("browser   skipped: Playwright is not installed", file=sys.stderr)
-        return
-    eager, bare = browser_seconds(eager_path), browser_seconds(bare_path)
-    assert eager is not None and bare is not None
-    print(f"browser   first paint:              {lazy[0]:6.2f} s; without the filter script {bare[0]:6.2f} s "
-          f"({lazy[0] / bare[0]:.2f}x)")
-    print(f"browser   first image shown:        {lazy[1]:6.2f} s lazy, {eager[1]:6.2f} s eager "
-          f"(lazy {eager[1] / lazy[1]:.1f}x sooner)")
-    print(f"browser   load event:               {lazy[2]:6.2f} s lazy, {eager[2]:6.2f} s eager "
-          f"(lazy {eager[2] / lazy[2]:.1f}x sooner)")
+    runs: dict[str, list[tuple[float, float, float]]] = {"lazy": [], "eager": [], "bare": []}
+    for _ in range(args.repeats):  # interleaved, so load on the machine hits each page alike
+        for name, path in (("lazy", out), ("eager", eager_path), ("bare", bare_path)):
+            seen = browser_seconds(path)
+            if seen is None:
+                print("browser   skipped: Playwright is not installed", file=sys.stderr)
+                return
+            runs[name].append(seen)
+
+    def span(name: str, k: int) -> str:
+        values = [r[k] for r in runs[name]]
+        return f"{min(values):5.2f} .. {max(values):5.2f} s"
+
+    def ratio(a: str, b: str, k: int) -> float:
+        return sorted(x[k] for x in runs[a])[len(runs[a]) // 2] / sorted(x[k] for x in runs[b])[len(runs[b]) // 2]
+
+    print(f"browser   first paint:       {span('lazy', 0)}; without the filter script {span('bare', 0)} "
+          f"(median ratio {ratio('lazy', 'bare', 0):.2f}x)")
+    print(f"browser   first image shown: {span('lazy', 1)} lazy; {span('eager', 1)} eager "
+          f"(median ratio {ratio('lazy', 'eager', 1):.2f}x)")
+    print(f"browser   load event:        {span('lazy', 2)} lazy; {span('eager', 2)} eager "
+          f"(median ratio {ratio('lazy', 'eager', 2):.2f}x)")
     times = filter_seconds(out, args.repeats)
     assert times is not None
     idle = sum(times["idle"]) / len(times["idle"])
