@@ -2,7 +2,8 @@
 
 The pipeline (listing, hashing, decoding, searching, verifying) calls
 ``start(stage, total)``, ``advance(n)`` and ``done()`` on whatever it is
-given; :data:`SILENT` by default, so library callers, the pytest plugin and
+given (and ``resize(total, unit)`` when a stage learns its size only once
+it has planned its work, as ``aligned``'s search does: :class:`Ticks`); :data:`SILENT` by default, so library callers, the pytest plugin and
 tests pay nothing.  The CLI passes :func:`for_stream`'s choice: a tqdm bar on
 a terminal, and in CI logs or under ``--quiet`` a :class:`Timer` that only
 records how long each stage took, for the one-line summary printed always.
@@ -15,6 +16,7 @@ which the pre-commit hook (run with stderr captured) must not pay.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Protocol, TextIO
 
@@ -26,6 +28,9 @@ class Progress(Protocol):
 
     def advance(self, n: int = 1) -> None: ...
 
+    def resize(self, total: int | None, unit: str = "file") -> None:
+        """The current stage's size, counted anew in ``unit`` (what was counted so far is dropped)."""
+
     def done(self) -> None: ...
 
 
@@ -36,6 +41,9 @@ class _Silent:
         pass
 
     def advance(self, n: int = 1) -> None:
+        pass
+
+    def resize(self, total: int | None, unit: str = "file") -> None:
         pass
 
     def done(self) -> None:
@@ -58,6 +66,9 @@ class Timer:
         self._stage, self._t0 = stage, time.perf_counter()
 
     def advance(self, n: int = 1) -> None:
+        pass
+
+    def resize(self, total: int | None, unit: str = "file") -> None:
         pass
 
     def done(self) -> None:
@@ -90,11 +101,47 @@ class Bar(Timer):
         if self._bar is not None:
             self._bar.update(n)
 
+    def resize(self, total: int | None, unit: str = "file") -> None:
+        if self._bar is not None:
+            self._bar.unit = f" {unit}"
+            self._bar.reset(total=total)
+
     def done(self) -> None:
         super().done()
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+class Ticks:
+    """A stage's own count of its work, for a search that plans blocks and runs them on threads.
+
+    ``tick = Ticks(progress, total, unit)`` resizes the current stage to
+    ``total`` units; ``tick(n)`` after each block (from any thread) moves it;
+    ``tick.finish()`` fills what a shortcut skipped.  A search takes ``tick`` as
+    a plain ``Callable[[int], None]``, so it needs nothing of this module.
+    """
+
+    def __init__(self, progress: Progress, total: int, unit: str = "block") -> None:
+        self._progress, self.total, self.count = progress, total, 0
+        self._lock = threading.Lock()
+        resize = getattr(progress, "resize", None)  # a Progress written before resize() existed
+        if resize is not None:
+            resize(total, unit)
+
+    def __call__(self, n: int = 1) -> None:
+        with self._lock:  # tqdm's update is not atomic; blocks finish on several threads
+            n = max(0, min(n, self.total - self.count))
+            self.count += n
+            if n:
+                self._progress.advance(n)
+
+    def finish(self) -> None:
+        self(self.total - self.count)
+
+
+def no_tick(n: int = 1) -> None:
+    """The tick of a search nobody watches."""
 
 
 def for_stream(stream: TextIO, *, quiet: bool = False) -> Timer:

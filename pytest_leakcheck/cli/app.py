@@ -498,6 +498,7 @@ def _init(args: argparse.Namespace) -> int:
         print(log_line(f"Not set up: {line}"))
     _write(out, layout.policy_text(found))
     print(log_line(f"Wrote {out}. Review it, then run: leakcheck check --policy {out}"))
+    print("The signature store goes to .leakcheck/ beside it, which ignores itself in git: commit the policy only.")
     return EXIT_CLEAN
 
 

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, policy_path: Path, write: Callable[..., None])
     plan = split.plan(policy, test=args.test or 0.2, val=args.val, seed=args.seed, stratify=args.stratify,
                       keep=args.keep, names=names, jobs=args.jobs, use_cache=not args.no_cache, current=current)
     # Split names, labels and paths come from the policy and the dataset: one log line each.
-    sys.stdout.write(log_text(splitapply.summary(plan)))
+    sys.stdout.write(log_text(splitapply.summary(plan, targets=folders is None)))
     if folders is not None:
         return _moves(args, policy, splitapply.tree_moves(plan, folders, current or {}))
     write(args.output, splitapply.kept_manifest(args.keep, plan) if args.keep else splitapply.manifest_text(plan),

@@ -102,6 +102,18 @@ def resolve(inv: Inventory) -> Inventory:
 # Findings
 
 
+def _repair(policy: Policy) -> str:
+    """The `leakcheck split` command that repairs a group split, for the way this policy names splits."""
+    if policy.manifest is not None:
+        name = getattr(policy.manifest, "name", "MANIFEST")
+        return f"`leakcheck split --keep {name} -o {name}` moves as few rows as possible"
+    folders = bool(policy.splits) and all(len(g) == 1 and g[0].endswith("/**") for _, g in policy.splits)
+    if policy.split_sources is not None or not folders:
+        return "`leakcheck split --test 0.2 -o splits.csv` writes a manifest without it"
+    # One folder per split: `leakcheck split` repairs the tree itself (splitapply.split_folders).
+    return "`leakcheck split` prints the moves that repair this; `--apply` makes them"
+
+
 def findings(inv: Inventory) -> list[Finding]:
     """``group-split``, ``ungrouped-file`` and ``split-share`` findings for one inventory."""
     policy = inv.policy
@@ -132,7 +144,7 @@ def findings(inv: Inventory) -> list[Finding]:
                     members=tuple(members),
                     evidence={s: float(counts[s]) for s in splits},
                     message=f"group {group!r} has files in {len(splits)} splits ({spread}); "
-                    "keep it in one (`leakcheck split --keep MANIFEST` repairs this)",
+                    f"keep it in one ({_repair(policy)})",
                 )
             )
     if policy.groups and policy.ungrouped != "own-group":

@@ -19,15 +19,13 @@ It also holds the ``desc`` family the search reads (``DESC_FAMILY``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import dataclasses
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from ..signals.decode import COLOUR, DECODE_PATH, Decoded
-from ..search.kernels import Match
 from ..signals.families import Family, Signatures
 from . import _align as A
 from . import _retrieve
@@ -84,6 +82,10 @@ class Templates:
         if mirrored.any():
             out[mirrored] = out[mirrored].reshape(-1, t, t)[:, :, ::-1].reshape(-1, t * t)
         return out
+
+
+def _no_tick(n: int = 1) -> None:
+    """Progress nobody watches (a search run outside a check)."""
 
 
 @dataclass(frozen=True)
@@ -245,8 +247,10 @@ def _lists(p: Plan, a: str, ret: Retrieved) -> tuple[np.ndarray, np.ndarray, np.
     return ql[first], r[first], flip[first]
 
 
-def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...]) -> list[np.ndarray]:
-    """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block."""
+def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...],
+              tick: Callable[[int], None] = _no_tick) -> list[np.ndarray]:
+    """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block
+    (``tick(1)`` after each: progress)."""
     ql, r, fl = lists
 
     def block(a0: int) -> tuple[np.ndarray, ...]:
@@ -255,6 +259,7 @@ def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...]) -> l
         cand, flip = _pad(ql[lo:hi] - a0, nb, r[lo:hi], fl[lo:hi])
         raw = A.verify(data.grey[qrows[a0:a0 + nb]].astype(np.float32), cand, flip, data.grey, data.tmpl2)
         qi, kk = np.nonzero(cand >= 0)
+        tick(1)
         return qrows[a0 + qi], cand[qi, kk], raw[qi, kk], flip[qi, kk]
 
     out = _retrieve.in_blocks(block, range(0, len(qrows), _BLOCK))
@@ -273,7 +278,16 @@ def symmetric(q: np.ndarray, r: np.ndarray, score: np.ndarray, flipped: np.ndarr
     return Pairs(i[first], j[first], s[first], f[first])
 
 
-def search(data: Data, p: Plan) -> Pairs:
+def blocks(p: Plan) -> int:
+    """Blocks :func:`search` and :func:`impostors` run, for progress (``tick`` once per block)."""
+    rows = [len(p.rows[a]) for a in p.targets]
+    every = sum(rows)
+    picked = min(A.CALIBRATION_QUERIES, every)
+    imp = sum(-(-max(1, round(picked * n / every)) // _IMPOSTOR_BLOCK) for n in rows if n) if every else 0
+    return sum(-(-n // _BLOCK) for n in rows) + imp
+
+
+def search(data: Data, p: Plan, tick: Callable[[int], None] = _no_tick) -> Pairs:
     """Every row of every compared split against its lists: symmetric pairs."""
     ret: Retrieved = {}
     for a in p.targets:
@@ -281,7 +295,7 @@ def search(data: Data, p: Plan) -> Pairs:
             ret[a] = (p.rows[a], *retrieve(data, p, a, p.rows[a]))
     cols: list[list[np.ndarray]] = [[], [], [], []]
     for a in ret:
-        for acc, x in zip(cols, _directed(data, ret[a][0], _lists(p, a, ret))):
+        for acc, x in zip(cols, _directed(data, ret[a][0], _lists(p, a, ret), tick)):
             acc.append(x)
     if not cols[0]:
         return symmetric(*(np.zeros(0, t) for t in (np.int64, np.int64, np.float64, bool)))
@@ -337,7 +351,8 @@ def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | Non
     return best
 
 
-def impostors(data: Data, p: Plan, digests: Sequence[bytes]) -> dict[str, np.ndarray]:
+def impostors(data: Data, p: Plan, digests: Sequence[bytes],
+              tick: Callable[[int], None] = _no_tick) -> dict[str, np.ndarray]:
     """Best symmetric score of each of a content-keyed sample of rows (:func:`by_content`) turned upside down,
     against the other splits (``cross``) and against its own split (``within``).
 
@@ -355,9 +370,12 @@ def impostors(data: Data, p: Plan, digests: Sequence[bytes]) -> dict[str, np.nda
             if not len(rows):
                 continue
             # Rows are independent: in blocks, on the retrieval's threads.
-            best = np.concatenate(_retrieve.in_blocks(
-                lambda r0, a=a, rows=rows: _impostor_maxima(data, p, a, rows[r0:r0 + _IMPOSTOR_BLOCK]),
-                range(0, len(rows), _IMPOSTOR_BLOCK)))
+            def block(r0: int, a: str = a, rows: np.ndarray = rows) -> np.ndarray:
+                maxima = _impostor_maxima(data, p, a, rows[r0:r0 + _IMPOSTOR_BLOCK])
+                tick(1)
+                return maxima
+
+            best = np.concatenate(_retrieve.in_blocks(block, range(0, len(rows), _IMPOSTOR_BLOCK)))
             for kind, use in (("cross", [b != a for b in p.targets[a]]), ("within", [b == a for b in p.targets[a]])):
                 if any(use):
                     out[kind].append(best[:, np.array(use)].max(1))
@@ -386,68 +404,3 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
                     always=1)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
     return fwd.reshape(n, groups, p.k).max(2)
-
-
-# --------------------------------------------------------------------------
-# Levels: the calibrated cut-offs, and the matches they let through
-
-
-class Rates(Protocol):
-    """The false-alarm rates a policy asks of the two levels (``AlignedSettings``)."""
-
-    @property
-    def false_alarms_per_10k(self) -> float: ...
-
-    @property
-    def error_false_alarms_per_10k(self) -> float: ...
-
-
-#: Detail correlation no impostor reaches (the largest of 2,000 on the visible CIFAR
-#: half: 0.85) and copies do (median 0.92): an upside-down image scoring this is a
-#: turned copy in the data, and is left out of the calibration.
-TURNED_COPY = 0.95
-
-
-def levels(imp: np.ndarray, det: Rates) -> tuple[float, float, float]:
-    """Warning and error thresholds from impostor maxima, and the rate measured at the warning one."""
-    warn = round(A.calibrate(imp, det.false_alarms_per_10k), 4)
-    err = round(max(warn, A.calibrate(imp, det.error_false_alarms_per_10k)), 4)
-    return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0
-
-
-def calibration(data: Data, p: Plan, det: Rates) -> dict[str, float]:
-    """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
-
-    An upside-down image whose detail lines up with another image at
-    TURNED_COPY or more is not an impostor: the data holds a turned copy of
-    it (an upside-down or flipped duplicate, as audits of aerial and medical
-    sets find).  Such scores are left out of the calibration, or one of them
-    in a small set would raise the levels to 1 and hide every copy.
-    """
-    raw = impostors(data, p)
-    imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
-    cross = imp["cross"] if len(imp["cross"]) else imp["within"]
-    warn, err, measured = levels(cross, det)
-    within = levels(imp["within"], det) if len(imp["within"]) else (warn, err, measured)
-    return {"threshold": warn, "error_threshold": err,
-            "false_alarms_per_10k": measured, "error_false_alarms_per_10k": det.error_false_alarms_per_10k,
-            "within_threshold": within[0], "within_error_threshold": within[1],
-            "calibrated_on": int(max(len(imp["cross"]), len(imp["within"]))),
-            "turned_copies": int(sum((v >= TURNED_COPY).sum() for v in raw.values()))}
-
-
-def levels_of(cal: dict[str, float], within: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Warning and error level of each pair, by whether it lies within a split."""
-    warn = np.where(within, cal.get("within_threshold", cal["threshold"]), cal["threshold"])
-    err = np.where(within, cal.get("within_error_threshold", cal["error_threshold"]), cal["error_threshold"])
-    return warn, err
-
-
-def matches(pairs: Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> list[Match]:
-    """Matches at or above the warning level of their kind (cross or within split); weak below the error level."""
-    within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
-    warn, err = levels_of(cal, within)
-    keep = np.flatnonzero(pairs.score >= warn)
-    return [Match(int(pairs.i[n]), int(pairs.j[n]), "aligned", round(float(pairs.score[n]), 4),
-                  "hflip" if pairs.flipped[n] else "identity", weak=bool(pairs.score[n] < err[n]))
-            for n in keep]

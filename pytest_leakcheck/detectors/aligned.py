@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -107,7 +107,8 @@ def _levels(imp: np.ndarray, det: AlignedSettings, small: bool) -> tuple[float, 
     return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0, small
 
 
-def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings, digests: Sequence[bytes]) -> dict[str, Any]:
+def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings, digests: Sequence[bytes],
+                 tick: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
 
     An upside-down image whose detail lines up with another image at
@@ -116,7 +117,7 @@ def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings, digest
     sets find).  Such scores are left out of the calibration, or one of them
     in a small set would raise the levels to 1 and hide every copy.
     """
-    raw = search.impostors(data, p, digests)
+    raw = search.impostors(data, p, digests, *([tick] if tick is not None else []))
     imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
     cross = imp["cross"] if len(imp["cross"]) else imp["within"]
     images = int(sum(len(r) for r in p.rows.values()))
@@ -238,9 +239,10 @@ class Aligned(Detector):
         """Index, levels and every pair estimated and searched afresh, and stored."""
         index = search.fit(run.sigs, np.flatnonzero(run.sigs.valid))
         data = search.prepare(run.sigs, p.mirror, index)
-        pairs = search.search(data, p)
+        tick = run.ticks(search.blocks(p), "block")  # the bar moves block by block: search, then levels
+        pairs = search.search(data, p, tick)
         at = state.now()
-        model = state.Model(index, _calibration(data, p, settings, run.sigs.digests), np.sort(ids),
+        model = state.Model(index, _calibration(data, p, settings, run.sigs.digests, tick), np.sort(ids),
                             {"index_at": at, "index_on": len(ids), "levels_at": at, "levels_on": len(ids)})
         key = _key(settings, p)
         state.save_model(run.store, key, model)

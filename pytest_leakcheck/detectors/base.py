@@ -136,6 +136,23 @@ class Detector:
         return f"{self.name}:{settings!r}"
 
 
+#: Closest non-matching pairs a detector records for the review page (``stats["near_misses"]``).
+NEAR_MISSES = 200
+
+
+def record_near_misses(run: SearchRun, name: str, values: Sequence[float], level: float, lower: bool) -> None:
+    """Keep the ``NEAR_MISSES`` values closest to ``level`` among pairs that did not match.
+
+    The review page draws them beside the matched pairs, on the other side of
+    the level, so a reviewer sees how much room separates copies from the rest.
+    A focused search adds to what the same run recorded already.
+    """
+    near = run.stats.setdefault("near_misses", {})
+    old = near.get(name, {}).get("values", []) if isinstance(near, dict) else []
+    kept = sorted([*old, *map(float, values)], reverse=not lower)[:NEAR_MISSES]
+    near[name] = {"values": kept, "level": float(level), "lower_is_stronger": lower}
+
+
 def simple_severity(ctx: Ctx, raw: Any, at: tuple[str, ...], default: str) -> str:
     """``severity`` written bare (``phash: warning``) or as ``{severity: warning}``."""
     value = raw if raw is not None else default

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..policy.config import Ctx
 from .base import Detector, PolicyView
-from .phash import HashSettings, hash_distance, hash_matches, parse_hash
+from .phash import HashSettings, hash_distance, matches_and_near_misses, parse_hash
 
 if TYPE_CHECKING:
     from ..search.run import SearchRun
@@ -45,7 +45,7 @@ class DHash(Detector):
         return tuple(hash_family("dhash", settings.bits, o, PREFIX) for o in search_orientations(policy.orientations))
 
     def find(self, run: SearchRun, settings: HashSettings) -> list[Match]:
-        return hash_matches(run, self.name, PREFIX, settings.max_distance)
+        return matches_and_near_misses(run, self.name, PREFIX, settings)
 
     def strength(self, match: Match, settings: HashSettings) -> float:
         return 1.0 - match.value / settings.bits

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..policy.config import ORIENTATIONS, SEVERITIES, Ctx
 from ..files.names import excerpt
-from .base import Detector, PolicyView, section
+from .base import Detector, PolicyView, record_near_misses, section
 
 if TYPE_CHECKING:
     from ..search.run import SearchRun
@@ -83,6 +83,23 @@ def hash_matches(run: SearchRun, name: str, prefix: str, max_distance: int) -> l
     return [Match(i, j, name, d, o) for (i, j), (d, _, o) in sorted(best.items())]
 
 
+#: How far past ``max_distance`` (in bits of a 64-bit hash) the search looks for near misses.
+NEAR_REACH = 4
+
+
+def matches_and_near_misses(run: SearchRun, name: str, prefix: str, settings: HashSettings) -> list[Match]:
+    """:func:`hash_matches` within ``max_distance``; pairs a few bits further are recorded as near misses.
+
+    One search at the wider radius gives both: a pair's distance is the same
+    whatever the radius, so filtering it afterwards finds exactly the matches.
+    """
+    reach = min(settings.bits // 2, settings.max_distance + NEAR_REACH * settings.bits // 64)
+    found = hash_matches(run, name, prefix, reach)
+    record_near_misses(run, name, [m.value for m in found if m.value > settings.max_distance],
+                       settings.max_distance, lower=True)
+    return [m for m in found if m.value <= settings.max_distance]
+
+
 def _keep_best(best: dict[tuple[int, int], tuple[float, int, str]], x: int, y: int, dist: float,
                orientation: str) -> None:
     """Keep the nearer of two directions; on a tie, the first orientation in ORIENTATIONS,
@@ -149,7 +166,7 @@ class PHash(Detector):
         return tuple(hash_family(settings.kind, settings.bits, o) for o in search_orientations(policy.orientations))
 
     def find(self, run: SearchRun, settings: HashSettings) -> list[Match]:
-        return hash_matches(run, self.name, "hash", settings.max_distance)
+        return matches_and_near_misses(run, self.name, "hash", settings)
 
     def strength(self, match: Match, settings: HashSettings) -> float:
         return 1.0 - match.value / settings.bits

@@ -13,6 +13,27 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
+#: What a folder of our own (``.leakcheck/``) holds so that git never sees the store or the
+#: reports in it, whatever the repository's .gitignore says: pytest's cache folder does the same.
+GITIGNORE = "# Created by pytest-leakcheck: a signature store and reports, never committed.\n*\n"
+
+
+def own_folder(folder: str | Path) -> bool:
+    """Create ``folder`` (and its parents); a folder created here gets a ``.gitignore`` of ``*``.
+
+    Only a folder this call creates: one that exists (the dataset root, when the
+    policy's ``cache`` is a bare file name) is never given one.  True when it was created.
+    """
+    folder = Path(folder)
+    if folder.is_dir():
+        return False
+    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):  # a read-only mount: the store still works, git may see it
+        with open(folder / ".gitignore", "x", encoding="utf-8") as f:
+            f.write(GITIGNORE)
+    return True
+
+
 @contextlib.contextmanager
 def replacing(path: str | Path) -> Iterator[str]:
     """A temporary path beside ``path`` to write into; renamed over ``path`` on success.

@@ -11,6 +11,8 @@ look at everyone's matches (``refine``: verification).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
@@ -21,7 +23,7 @@ from .. import detectors
 from ..store import keys
 from ..policy.config import ORIENTATIONS
 from ..search.run import SearchRun
-from ..detectors.base import Detector
+from ..detectors.base import NEAR_MISSES, Detector
 from ..dataset.inventory import Inventory
 from ..search.kernels import Match, dedupe
 from ..files.names import from_bytes, to_bytes
@@ -73,7 +75,11 @@ def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
         # One stage per detector: a slow one (aligned) shows as itself, not as "searching".
         progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
         matches += det.find(run, settings)
-        progress.advance(len(run.comparisons))
+        ticks = run.take_ticks()  # a detector that counted its own blocks (run.ticks)
+        if ticks is not None:
+            ticks.finish()
+        else:
+            progress.advance(len(run.comparisons))
     progress.done()
     return _sorted(matches)
 
@@ -160,7 +166,31 @@ def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector
         result = _sorted([*cached, *found])
     if prev is None or changed.any() or (new_of_old < 0).any():
         run.store.save_snapshot(key, _match_arrays(run, result), kind="matches")
+    _near_misses(run, f"{key}:near-misses", fresh=prev is None, searched=prev is None or bool(changed.any()))
     return result
+
+
+def _near_misses(run: SearchRun, key: str, *, fresh: bool, searched: bool) -> None:
+    """Near misses (the review page's chart) of a search that reused the last one's matches.
+
+    A full search records them all; a search of the changed files adds theirs
+    to the last full search's (pairs of files since changed or gone may linger
+    there until the next full search); a search with nothing changed shows the
+    last ones.  Kept in the store beside the matches.
+    """
+    stored = run.store.get_meta(key)
+    last = json.loads(stored) if stored and not fresh else {}
+    now = run.stats.get("near_misses") or {}
+    merged = dict(last)
+    for name, rec in now.items():
+        old = last.get(name, {}).get("values", [])
+        lower = bool(rec.get("lower_is_stronger", True))
+        values = sorted([*old, *rec["values"]], reverse=not lower)[:NEAR_MISSES]
+        merged[name] = {**rec, "values": values}
+    if merged:
+        run.stats["near_misses"] = merged
+    if searched and now:
+        run.store.put_meta({key: json.dumps(merged)})
 
 
 def _match_arrays(run: SearchRun, matches: list[Match]) -> dict[str, np.ndarray]:

@@ -1,12 +1,11 @@
 """The overview at the top of the HTML report: pictures a reviewer reads at a glance.
 
-Two inline SVG charts, no script (the page's Content-Security-Policy forbids
-every script, and SVG markup inside HTML is not an external resource):
-
-- findings per split pair, one bar per pair stacked by kind, with the same
-  counts in a table below for screen readers and copy-paste;
-- per detector, the distribution of the match scores of its pairs with the
-  threshold drawn, so a reviewer sees how close the borderline pairs are.
+- findings per split pair and kind, one table (the filters below it narrow the cards);
+- per detector, the distribution of the closest pairs on both sides of its
+  level: the matched pairs, and the nearest pairs that did not match
+  (``stats["near_misses"]``, recorded by the search), with the level drawn,
+  so a reviewer sees how much room there is between copies and the rest.
+  Inline SVG, no external resource.
 
 The thresholds come from the policy (``detectors.thresholds``) through the
 renderer's options; the ``aligned`` detector's calibrated one from the
@@ -25,9 +24,6 @@ from ..report.model import KINDS, Report
 #: One colour per finding kind, in KINDS order; chosen to stay apart for colour-blind readers.
 PALETTE = ("#b2182b", "#d6604d", "#f4a582", "#2166ac", "#4393c3", "#762a83", "#9970ab",
            "#5aae61", "#a6dba0", "#878787")
-BAR_WIDTH = 360
-LABEL_WIDTH = 150
-ROW = 22
 HIST_WIDTH, HIST_HEIGHT, HIST_BINS = 420, 110, 20
 
 
@@ -43,10 +39,12 @@ def overview(report: Report, thresholds: Mapping[str, tuple[float, bool]] | None
     """The overview section's HTML; empty when there are no findings."""
     if not report.findings:
         return ""
-    out = ['<section class="overview" id="overview"><h2>Overview</h2>', _pairs_chart(report)]
-    charts = [_histogram(name, values, limit) for name, values, limit in _scores(report, thresholds or {})]
+    out = ['<section class="overview" id="overview"><h2>Overview</h2>', _pairs_table(report)]
+    charts = [_histogram(name, values, misses, limit)
+              for name, values, misses, limit in _scores(report, thresholds or {})]
     if charts:
-        out.append('<h3>Match scores per detector</h3><div class="hists">' + "".join(charts) + "</div>")
+        out.append("<h3>Closest pairs per detector: matched, and the nearest that did not match</h3>"
+                   '<div class="hists">' + "".join(charts) + "</div>")
     out.append("</section>")
     return "\n".join(out)
 
@@ -55,69 +53,65 @@ def overview(report: Report, thresholds: Mapping[str, tuple[float, bool]] | None
 # Findings per split pair and kind
 
 
-def _pairs_chart(report: Report) -> str:
+def _pairs_table(report: Report) -> str:
     counts = Counter((f.split_pair or "-", f.kind) for f in report.findings)
     pairs = sorted({p for p, _ in counts}, key=lambda p: (-sum(n for (q, _), n in counts.items() if q == p), p))
     kinds = [k for k in (*KINDS, *sorted({k for _, k in counts} - set(KINDS))) if any(k == c for _, c in counts)]
-    most = max(sum(counts[(p, k)] for k in kinds) for p in pairs)
-    height = ROW * len(pairs) + 4
-    svg = [f'<svg class="chart pairs" role="img" width="{LABEL_WIDTH + BAR_WIDTH + 40}" height="{height}" '
-           f'viewBox="0 0 {LABEL_WIDTH + BAR_WIDTH + 40} {height}" xmlns="http://www.w3.org/2000/svg">',
-           "<title>Findings per split pair and kind</title>"]
-    for row, pair in enumerate(pairs):
-        y = row * ROW + 2
-        svg.append(f'<text x="{LABEL_WIDTH - 6}" y="{y + 15}" text-anchor="end">{_esc(pair)}</text>')
-        x = float(LABEL_WIDTH)
-        for kind in kinds:
-            n = counts[(pair, kind)]
-            if not n:
-                continue
-            w = max(BAR_WIDTH * n / most, 2.0)
-            svg.append(f'<rect class="bar" data-kind="{_esc(kind)}" x="{x:.1f}" y="{y}" width="{w:.1f}" '
-                       f'height="{ROW - 6}" fill="{_colour(kind)}"><title>{_esc(pair)}: {n} {_esc(kind)}'
-                       "</title></rect>")
-            x += w
-        total = sum(counts[(pair, k)] for k in kinds)
-        svg.append(f'<text x="{x + 4:.1f}" y="{y + 15}">{total}</text>')
-    svg.append("</svg>")
-    legend = "".join(f'<span class="key"><i style="background:{_colour(k)}"></i>{_esc(k)}</span>' for k in kinds)
-    head = "".join(f"<th>{_esc(k)}</th>" for k in kinds)
+    head = "".join(f'<th><i style="background:{_colour(k)}"></i>{_esc(k)}</th>' for k in kinds)
     rows = "".join(f"<tr><th>{_esc(p)}</th>" + "".join(f"<td>{counts[(p, k)] or ''}</td>" for k in kinds)
-                   + "</tr>" for p in pairs)
-    return ("<h3>Findings per split pair and kind</h3>" + "".join(svg) + f'<p class="legend">{legend}</p>'
-            + f'<table class="counts"><tr><th>split pair</th>{head}</tr>{rows}</table>')
+                   + f"<td>{sum(counts[(p, k)] for k in kinds)}</td></tr>" for p in pairs)
+    return (f'<h3>Findings per split pair and kind</h3><table class="counts"><tr><th>split pair</th>{head}'
+            f"<th>all</th></tr>{rows}</table>")
 
 
 # --------------------------------------------------------------------------
 # Score distributions
 
 
-def _scores(
-    report: Report, thresholds: Mapping[str, tuple[float, bool]]
-) -> list[tuple[str, list[float], tuple[float, bool] | None]]:
+Scores = list[tuple[str, list[float], list[float], "tuple[float, bool] | None"]]
+
+
+def _scores(report: Report, thresholds: Mapping[str, tuple[float, bool]]) -> Scores:
+    """Per detector: matched values, the nearest unmatched values, and its level (value, lower is stronger)."""
     values: dict[str, list[float]] = {}
     for f in report.findings:
         for p in f.pairs:
             values.setdefault(p.detector, []).append(float(p.value))
     limits = dict(thresholds)
-    for d in registry():  # thresholds calibrated on this data (aligned's) are in the report
-        value = d.calibrated(report.stats.get(d.name))
-        if value is not None:
-            limits.setdefault(d.name, (value, d.lower_is_stronger))
+    misses: dict[str, list[float]] = {}
+    for name, rec in (report.stats.get("near_misses") or {}).items():
+        if isinstance(rec, dict):
+            misses[str(name)] = [float(v) for v in rec.get("values", ())]
+            if "level" in rec:
+                limits.setdefault(str(name), (float(rec["level"]), bool(rec.get("lower_is_stronger", False))))
+    cal = report.stats.get("aligned")
+    if isinstance(cal, dict) and "threshold" in cal:
+        limits.setdefault("aligned", (float(cal["threshold"]), False))
+    names = sorted(set(values) | set(misses))
     # Identical detectors have no score to be near a threshold of: every value is the same.
-    return [(name, vals, limits.get(name)) for name, vals in sorted(values.items())
-            if name in limits or len(set(vals)) > 1]
+    return [(name, values.get(name, []), misses.get(name, []), limits.get(name)) for name in names
+            if name in limits or len(set(values.get(name, []))) > 1]
 
 
-def _histogram(name: str, values: Sequence[float], limit: tuple[float, bool] | None) -> str:
-    lower = limit[1] if limit else False
-    threshold = limit[0] if limit else None
-    edges = _edges(values, threshold, lower)
+def _bins(values: Sequence[float], edges: Sequence[float]) -> list[int]:
     counts = [0] * (len(edges) - 1)
     for v in values:
         k = next((i for i in range(len(counts)) if v < edges[i + 1]), len(counts) - 1)
         counts[k] += 1
-    top = max(counts) or 1
+    return counts
+
+
+#: Matched pairs, and the nearest pairs that did not match.
+MATCHED, MISSED = "#4393c3", "#bbbbbb"
+
+
+def _histogram(name: str, values: Sequence[float], misses: Sequence[float],
+               limit: tuple[float, bool] | None) -> str:
+    lower = limit[1] if limit else False
+    threshold = limit[0] if limit else None
+    edges = _edges([*values, *misses], threshold, lower)
+    series = [(MATCHED, "matched", _bins(values, edges)), (MISSED, "not matched", _bins(misses, edges))]
+    top = max(max(c) for _, _, c in series) or 1
     lo, hi = edges[0], edges[-1]
     pad, base, top_y = 8, HIST_HEIGHT - 18, 18
 
@@ -126,31 +120,46 @@ def _histogram(name: str, values: Sequence[float], limit: tuple[float, bool] | N
 
     svg = [f'<figure class="hist"><svg class="chart scores" role="img" data-detector="{_esc(name)}" '
            f'width="{HIST_WIDTH}" height="{HIST_HEIGHT}" viewBox="0 0 {HIST_WIDTH} {HIST_HEIGHT}" '
-           'xmlns="http://www.w3.org/2000/svg">', f"<title>{_esc(name)} scores</title>"]
+           'xmlns="http://www.w3.org/2000/svg">', f"<title>{_esc(name)} closest pairs</title>"]
     # The name goes to the side the threshold's label does not take.
     name_left = threshold is None or x(threshold) > HIST_WIDTH / 2
     svg.append(f'<text class="name" x="{pad if name_left else HIST_WIDTH - pad}" y="12" font-weight="bold" '
                f'text-anchor="{"start" if name_left else "end"}">{_esc(name)}</text>')
-    for i, n in enumerate(counts):
-        if n:
-            h = (base - top_y) * n / top
-            svg.append(f'<rect class="bin" x="{x(edges[i]) + 0.5:.1f}" y="{base - h:.1f}" '
-                       f'width="{max(x(edges[i + 1]) - x(edges[i]) - 1, 1):.1f}" height="{h:.1f}" fill="#4393c3">'
-                       f"<title>{_fmt(edges[i])} to {_fmt(edges[i + 1])}: {n}</title></rect>")
+    for colour, what, counts in series:
+        cls = "bin" if what == "matched" else "bin miss"
+        for i, n in enumerate(counts):
+            if n:  # matched and missed share a bin only at a level's edge: stacked
+                below = _below(series, i, what) * (base - top_y) / top
+                h = (base - top_y) * n / top
+                svg.append(f'<rect class="{cls}" x="{x(edges[i]) + 0.5:.1f}" y="{base - below - h:.1f}" '
+                           f'width="{max(x(edges[i + 1]) - x(edges[i]) - 1, 1):.1f}" height="{h:.1f}" '
+                           f'fill="{colour}"><title>{_fmt(edges[i])} to {_fmt(edges[i + 1])}: {n} {what}'
+                           "</title></rect>")
     svg.append(f'<line x1="{pad}" y1="{base}" x2="{HIST_WIDTH - pad}" y2="{base}" stroke="#444"/>')
     svg.append(f'<text x="{pad}" y="{HIST_HEIGHT - 4}">{_fmt(lo)}</text>'
                f'<text x="{HIST_WIDTH - pad}" y="{HIST_HEIGHT - 4}" text-anchor="end">{_fmt(hi)}</text>')
     if threshold is not None:
         # Whole-number bins [v, v+1): a distance threshold t admits the bin of t, so the line is at t+1.
-        tx = x(threshold + (1.0 if lower and _integral(values, threshold) else 0.0))
+        tx = x(threshold + (1.0 if lower and _integral([*values, *misses], threshold) else 0.0))
         # The label sits at the top beside the line, on the side with room, clear of the axis labels.
         left = tx > HIST_WIDTH / 2
         svg.append(f'<line class="threshold" x1="{tx:.1f}" y1="{top_y - 2}" x2="{tx:.1f}" y2="{base}" stroke="#c00" '
                    'stroke-width="2" stroke-dasharray="4 3"/>'
                    f'<text class="threshold" x="{tx + (-4 if left else 4):.1f}" y="12" '
-                   f'text-anchor="{"end" if left else "start"}" style="fill:#c00">threshold {_fmt(threshold)}</text>')
+                   f'text-anchor="{"end" if left else "start"}" style="fill:#c00">level {_fmt(threshold)}</text>')
     svg.append("</svg>")
-    return "".join(svg) + f"<figcaption>{_esc(_caption(name, values, threshold, lower))}</figcaption></figure>"
+    caption = _caption(name, values, misses, threshold, lower)
+    return "".join(svg) + f"<figcaption>{_esc(caption)}</figcaption></figure>"
+
+
+def _below(series: Sequence[tuple[str, str, list[int]]], i: int, what: str) -> int:
+    """Height already drawn in bin ``i`` by the series before ``what``."""
+    total = 0
+    for _, name, counts in series:
+        if name == what:
+            return total
+        total += counts[i]
+    return total
 
 
 def _edges(values: Sequence[float], threshold: float | None, lower: bool) -> list[float]:
@@ -172,14 +181,20 @@ def _integral(values: Sequence[float], threshold: float | None) -> bool:
     return all(float(v).is_integer() for v in values) and (threshold is None or float(threshold).is_integer())
 
 
-def _caption(name: str, values: Sequence[float], threshold: float | None, lower: bool) -> str:
+def _caption(name: str, values: Sequence[float], misses: Sequence[float], threshold: float | None,
+             lower: bool) -> str:
     text = f"{name}: {len(values)} matched pairs"
+    if misses:
+        text += f", {len(misses)} nearest pairs that did not match (grey)"
     if threshold is None:
         return text
     side = "at most" if lower else "at least"
-    nearest = max(values) if lower else min(values)
-    return (f"{text}; a match needs {side} {_fmt(threshold)}; the pair closest to the threshold "
-            f"scores {_fmt(nearest)}")
+    text += f"; a match needs {side} {_fmt(threshold)}"
+    if values:
+        text += f"; the weakest match scores {_fmt(max(values) if lower else min(values))}"
+    if misses:
+        text += f"; the nearest miss scores {_fmt(min(misses) if lower else max(misses))}"
+    return text
 
 
 def _fmt(v: float) -> str:

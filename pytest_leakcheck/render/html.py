@@ -1,111 +1,76 @@
-"""A self-contained HTML page for reviewing findings by eye.
+"""A self-contained HTML page for reviewing findings by eye, thousands of them.
 
 Every published dataset audit ends with a person looking at each pair, so
 this page puts the evidence side by side: both images at the same display
-size with the matched orientation applied to the first, a heatmap of where
-they differ, the signal values, and the command that records a verdict.
+size in the policy's split order, the later one turned (and for ``aligned``
+zoomed and shifted) the way the detector matched it, a heatmap of where they
+differ after that alignment, one evidence line per link, and the command
+that records a verdict.  Filters (kind, split pair, severity, status) and a
+path search narrow the page; the counts and the verdict commands follow
+what is shown (``_page.py`` holds the script and the style).
 
-The page has no external resources: thumbnails are small JPEG data URIs,
-and the browser loads only the images of rows near the viewport, so 2,000
-findings open fast.  Everything that comes from a file name is HTML-escaped,
-and the page's Content-Security-Policy forbids every script, as a second
-line of defence.
+The page has no external resources: thumbnails are small JPEG data URIs
+that the browser decodes only near the viewport.  Everything that comes
+from a file name is HTML-escaped, and the page's Content-Security-Policy
+allows exactly one script, the page's own (by its hash): a file name that
+slipped past escaping could still not run.
 """
 
 from __future__ import annotations
 
-import base64
-import io
+import html
 import os
-from collections.abc import Callable
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image
 
-from ..signals.decode import TRANSPOSE, open_image
-from ..report.model import COPY_KINDS, KINDS, Finding, Pair, Report
-from ..files.escape import html_text
+from ..files.names import display
+from ..files.remote import is_url
 from ..policy.load import DEFAULT_MAX_PIXELS
-from ..files.remote import is_url, read_bytes
-from ._common import checked_text, link_text
-from ._matches import overlay, points_by_pair
+from ..report.model import COPY_KINDS, KINDS, Finding, Member, Pair, Report
+from ..signals.families import inverse
+from . import _page
+from ._common import checked_text
+from ._images import (
+    ALIGNING,
+    THUMB,
+    Alignment,
+    Loader,
+    alignment_of,
+    data_uri,
+    find_alignment,
+    heatmap,
+    letterbox,
+    oriented,
+    thumbnail_loader,
+)
 from ._overview import overview
 
-#: Longest side of an embedded thumbnail, in pixels.
-THUMB = 128
-#: Side of the difference heatmap; it is smooth, so a small one scales up well.
-HEAT = 64
-#: A pixel this many standard deviations off shows at full heat.
-HEAT_SCALE = 2.0
-JPEG_QUALITY = 70
+__all__ = ["THUMB", "groups", "heatmap", "render", "thumbnail_loader"]
+
 #: A cluster of a thousand blank frames lists this many paths, then counts the rest.
 MAX_MEMBERS = 50
-
-Loader = Callable[[str], "Image.Image | None"]
-
-
-def thumbnail_loader(root: Path, max_pixels: int = DEFAULT_MAX_PIXELS, size: int = THUMB) -> Loader:
-    """Load ``root / path`` as an upright RGB thumbnail; None when it cannot be read."""
-
-    # JPEG decodes at 1/2 .. 1/8 scale while both sides stay >= 3/4 of the
-    # thumbnail: several times cheaper than a full decode, and still sharp.
-    draft = (size * 3 // 4, size * 3 // 4)
-
-    def load(path: str) -> Image.Image | None:
-        try:
-            img = open_image(read_bytes(str(root / path)), max_pixels)  # a file, or an object (sources.py)
-            img.draft("RGB", draft)
-            if img.getexif().get(0x0112, 1) != 1:  # transposing copies, so only when needed
-                img = ImageOps.exif_transpose(img)
-            img = img.convert("RGB")
-            img.thumbnail((size, size), Image.Resampling.LANCZOS)
-            return img
-        except Exception:  # any unreadable file: the row says so instead of failing the page
-            return None
-
-    return load
+#: Thumbnails on a card without a matched pair (a group split across splits).
+MAX_THUMBS = 6
+#: Paths a card's search text holds: enough to find any listed member.
+MAX_SEARCH_PATHS = 200
 
 
-def oriented(img: Image.Image, orientation: str) -> Image.Image:
-    op = TRANSPOSE[orientation]
-    return img if op is None else img.transpose(op)
+def _esc(value: object) -> str:
+    # display() first: a control character or a bidi override in a file name
+    # would otherwise be invisible, or reorder what the reviewer reads.  `&#91;`
+    # is the same `[` on the page, and keeps `##[` out of a CI log the page is printed to.
+    return html.escape(display(str(value)), quote=True).replace("##[", "##&#91;")
 
 
-def heatmap(a: Image.Image, b: Image.Image, size: int = HEAT) -> Image.Image:
-    """Where ``a`` and ``b`` differ, after both are squashed to ``size`` and standardised.
-
-    Standardising makes a brightness or contrast change read as cold: what
-    lights up is structure that differs, which is what a reviewer judges.
-    """
-    def grey(img: Image.Image) -> np.ndarray:
-        x = np.asarray(img.convert("L").resize((size, size), Image.Resampling.BILINEAR), dtype=np.float32)
-        return (x - x.mean()) / max(float(x.std()), 1e-3)
-
-    t = np.clip(np.abs(grey(a) - grey(b)) / HEAT_SCALE, 0.0, 1.0)
-    # black -> red -> yellow -> white
-    rgb = np.stack([np.clip(3 * t, 0, 1), np.clip(3 * t - 1, 0, 1), np.clip(3 * t - 2, 0, 1)], axis=-1)
-    return Image.fromarray((rgb * 255).astype(np.uint8), "RGB")
-
-
-def data_uri(img: Image.Image) -> str:
-    buf = io.BytesIO()
-    img.save(buf, "JPEG", quality=JPEG_QUALITY, optimize=True)
-    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-#: The medium's rule (escape.html_text): display() first, so a control character or
-#: a bidi override in a file name is visible, then HTML's escapes, and `##[` as `##&#91;`.
-_esc = html_text
-
-
-def _img(uri: str, caption: str, cls: str = "", width: int = THUMB) -> str:
-    # Native lazy loading: the browser decodes a row's images only near the viewport.
-    # Measured with 2,000 findings (benchmarks/html_report.py), it shows the first
-    # screen and fires `load` sooner than an IntersectionObserver script.
+def _img(uri: str, caption: str, cls: str = "") -> str:
+    # Native lazy loading: the browser decodes a card's images only near the viewport
+    # (and never for a card the filters hide).  Measured with 2,000 findings
+    # (benchmarks/html_report.py), it paints sooner than an IntersectionObserver script.
     return (f'<figure><img class="{cls}" alt="{_esc(caption)}" loading="lazy" decoding="async" '
-            f'width="{width}" height="{THUMB}" src="{uri}">'
+            f'width="{THUMB}" height="{THUMB}" src="{uri}">'
             f"<figcaption>{_esc(caption)}</figcaption></figure>")
 
 
@@ -114,60 +79,128 @@ def _missing(caption: str) -> str:
             f"<figcaption>{_esc(caption)}</figcaption></figure>")
 
 
-def _images(pair: Pair, load: Loader | None, points: list[list[float]] | None = None) -> str:
-    a = load(pair.a) if load else None
-    b = load(pair.b) if load else None
-    cap_a = pair.a if pair.orientation == "identity" else f"{pair.a} after {pair.orientation}"
+def _pair_of(f: Finding, a: str, b: str) -> Pair | None:
+    return next((p for p in f.pairs if {p.a, p.b} == {a, b}), None)
+
+
+def _shown_link(f: Finding) -> tuple[Member, Member, str, str] | None:
+    """The card's picture: (earlier member, later member, the orientation turning the later one
+    onto the earlier, the detector).  The first link when members have links; else the first pair."""
+    by_path = {m.path: m for m in f.members}
+    for m in f.members:
+        if m.link is not None and m.link.to in by_path:
+            return by_path[m.link.to], m, m.link.orientation, m.link.detector
+    if not f.pairs or f.pairs[0].a not in by_path or f.pairs[0].b not in by_path:
+        return None
+    p = f.pairs[0]
+    order = {m.path: n for n, m in enumerate(f.members)}
+    if order[p.a] > order[p.b]:  # "a after o is b": the later file a, turned by o
+        return by_path[p.b], by_path[p.a], p.orientation, p.detector
+    return by_path[p.a], by_path[p.b], inverse(p.orientation), p.detector
+
+
+def _points(pair: Pair | None, first: Image.Image, second: Image.Image, swapped: bool) -> str:
+    """Matched points (a detector's point evidence, ``Pair.points``) as lines across the two images;
+    ``swapped`` when the pair's ``a`` is the second image shown."""
+    if pair is None or not pair.points:
+        return ""
+    sa, xa, ya = letterbox(first.size)
+    sb, xb, yb = letterbox(second.size)
+    gap = THUMB + 8  # the second figure's left edge (CSS: .images gap 8px)
+    lines = []
+    for p in pair.points[:50]:
+        (ax, ay), (bx, by) = ((p[2], p[3]), (p[0], p[1])) if swapped else ((p[0], p[1]), (p[2], p[3]))
+        x1, y1 = xa + ax * first.size[0] * sa, ya + ay * first.size[1] * sa
+        x2, y2 = gap + xb + bx * second.size[0] * sb, yb + by * second.size[1] * sb
+        lines.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}"/>'
+                     f'<circle cx="{x1:.1f}" cy="{y1:.1f}" r="2"/><circle cx="{x2:.1f}" cy="{y2:.1f}" r="2"/>')
+    return (f'<svg class="points" width="{2 * THUMB + 8}" height="{THUMB}" aria-label="matched points">'
+            + "".join(lines) + "</svg>")
+
+
+def _link_images(f: Finding, load: Loader | None) -> str:
+    """The earlier member as it is, the later one turned (and aligned) onto it, and their difference."""
+    shown = _shown_link(f)
+    if shown is None:
+        return ""
+    first, second, turned, detector = shown
+    cap_b = second.path if turned == "identity" else f"{second.path} after {turned}"
+    a = load(first.path) if load else None
+    b = load(second.path) if load else None
     if a is None or b is None:
-        return (_img(data_uri(a), cap_a) if a else _missing(cap_a)) + (
-            _img(data_uri(b), pair.b) if b else _missing(pair.b))
-    if points:  # another shot of the scene: where its keypoints meet tells more than a heatmap
-        both = overlay(a, b, points, THUMB)
-        return _img(data_uri(both), f"{len(points)} matched points: {pair.a} ~ {pair.b}", "scene", both.width)
-    a = oriented(a, pair.orientation)
-    return (_img(data_uri(a), cap_a) + _img(data_uri(b), pair.b)
-            + _img(data_uri(heatmap(a, b)), "difference heatmap", "heat"))
+        return ((_img(data_uri(a), first.path) if a else _missing(first.path))
+                + (_img(data_uri(oriented(b, turned)), cap_b) if b else _missing(cap_b)))
+    b = oriented(b, turned)
+    pair = _pair_of(f, first.path, second.path)
+    align: Alignment | None = None
+    if detector in ALIGNING or (pair is not None and alignment_of(pair.signals)):
+        align = (alignment_of(pair.signals) if pair is not None else None) or find_alignment(b, a)
+    cap_heat = "difference" + (f" after {align.text()}" if align is not None and align.moved else "")
+    # Points are given in the frames the pair matches in: the turned side is ``pair.a``.
+    drawable = pair is not None and (pair.orientation == "identity" or pair.a == second.path)
+    points = _points(pair, a, b, pair.a == second.path) if drawable and pair is not None else ""
+    return (_img(data_uri(a), first.path) + _img(data_uri(b), cap_b)
+            + _img(data_uri(heatmap(b, a, align)), cap_heat, "heat") + points)
 
 
-def _signals(f: Finding, pair: Pair | None) -> str:
-    rows = [("strength", f"{f.strength:.4f}"), ("orientation", f.orientation)]
-    if pair is not None:
-        rows.append(("detector", f"{pair.detector} = {pair.value:g}"))
-        rows += [(k.replace("_", " "), f"{v:g}") for k, v in sorted(pair.signals.items())]
-    rows += [(k.replace("_", " "), f"{v:g}") for k, v in sorted(f.evidence.items())
-             if pair is None or k not in pair.signals]
-    return "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
+def _member_images(f: Finding, load: Loader | None) -> str:
+    """Thumbnails of a finding without a matched pair (a group across splits), in split order."""
+    out = []
+    for m in f.members[:MAX_THUMBS]:
+        img = load(m.path) if load else None
+        cap = f"{m.split}: {m.path}" if m.split else m.path
+        out.append(_img(data_uri(img), cap) if img is not None else _missing(cap))
+    return "".join(out)
 
 
-def _finding(f: Finding, load: Loader | None, points: dict | None = None) -> str:
-    pair = f.pairs[0] if f.pairs else None
-    out = [f'<article class="finding {_esc(f.severity)} {_esc(f.status)}" id="f-{_esc(f.id)}">',
-           f'<header><span class="badge {_esc(f.severity)}">{_esc(f.severity)}</span>'
-           f'<span class="badge {_esc(f.status)}">{_esc(f.status)}</span>'
-           f"<code>{_esc(f.id)}</code> {_esc(f.kind)} <span class=\"pair\">{_esc(f.split_pair)}</span>"
-           "</header>"]
-    if pair is not None:
-        drawn = (points or {}).get((pair.a, pair.b)) if pair.detector == "same-scene" else None
-        out.append(f'<div class="images">{_images(pair, load, drawn)}</div>')
-    out.append('<div class="details"><table>')
-    if f.kind in COPY_KINDS:
-        out.append(_signals(f, pair))
-    out.append("</table>")
-    if f.message:
-        out.append(f'<p class="message">{_esc(f.message)}</p>')
-    out.append('<ul class="members">')
-    out += [f"<li><span class=\"split\">{_esc(m.split or '-')}</span> {_esc(m.path)}"
-            + (f' <span class="link">{_esc(link_text(m))}</span>' if m.link else "") + "</li>"
+def _signal_text(signals: dict[str, float], skip: str) -> list[str]:
+    return [f"{k.replace('_', ' ')} {v:g}" for k, v in sorted(signals.items())
+            if not k.startswith(skip) and k not in ("zoom", "shift_x", "shift_y") and isinstance(v, (int, float))]
+
+
+def _evidence(f: Finding) -> list[str]:
+    """One line per link: how the member joined, then every other signal measured for that pair."""
+    lines = []
+    for m in f.members[:MAX_MEMBERS]:
+        if m.link is None:
+            continue
+        pair = _pair_of(f, m.path, m.link.to)
+        extra = _signal_text(pair.signals, m.link.detector) if pair is not None else []
+        lines.append(f"{m.path} ~ {m.link.to}: {m.link.text}" + ("; " + ", ".join(extra) if extra else ""))
+    return lines
+
+
+def _members(f: Finding) -> list[str]:
+    out = ['<ul class="members">']
+    out += [f"<li><span class=\"split\">{_esc(m.split or '-')}</span> {_esc(m.path)}</li>"
             for m in f.members[:MAX_MEMBERS]]
     if len(f.members) > MAX_MEMBERS:
         out.append(f"<li>... and {len(f.members) - MAX_MEMBERS} more (the JSON report lists all)</li>")
     out.append("</ul>")
-    if len(f.pairs) > 1:
-        out.append('<details><summary>all matched pairs</summary><ul class="pairs">')
-        out += [f"<li>{_esc(p.a)} ~ {_esc(p.b)}: {_esc(p.detector)} {p.value:g}"
-                + (f" after {_esc(p.orientation)}" if p.orientation != "identity" else "") + "</li>"
-                for p in f.pairs]
-        out.append("</ul></details>")
+    return out
+
+
+def _finding(f: Finding, load: Loader | None) -> str:
+    search = "\n".join(m.path for m in f.members[:MAX_SEARCH_PATHS]).lower()
+    out = [f'<article class="finding {_esc(f.severity)} {_esc(f.status)}" id="f-{_esc(f.id)}" '
+           f'data-id="{_esc(f.id)}" data-kind="{_esc(f.kind)}" data-pair="{_esc(f.split_pair)}" '
+           f'data-severity="{_esc(f.severity)}" data-status="{_esc(f.status)}" data-paths="{_esc(search)}">',
+           f'<header><span class="badge {_esc(f.severity)}">{_esc(f.severity)}</span>'
+           f'<span class="badge {_esc(f.status)}">{_esc(f.status)}</span>'
+           f"<code>{_esc(f.id)}</code> {_esc(f.kind)} <span class=\"pair\">{_esc(f.split_pair)}</span>"
+           "</header>"]
+    pictures = _link_images(f, load) if f.kind in COPY_KINDS else _member_images(f, load)
+    if pictures:
+        out.append(f'<div class="images">{pictures}</div>')
+    out.append('<div class="details">')
+    if f.kind in COPY_KINDS:
+        rows = [("strength", f"{f.strength:.4f}")]
+        out.append("<table>" + "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
+                   + "</table>")
+        out.append('<ul class="evidence">' + "".join(f"<li>{_esc(line)}</li>" for line in _evidence(f)) + "</ul>")
+    if f.message:
+        out.append(f'<p class="message">{_esc(f.message)}</p>')
+    out += _members(f)
     cmd = f'leakcheck judge {f.id} distinct --reason "..."'
     alt = f'leakcheck judge {f.id} duplicate --reason "..."'
     out.append(f'<p class="judge">false alarm: <code>{_esc(cmd)}</code><br>'
@@ -194,37 +227,6 @@ def groups(report: Report) -> list[tuple[str, str, list[Finding]]]:
             for kind, pair in sorted(out, key=order)]
 
 
-_STYLE = """
-body{font:14px/1.4 system-ui,sans-serif;margin:0 2em 4em;color:#222;background:#fafafa}
-h1{font-size:1.4em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #ccc}
-.summary td,.summary th{padding:0 1em 0 0;text-align:left}
-.finding{display:flex;flex-wrap:wrap;gap:1em;background:#fff;border:1px solid #ddd;
- border-left:6px solid #c00;margin:.8em 0;padding:.6em;min-height:180px}
-.finding.warning{border-left-color:#e90}.finding.known{border-left-color:#888;opacity:.85}
-.finding header{flex-basis:100%}.finding header code{margin:0 .6em}
-.badge{display:inline-block;padding:0 .5em;margin-right:.3em;border-radius:3px;font-size:.85em;
- color:#fff;background:#c00}.badge.warning{background:#e90}.badge.new{background:#06c}
-.badge.known{background:#888}.pair{color:#555}
-.images{display:flex;gap:.5em}figure{margin:0;width:128px}
-figure img,.noimg{width:128px;height:128px;object-fit:contain;background:#eee;display:block}
-img.heat{image-rendering:pixelated}figure img.scene{width:auto;max-width:none}.noimg{line-height:128px;text-align:center;color:#888;font-size:.8em}
-figcaption{font-size:.75em;word-break:break-all;color:#444}
-.details{flex:1;min-width:20em}.details th{text-align:left;font-weight:normal;color:#555;padding-right:1em}
-.members{padding-left:1.2em;word-break:break-all}.split{color:#06c}.link{color:#666}
-.judge code{user-select:all;background:#f2f2f2;padding:0 .3em}.message{color:#a00}
-nav li{margin:.1em 0}
-.overview h3{font-size:1em;margin:1em 0 .3em}.chart text{font-size:11px;fill:#333}
-.legend .key{margin-right:1em;font-size:.85em}.legend i{display:inline-block;width:.9em;height:.9em;
- margin-right:.3em;vertical-align:middle}.counts td,.counts th{padding:0 .8em 0 0;text-align:left}
-.hists{display:flex;flex-wrap:wrap;gap:1.5em}.hist{width:auto}
-.hist figcaption{font-size:.8em;max-width:420px;word-break:normal}
-"""
-
-#: No script may run on the page: it needs none, and a file name that slipped
-#: past escaping could not execute.
-CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-
-
 def _summary(report: Report) -> str:
     counts = report.counts()
     new_errors = sum(f.status == "new" for f in report.errors)
@@ -242,6 +244,39 @@ def _summary(report: Report) -> str:
     return "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
 
 
+def _options(name: str, label: str, values: Sequence[str]) -> str:
+    opts = "".join(f'<option value="{_esc(v)}">{_esc(v)}</option>' for v in values)
+    return (f'<label>{_esc(label)} <select name="{name}" data-facet="{name}">'
+            f'<option value="">all</option>{opts}</select></label>')
+
+
+def _filters(report: Report, grouped: list[tuple[str, str, list[Finding]]]) -> str:
+    """The filter bar, the count of what is shown, and the verdict commands for it."""
+    kinds = list(dict.fromkeys(kind for kind, _, _ in grouped))
+    pairs = sorted({f.split_pair for f in report.findings})
+    sev = [s for s in ("error", "warning") if any(f.severity == s for f in report.findings)]
+    status = sorted({f.status for f in report.findings}, key=lambda s: (s != "new", s))
+    return (
+        '<form id="filters" class="filters" autocomplete="off">'
+        + _options("kind", "kind", kinds) + _options("pair", "split pair", pairs)
+        + _options("severity", "severity", sev) + _options("status", "status", status)
+        + '<label>path <input type="search" name="q" placeholder="part of a file name"></label>'
+        + f'<output id="shown" aria-live="polite">{len(report.findings)} of {len(report.findings)} shown</output>'
+        + "</form>"
+        + '<details id="verdicts"><summary>verdict commands for the findings shown</summary>'
+        + '<p><label>verdict <select id="verdict"><option value="distinct">distinct (false alarm)</option>'
+        + '<option value="duplicate">duplicate (real leak, accepted for now)</option></select></label> '
+        + '<button type="button" id="copy">copy</button> <span id="copied"></span></p>'
+        + f'<textarea id="commands" readonly rows="6" cols="90">{_esc(_commands(report.findings))}</textarea>'
+        + "</details>"
+    )
+
+
+def _commands(findings: Sequence[Finding]) -> str:
+    # The same text the script writes after a filter change; without script it is every finding.
+    return "".join(f'leakcheck judge {f.id} distinct --reason "..."\n' for f in findings)
+
+
 def render(
     report: Report,
     *,
@@ -255,33 +290,35 @@ def render(
     ``thresholds`` (``detectors.thresholds(policy)``) are drawn on the score charts."""
     load = loader or (thumbnail_loader(root if is_url(root) else Path(root), max_pixels) if root is not None else None)
     grouped = groups(report)
-    points = points_by_pair(report)
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_esc(CSP)}">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_esc(_page.CSP)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>leakcheck review</title>",
-        f"<style>{_STYLE}</style></head><body>",
+        f"<style>{_page.STYLE}</style></head><body>",
         "<h1>leakcheck review</h1>",
         f'<table class="summary">{_summary(report)}</table>',
         overview(report, thresholds),
-        "<p>Each finding shows the first file with the matched orientation applied, the second file, "
-        "and where they differ (white: most). Record a verdict with the command under it; "
+        "<p>Each finding shows its files in the policy's split order, the later one turned (and for "
+        "<code>aligned</code>, zoomed and shifted) as the detector matched it, and where they differ "
+        "after that alignment (white: most; blue: not covered). Record a verdict with the command under it; "
         "<code>distinct</code> findings are never reported again.</p>",
     ]
     if grouped:
+        out.append(_filters(report, grouped))
         out.append("<nav><ul>")
-        out += [f'<li><a href="#g-{n}">{_esc(kind)} · {_esc(pair)}</a> ({len(fs)})</li>'
-                for n, (kind, pair, fs) in enumerate(grouped)]
+        out += [f'<li data-group="g-{n}"><a href="#g-{n}">{_esc(kind)} · {_esc(pair)}</a> '
+                f'(<span class="n">{len(fs)}</span>)</li>' for n, (kind, pair, fs) in enumerate(grouped)]
         out.append("</ul></nav>")
     else:
         out.append("<p>No findings.</p>")
     # Decoding, resizing and JPEG encoding release the GIL: threads overlap them.
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
         for n, (kind, pair, fs) in enumerate(grouped):
-            out.append(f'<section id="g-{n}"><h2>{_esc(kind)} · {_esc(pair)} ({len(fs)})</h2>')
-            out += pool.map(lambda f: _finding(f, load, points), fs)
+            out.append(f'<section class="group" id="g-{n}"><h2>{_esc(kind)} · {_esc(pair)} '
+                       f'(<span class="n">{len(fs)}</span>)</h2>')
+            out += pool.map(lambda f: _finding(f, load), fs)
             out.append("</section>")
     if report.stale:
         out.append("<h2>Stale baseline entries</h2><p>These match no finding any more; "
@@ -292,5 +329,5 @@ def render(
         out.append("<h2>Warnings</h2><ul>")
         out += [f"<li>{_esc(w)}</li>" for w in report.warnings]
         out.append("</ul>")
-    out.append("</body></html>")
+    out.append(f"<script>{_page.SCRIPT}</script></body></html>")
     return "\n".join(out) + "\n"

@@ -78,6 +78,10 @@ class Pair:
     value: float
     orientation: str = "identity"
     signals: dict[str, float] = field(default_factory=dict)
+    #: Point evidence, for detectors that match points: (xa, ya, xb, yb) per matched point, each
+    #: coordinate a fraction of the image's width or height, ``a`` in its turned frame.  The
+    #: review page draws them; no detector of the hash or thumbnail kind fills it.
+    points: tuple[tuple[float, float, float, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -205,7 +209,8 @@ def finding_dict(f: Finding) -> dict:
         "evidence": f.evidence,
         "pairs": [
             {**_path_fields("a", p.a), **_path_fields("b", p.b), "detector": p.detector, "value": p.value,
-             "orientation": p.orientation, "signals": p.signals}
+             "orientation": p.orientation, "signals": p.signals,
+             **({"points": [list(q) for q in p.points]} if p.points else {})}
             for p in f.pairs
         ],
     }
@@ -257,7 +262,7 @@ def finding_from_dict(d: dict) -> Finding:
         orientation=d.get("orientation", "identity"),
         pairs=tuple(
             Pair(_path(p, "a"), _path(p, "b"), p["detector"], p["value"], p.get("orientation", "identity"),
-                 dict(p.get("signals") or {}))
+                 dict(p.get("signals") or {}), tuple(tuple(float(c) for c in q[:4]) for q in p.get("points") or ()))
             for p in d.get("pairs") or ()
         ),
         message=d.get("message", ""),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..progress import SILENT, Progress
+from ..progress import SILENT, Progress, Ticks
 from ..signals.families import Signatures
 from ..store.db import Store
 
@@ -73,6 +73,18 @@ class SearchRun:
     def __post_init__(self) -> None:
         self.texture = Texture(self.sigs)
         self._splits = np.array(self.split_of, dtype=object)
+        self._ticks: Ticks | None = None
+
+    def ticks(self, total: int, unit: str = "block") -> Ticks:
+        """Progress of the current detector's search in its own units: call the result after
+        each of ``total`` blocks (from any thread).  A search that takes long (``aligned``)
+        uses it so its bar moves; the search stage fills it when the detector returns."""
+        self._ticks = Ticks(self.progress, total, unit)
+        return self._ticks
+
+    def take_ticks(self) -> Ticks | None:
+        ticks, self._ticks = self._ticks, None
+        return ticks
 
     @property
     def allowed(self) -> set[tuple[str, str]]:

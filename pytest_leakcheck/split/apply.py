@@ -53,11 +53,20 @@ def manifest_text(p: Plan) -> str:
     return buf.getvalue()
 
 
-def summary(p: Plan) -> str:
-    """A few lines a person reads after the run."""
+def summary(p: Plan, *, targets: bool = True) -> str:
+    """A few lines a person reads after the run.
+
+    ``targets=False`` when the plan only repairs split folders: the files stay
+    in their folders except for the moves printed after this, so shares are
+    shown as they will be and no target (which the repair does not apply) is.
+    """
     lines = []
     for s in p.stats:
-        line = f"  {s.name:<8} {s.files:>9} files  {s.share:6.1%}  (target {s.target:.1%})"
+        if not targets and not s.files:
+            continue  # the placeholder third split of a two-folder tree
+        line = f"  {s.name:<8} {s.files:>9} files  {s.share:6.1%}"
+        if targets:
+            line += f"  (target {s.target:.1%})"
         if p.stratified_by:
             line += f"  label distance {s.label_distance:.3f}"
         lines.append(line)

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..errors import StoreDamaged, StoreError
+from ..files.atomic import own_folder
 from ..files.names import from_bytes, is_unicode, to_bytes
 from .storefile import APPLICATION_ID, cannot_write, check_sidecars, create, is_ours, not_ours, remove_new, set_aside
 
@@ -470,7 +471,7 @@ def open_store(path: str | Path | None) -> Store:
         return Store(_connect(None), None)
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        own_folder(path.parent)  # with a .gitignore: the first check leaves `git status` clean
     except OSError as exc:
         raise StoreError(
             f"cannot create the cache folder: {exc}",

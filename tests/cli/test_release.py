@@ -40,6 +40,16 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def test_setuptools_reads_the_license_without_a_deprecation_warning(tmp_path: Path) -> None:
+    """`license = "MIT"` + `license-files` (setuptools >= 77): no "license as a TOML table" warning."""
+    code = ("import warnings; warnings.simplefilter('error'); from setuptools import build_meta as b; "
+            f"b.prepare_metadata_for_build_wheel({str(tmp_path)!r})")
+    out = _run(sys.executable, "-W", "error", "-c", code, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-3000:]
+    (meta,) = tmp_path.glob("*.dist-info/METADATA")
+    assert "License-Expression: MIT" in meta.read_text()
+
+
 def _tracked(*folders: str) -> set[str]:
     files = _run("git", "ls-files", "-z", "--", *folders, cwd=REPO).stdout.split("\0")
     return {f for f in files if f}
@@ -54,7 +64,7 @@ def test_sdist_carries_what_the_tests_need(dist: Path) -> None:
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     needed = _tracked("pytest_leakcheck", "tests", "examples", "docs", "benchmarks") | {
-        "README.md", "CHANGELOG.md", "action.yml", ".pre-commit-hooks.yaml", "pyproject.toml"}
+        "README.md", "CHANGELOG.md", "LICENSE", "action.yml", ".pre-commit-hooks.yaml", "pyproject.toml"}
     assert needed - names == set()
 
 
@@ -65,6 +75,10 @@ def test_wheel_installs_in_a_fresh_venv_and_checks_the_example(dist: Path, tmp_p
     assert wheel.name == f"pytest_leakcheck-{version}-py3-none-any.whl"
     with zipfile.ZipFile(wheel) as zf:
         assert not [n for n in zf.namelist() if n.startswith("tests/")]
+        # The license as an SPDX expression (PEP 639), and its text shipped with the wheel.
+        meta = zf.read(f"pytest_leakcheck-{version}.dist-info/METADATA").decode()
+        assert "License-Expression: MIT" in meta and "License-File: LICENSE" in meta
+        assert zf.read(f"pytest_leakcheck-{version}.dist-info/licenses/LICENSE").startswith(b"MIT License")
     venv = tmp_path / "venv"
     assert _run(sys.executable, "-m", "venv", "--without-pip", venv).returncode == 0
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")

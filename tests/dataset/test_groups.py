@@ -164,6 +164,20 @@ def test_group_split_finding_content(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(("splits", "hint", "not_said"), [
+    ("{train: [train/**], test: [test/**]}", "`leakcheck split` prints the moves", "--keep"),
+    ("{manifest: splits.csv}", "`leakcheck split --keep splits.csv -o splits.csv`", "prints the moves"),
+    ("{train: ['train/*/*.jpg'], test: ['test/**']}", "-o splits.csv` writes a manifest", "--keep"),
+])
+def test_group_split_names_the_repair_that_fits_the_policy(tmp_path: Path, splits: str, hint: str,
+                                                           not_said: str) -> None:
+    """Split folders are repaired by moves, a manifest by --keep; never `--keep MANIFEST` on folders."""
+    (tmp_path / "splits.csv").write_text("path,split\n" + "".join(f"{p},{p.split('/')[0]}\n" for p in FILES))
+    text = f"version: 1\nsplits: {splits}\ngroups:\n  - regex: '(?P<group>part\\d+)_'\n"
+    found = [f for f in groups.findings(_resolve(tmp_path, text)) if f.kind == "group-split"]
+    assert found and all(hint in f.message and not_said not in f.message for f in found), found[0].message
+
+
 @pytest.mark.parametrize(
     ("by", "bounds", "flagged"),
     [

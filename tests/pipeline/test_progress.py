@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -163,3 +164,45 @@ def test_the_hook_and_a_piped_check_never_import_tqdm(leaky_dataset: Path) -> No
             "print('tqdm' in sys.modules, file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=leaky_dataset, capture_output=True, text=True)
     assert proc.stderr.strip().splitlines()[-1] == "False", proc.stderr
+
+
+class _Moves(_Counting):
+    """Records every resize and every advance, in order, per stage."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, str, object]] = []
+
+    def advance(self, n: int = 1) -> None:
+        super().advance(n)
+        self.events.append((self._stage, "advance", n))
+
+    def resize(self, total: int | None, unit: str = "file") -> None:
+        self.totals[self._stage] = total
+        self.counts[self._stage] = 0
+        self.events.append((self._stage, "resize", (total, unit)))
+
+
+def test_aligned_search_moves_block_by_block(leaky_dataset: Path) -> None:
+    """aligned's stage is counted in its own blocks (search and calibration), advanced after each one,
+    not left at 0 and filled at the end."""
+    seen = _Moves()
+    check(policy=load(leaky_dataset / "leakcheck.yaml"), use_cache=False, jobs=1, progress=seen)
+    events = [(kind, value) for stage, kind, value in seen.events if stage == "searching (aligned)"]
+    assert events[0][0] == "resize"
+    total, unit = events[0][1]
+    assert unit == "block" and total >= 3
+    steps = [v for kind, v in events[1:] if kind == "advance"]
+    assert len(steps) >= 3 and all(v == 1 for v in steps[:3])  # one tick per block as it finishes
+    assert seen.counts["searching (aligned)"] == total
+
+
+def test_aligned_bar_shows_its_blocks_on_a_sized_terminal(leaky_dataset: Path) -> None:
+    """On a real (100-column) pseudo-terminal the aligned stage draws a bar counted in blocks."""
+    code, _, shown = _run_on_pty(_args(leaky_dataset), leaky_dataset)
+    assert code == 1
+    counts = [(int(a), int(b)) for a, b in
+              re.findall(r"searching \(aligned\):[^\r\n]*?\| (\d+)/(\d+) \[[^\]\r\n]*block/s\]", shown)]
+    # Counted in blocks against their planned total (how often tqdm redraws depends on the clock;
+    # that every block advances it is test_aligned_search_moves_block_by_block's).
+    assert counts and all(total >= 3 and done <= total for done, total in counts), shown

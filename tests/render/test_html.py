@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import io
 import os
@@ -17,6 +18,7 @@ from PIL import Image
 from pytest_leakcheck import EXIT_LEAKS, check
 from pytest_leakcheck.cli.app import main
 from pytest_leakcheck.report.model import Finding, Member, Pair, Report
+from pytest_leakcheck.render._page import SCRIPT
 from pytest_leakcheck.render.html import groups, heatmap
 from pytest_leakcheck.render.html import render as render_html
 from pytest_leakcheck.testing import brighter, photo, save
@@ -49,7 +51,7 @@ def review_dataset(tmp_path: Path) -> Path:
 
 
 def _articles(page: str) -> dict[str, str]:
-    return dict(re.findall(r'<article [^>]*id="f-([0-9a-f]+)">(.*?)</article>', page, re.S))
+    return dict(re.findall(r'<article [^>]*\bid="f-([0-9a-f]+)"[^>]*>(.*?)</article>', page, re.S))
 
 
 def _decode(uri: str) -> np.ndarray:
@@ -72,25 +74,27 @@ def test_hostile_file_names_are_escaped(review_dataset: Path) -> None:
     assert 'onmouseover="window' not in page
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;.jpg" in page
     assert "&quot; onmouseover=&quot;window.__pwned=2&quot;" in page
-    assert "<script" not in page
+    # The one script is the page's own, at the end, and the policy admits no other.
+    assert page.count("<script") == 1 and f"<script>{SCRIPT}</script></body>" in page
 
 
-@pytest.mark.slow
-def test_page_is_self_contained_lazy_and_scriptless(review_dataset: Path) -> None:
-    """Images are lazy data URIs, nothing is fetched, and the CSP forbids every script."""
+def test_page_is_self_contained_lazy_and_runs_only_its_own_script(review_dataset: Path) -> None:
+    """Images are lazy data URIs, nothing is fetched, and the CSP admits the page's one script by its hash."""
     _, page = _render(review_dataset)
     csp = html.unescape(re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1))
-    assert "default-src 'none'" in csp and "script-src" not in csp
-    assert "<script" not in page
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    assert "default-src 'none'" in csp and f"script-src 'sha256-{digest}'" in csp
+    assert "unsafe-inline" not in csp.split("script-src", 1)[1] and "unsafe-eval" not in csp
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert scripts == [SCRIPT]
     refs = re.findall(r'\b(?:src|href)="([^"]*)"', page)
     assert refs and all(r.startswith(("data:image/jpeg;base64,", "#g-")) for r in refs)
     imgs = re.findall(r"<img [^>]*>", page)
     assert imgs and all('loading="lazy"' in tag for tag in imgs)
 
 
-@pytest.mark.slow
-def test_first_image_has_the_matched_orientation(review_dataset: Path) -> None:
-    """The flipped copy is shown flipped back, so both images look alike side by side."""
+def test_later_image_has_the_matched_orientation(review_dataset: Path) -> None:
+    """The flipped copy (in test) is shown flipped back beside its train original, so both look alike."""
     report, page = _render(review_dataset)
     finding = next(f for f in report.findings if any(m.path == "test/hflip.jpg" for m in f.members))
     assert finding.pairs[0].orientation == "hflip"
@@ -98,7 +102,7 @@ def test_first_image_has_the_matched_orientation(review_dataset: Path) -> None:
     a, b = _decode(first), _decode(second)
     aligned = np.abs(a - b).mean()
     assert aligned * 3 < np.abs(a[:, ::-1] - b).mean()
-    assert f"{finding.pairs[0].a} after hflip" in page
+    assert "<figcaption>test/hflip.jpg after hflip</figcaption>" in page
 
 
 def test_heatmap_is_cold_where_images_agree() -> None:
@@ -147,7 +151,6 @@ def test_unloadable_image_shows_a_placeholder() -> None:
     assert "<img" not in row and row.count("image unavailable") == 2
 
 
-@pytest.mark.slow
 def test_report_command_writes_one_page_with_every_finding(review_dataset: Path, tmp_path: Path) -> None:
     """`leakcheck report --html` writes every finding id and its judge command, exit 1 on leaks."""
     out = tmp_path / "out/review.html"
@@ -236,7 +239,6 @@ def _assert_rendered(seen: dict, report: Report) -> None:
     assert seen["shot"].stat().st_size > 10_000
 
 
-@pytest.mark.slow
 def test_browser_renders_every_image_and_runs_no_file_name(browser, review_dataset: Path,
                                                            tmp_path: Path) -> None:
     """In Chromium every finding's images load when scrolled to, and hostile names stay text."""
@@ -248,7 +250,6 @@ def test_browser_renders_every_image_and_runs_no_file_name(browser, review_datas
         assert f"test/{name}" in seen["text"]
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not EXAMPLE_POLICY.is_file(), reason="no bundled example (examples/leakcheck.yaml)")
 def test_browser_renders_the_bundled_example(browser, tmp_path: Path) -> None:
     """The report of the bundled example renders every finding's images in Chromium."""
@@ -279,11 +280,9 @@ def test_overview_counts_pairs_and_kinds_and_draws_thresholds() -> None:
     overview = page[page.index('<section class="overview"'):page.index("</section>")]
     assert "<script" not in overview
     table = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", overview[overview.index('<table class="counts"'):]))
-    assert "split pair identical-file near-duplicate train~test 1 2 train~val 1" in table
-    bars = re.findall(r'<rect class="bar" data-kind="([^"]+)"[^>]*width="([\d.]+)"', overview)
-    assert [(k, float(w)) for k, w in bars] == [("identical-file", 120.0), ("near-duplicate", 240.0),
-                                              ("near-duplicate", 120.0)]
-    assert "phash: 3 matched pairs; a match needs at most 8; the pair closest to the threshold scores 8" in overview
+    assert "split pair identical-file near-duplicate all train~test 1 2 3 train~val 1 1" in table
+    assert "<rect class=\"bar\"" not in overview  # no chart repeating the table
+    assert "phash: 3 matched pairs; a match needs at most 8; the weakest match scores 8" in overview
     assert "thumbnail: 1 matched pairs; a match needs at least 0.950" in overview
     assert overview.count('<line class="threshold"') == 2
 
@@ -293,7 +292,6 @@ def test_overview_is_absent_without_findings() -> None:
     assert 'class="overview"' not in page
 
 
-@pytest.mark.slow
 def test_browser_draws_the_overview(browser, review_dataset: Path, tmp_path: Path) -> None:
     """In Chromium the overview's charts have size, every bar and bin is on the matching side of
     its threshold, no script runs and nothing is blocked; a screenshot is kept."""
@@ -306,8 +304,8 @@ def test_browser_draws_the_overview(browser, review_dataset: Path, tmp_path: Pat
     errors: list[str] = []
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     page.goto(out.as_uri())
-    box = page.locator("svg.chart.pairs").bounding_box()
-    assert box is not None and box["width"] > 300 and box["height"] > 10
+    box = page.locator("table.counts").bounding_box()
+    assert box is not None and box["width"] > 200 and box["height"] > 10
     charts = page.evaluate("""() => [...document.querySelectorAll('svg.chart.scores')].map(s => {
         const t = s.querySelector('line.threshold');
         return {name: s.dataset.detector, line: t ? t.x1.baseVal.value : null,

@@ -61,6 +61,10 @@ def test_split_prints_the_moves_and_touches_nothing(tree: Path, run_cli) -> None
                      "mv data/test/cat/s01_9.jpg data/train/cat/s01_9.jpg"]
     assert "run with --apply" in out
     assert _digests(tree) == before
+    # The plan shows what the moves make of the folders, and nothing they do not do (issue 27).
+    assert "target" not in out and "(none)" not in out
+    shares = [line.split() for line in out.splitlines() if line.startswith("  ")]
+    assert [(row[0], int(row[1])) for row in shares] == [("train", 14), ("test", 4)]
 
 
 def test_split_apply_moves_files_and_the_check_passes(tree: Path, run_cli) -> None:
