@@ -19,27 +19,18 @@ rate the policy asks for.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
-from collections.abc import Callable, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..policy.config import SEVERITIES, Ctx
-from ..search.run import SearchRun
-from ..store import keys
-from ..signals.decode import COLOUR, DECODE_PATH, Decoded
-from ..search.kernels import Match
-from ..signals.families import Family
-from . import _alignsearch as search
-from . import _alignstate as state
-from ._align import calibrate, describe
 from .base import Detector, PolicyView, section
 
-#: The descriptors, in the order they are packed into the family's bytes: dtype and values per image.
-DESCRIPTORS = {"grey32": ("u1", 1024), "hog": ("<f2", 128)}
+if TYPE_CHECKING:  # the arithmetic is imported where it runs: a policy loads without numpy
+    from ..search.kernels import Match
+    from ..search.run import SearchRun
+    from ..signals.families import Family
+
 #: What alignment covers: the mirror is one of the views every query is verified in.
 COVERED = ("identity", "hflip")
 
@@ -54,111 +45,6 @@ class AlignedSettings:
     #: Error level (near certain): the same, far out in the impostors' tail.
     error_false_alarms_per_10k: float = 2.0
     candidates: int = 8
-
-
-def _desc(decoded: Decoded, family: Family) -> bytes:
-    out = describe(np.asarray(decoded.colour))
-    return b"".join(out[d].tobytes() for d in DESCRIPTORS)
-
-
-DESC_FAMILY = Family(
-    # v2: the unused 8x8 colour layout is no longer computed or stored.
-    "desc", f"{'+'.join(DESCRIPTORS)};rgb{COLOUR}-box;{DECODE_PATH};v2",
-    tuple((f"desc:{name}", dtype, width) for name, (dtype, width) in DESCRIPTORS.items()),
-    _desc, colour=True,
-)
-
-
-
-def _key(det: AlignedSettings, p: search.Plan) -> str:
-    """Everything the stored model and pairs depend on besides the data: settings, descriptors, split pairs."""
-    return keys.aligned(det, p.mirror, sorted(p.targets.items()), DESC_FAMILY)
-
-
-
-
-#: A rate of r per 10,000 can be estimated only from a dataset of 10,000 / r images or more
-#: (5,000 for the default 2): a smaller one cannot hold a single false alarm at that rate,
-#: and the impostors' tail fit then extrapolates from noise (a 2,000-image set's error
-#: level came out at 0.7245, far under the 0.781 of 55,000 CIFAR images, and joined two
-#: different cats at 0.7255).  Below that size the error level is at least SMALL_ERROR_FLOOR.
-#: The error level of a dataset too small to estimate it: above what large sets
-#: calibrate to (CIFAR-10, 55,000 images: 0.781 across splits, 0.823 within), so a
-#: small dataset's errors are copies beyond doubt; the rest stay warnings.
-SMALL_ERROR_FLOOR = 0.85
-#: A link closer than this above its error level is weak (a warning that merges
-#: nothing): the level is an estimate, and a coincidence a hair over it must not chain
-#: two leaks into one cluster.  Small datasets (floored) get the wider hair.
-HAIR, SMALL_HAIR = 0.002, 0.01
-
-
-def too_small(images: int, det: AlignedSettings) -> bool:
-    """Whether ``images`` are too few to estimate the error level's rate (see SMALL_ERROR_FLOOR)."""
-    return images < 1e4 / det.error_false_alarms_per_10k
-
-
-def _levels(imp: np.ndarray, det: AlignedSettings, small: bool) -> tuple[float, float, float, bool]:
-    """Warning and error thresholds from impostor maxima, the rate measured at the
-    warning one, and whether the dataset was too small to estimate the error rate."""
-    warn = round(calibrate(imp, det.false_alarms_per_10k), 4)
-    err = round(max(warn, calibrate(imp, det.error_false_alarms_per_10k)), 4)
-    if small:
-        err = max(err, SMALL_ERROR_FLOOR)
-    return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0, small
-
-
-def _calibration(data: search.Data, p: search.Plan, det: AlignedSettings, digests: Sequence[bytes],
-                 tick: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
-
-    An upside-down image whose detail lines up with another image at
-    TURNED_COPY or more is not an impostor: the data holds a turned copy of
-    it (an upside-down or flipped duplicate, as audits of aerial and medical
-    sets find).  Such scores are left out of the calibration, or one of them
-    in a small set would raise the levels to 1 and hide every copy.
-    """
-    raw = search.impostors(data, p, digests, *([tick] if tick is not None else []))
-    imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
-    cross = imp["cross"] if len(imp["cross"]) else imp["within"]
-    images = int(sum(len(r) for r in p.rows.values()))
-    small = too_small(images, det)
-    warn, err, measured, _ = _levels(cross, det, small)
-    within = _levels(imp["within"], det, small) if len(imp["within"]) else (warn, err, measured, small)
-    n = int(max(len(imp["cross"]), len(imp["within"])))
-    return {"threshold": warn, "error_threshold": err,
-            "false_alarms_per_10k": measured, "error_false_alarms_per_10k": det.error_false_alarms_per_10k,
-            "asked_false_alarms_per_10k": det.false_alarms_per_10k,
-            # The smallest non-zero rate this many impostors can show: one of them.
-            "resolution_per_10k": round(1e4 / max(1, len(cross)), 1),
-            "small_sample": small, "images": images, "error_floor": SMALL_ERROR_FLOOR,
-            "hair": SMALL_HAIR if small else HAIR,
-            "within_threshold": within[0], "within_error_threshold": within[1],
-            "calibrated_on": n,
-            "turned_copies": int(sum((v >= TURNED_COPY).sum() for v in raw.values()))}
-
-
-def _levels_of(cal: dict[str, float], within: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Warning and error level of each pair, by whether it lies within a split."""
-    warn = np.where(within, cal.get("within_threshold", cal["threshold"]), cal["threshold"])
-    err = np.where(within, cal.get("within_error_threshold", cal["error_threshold"]), cal["error_threshold"])
-    return warn, err
-
-
-def _matches(pairs: search.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> list[Match]:
-    """Matches at or above the warning level of their kind (cross or within split); weak below the error level."""
-    within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
-    warn, err = _levels_of(cal, within)
-    keep = np.flatnonzero(pairs.score >= warn)
-    hair = float(cal.get("hair", HAIR))
-    return [Match(int(pairs.i[n]), int(pairs.j[n]), "aligned", round(float(pairs.score[n]), 4),
-                  "hflip" if pairs.flipped[n] else "identity", weak=bool(pairs.score[n] < err[n] + hair))
-            for n in keep]
-
-
-#: Detail correlation no impostor reaches (the largest of 2,000 on the visible CIFAR
-#: half: 0.85) and copies do (median 0.92): an upside-down image scoring this is a
-#: turned copy in the data, and is left out of the calibration.
-TURNED_COPY = 0.95
 
 
 class Aligned(Detector):
@@ -194,6 +80,8 @@ class Aligned(Detector):
         )
 
     def families(self, settings: AlignedSettings, policy: PolicyView) -> tuple[Family, ...]:
+        from ._alignsearch import DESC_FAMILY
+
         return () if settings.severity == "off" else (DESC_FAMILY,)
 
     def orientations(self, settings: AlignedSettings, policy: PolicyView) -> tuple[str, ...]:
@@ -205,103 +93,18 @@ class Aligned(Detector):
 
         Incremental (``_alignstate``): the index and the levels come from the
         store while the data has not changed too much since they were
-        estimated, pairs between unchanged rows come from the store, and only
-        new or changed rows are searched, against everything.  A focus search
-        (hook, pull request) searches only the focus rows and writes nothing.
+        estimated; pairs between unchanged rows come from the store; only new
+        or changed rows are searched, against everything (``_alignlevels.find``).
         """
-        if not run.sigs.has("desc:grey32"):
-            return []
-        p = search.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates,
-                        "hflip" in run.orientations)
-        key, ids = _key(settings, p), state.row_ids(run.paths, run.split_of, run.sigs.digests)
-        model, now_ids = state.load_model(run.store, key), np.sort(ids)
-        changed = len(ids) if model is None else model.changed(now_ids)
-        if model is None or changed > state.INDEX_AFTER * max(1, len(model.ids)):
-            (model, pairs), changed = self._fresh(run, settings, p, ids), 0
-        else:
-            data = search.prepare(run.sigs, p.mirror, model.index)
-            if changed > state.LEVELS_AFTER * max(1, len(model.ids)) and run.focus is None:
-                model = dataclasses.replace(model, calibration=_calibration(data, p, settings, run.sigs.digests),
-                                            ids=now_ids, estimated={**model.estimated, "levels_at": state.now(),
-                                                                    "levels_on": len(ids)})
-                state.save_model(run.store, key, model)
-                changed = 0
-            pairs = (search.focus_search(data, p, run.focus) if run.focus is not None
-                     else self._update(run, data, p, key, ids))
-        cal = model.calibration
-        run.stats["aligned"] = {**cal, **model.estimated, "changed_since": int(changed),
-                                "reestimate_after": state.LEVELS_AFTER}
-        return self._focus(run, _matches(pairs, cal, p.split_of))
+        from . import _alignlevels
 
-    @staticmethod
-    def _fresh(run: SearchRun, settings: AlignedSettings, p: search.Plan,
-               ids: np.ndarray) -> tuple[state.Model, search.Pairs]:
-        """Index, levels and every pair estimated and searched afresh, and stored."""
-        index = search.fit(run.sigs, np.flatnonzero(run.sigs.valid))
-        data = search.prepare(run.sigs, p.mirror, index)
-        tick = run.ticks(search.blocks(p), "block")  # the bar moves block by block: search, then levels
-        pairs = search.search(data, p, tick)
-        at = state.now()
-        model = state.Model(index, _calibration(data, p, settings, run.sigs.digests, tick), np.sort(ids),
-                            {"index_at": at, "index_on": len(ids), "levels_at": at, "levels_on": len(ids)})
-        key = _key(settings, p)
-        state.save_model(run.store, key, model)
-        state.save_pairs(run.store, key, ids, pairs)
-        return model, pairs
-
-    @staticmethod
-    def _update(run: SearchRun, data: search.Data, p: search.Plan, key: str, ids: np.ndarray) -> search.Pairs:
-        """Stored pairs between unchanged rows, plus a search around the new and changed ones."""
-        stored = state.load_pairs(run.store, key)
-        if stored is None:
-            pairs, dirty = search.search(data, p), True
-        else:
-            kept, new, gone = state.carry(*stored, ids)
-            pairs = search.join(kept, search.focus_search(data, p, new)) if new.any() else kept
-            dirty = bool(new.any()) or gone
-        if dirty:
-            state.save_pairs(run.store, key, ids, pairs)
-        return pairs
-
-    @staticmethod
-    def _focus(run: SearchRun, matches: list[Match]) -> list[Match]:
-        focus = run.focus
-        return matches if focus is None else [m for m in matches if focus[m.i] or focus[m.j]]
+        return _alignlevels.find(run, settings)
 
     def refine(self, run: SearchRun, settings: AlignedSettings, matches: list[Match]) -> list[Match]:
-        """Hash and thumbnail matches take the pair's aligned verdict, in whatever orientation they were found.
+        """Hash and thumbnail matches take the pair's aligned verdict (``_alignlevels.refine``)."""
+        from . import _alignlevels
 
-        A hash hit is a candidate that alignment can check: the first image
-        turned as the hash found it (mirrored, rotated), the pair is aligned
-        and judged by detail (every such pair, whatever its 16 px
-        correlation) and held to the same calibrated levels as aligned's
-        own matches.  Below the warning level it is dropped (a low-texture
-        picture whose hash or thumbnail is near many unrelated ones, in any
-        orientation); below the error level it is a weak link.  Measured on
-        the visible CIFAR half: every listed near-duplicate pHash finds
-        scores 0.84 or more, pairs of different classes 0.6 or less.
-        """
-        cal = run.stats.get("aligned")
-        if not cal:
-            return matches
-        check = [n for n, m in enumerate(matches) if m.detector in ("phash", "thumbnail")]
-        if not check:
-            return matches
-        data = search.prepare(run.sigs, "hflip" in run.orientations, None)
-        ij = np.array([(matches[n].i, matches[n].j) for n in check], np.int64)
-        flip = np.array([matches[n].orientation == "hflip" for n in check])
-        turned = [o if o not in COVERED else "identity" for o in (matches[n].orientation for n in check)]
-        scores = search.pair_scores(data, ij[:, 0], ij[:, 1], flip, always=1, turned=turned)
-        split_of = np.array(run.split_of, dtype=object)
-        within = split_of[ij[:, 0]] == split_of[ij[:, 1]]
-        warn, err = _levels_of(cal, within)
-        out = list(matches)
-        hair = float(cal.get("hair", HAIR))
-        for n, s, w, e in zip(check, scores, warn, err):
-            if not np.isfinite(s):
-                continue  # no candidate to score (an invalid row): left as the hash found it
-            out[n] = None if s < w else dataclasses.replace(matches[n], weak=True) if s < e + hair else matches[n]
-        return [m for m in out if m is not None]
+        return _alignlevels.refine(run, settings, matches)
 
     def strength(self, match: Match, settings: AlignedSettings) -> float:
         return match.value
@@ -332,3 +135,17 @@ def _estimated(cal: dict) -> str:
 
 
 DETECTOR = Aligned()
+
+#: Names that lived here before the arithmetic moved to ``_alignlevels`` (tests and benchmarks use them).
+_MOVED = {"_calibration": "calibration", "_matches": "matches", "_levels": "levels", "_levels_of": "levels_of",
+          "TURNED_COPY": "TURNED_COPY", "SMALL_ERROR_FLOOR": "SMALL_ERROR_FLOOR", "HAIR": "HAIR",
+          "SMALL_HAIR": "SMALL_HAIR", "too_small": "too_small", "search": "search", "state": "state",
+          "DESC_FAMILY": "DESC_FAMILY"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:  # imported on first use: loading a policy stays free of numpy
+        from . import _alignlevels
+
+        return getattr(_alignlevels, _MOVED[name])
+    raise AttributeError(name)

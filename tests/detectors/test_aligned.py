@@ -9,7 +9,7 @@ import pytest
 from PIL import Image, ImageFilter
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors import _align, _alignsearch, _retrieve, aligned
+from pytest_leakcheck.detectors import _align, _alignlevels, _alignsearch, _retrieve, aligned
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.render.text import render as render_text
@@ -190,7 +190,7 @@ def test_links_below_the_error_level_are_weak() -> None:
     pairs = _alignsearch.Pairs(np.array([0, 1, 2]), np.array([5, 6, 7]), np.array([0.95, 0.9, 0.8]),
                                np.array([False, True, False]))
     cal = {"threshold": 0.85, "error_threshold": 0.93}
-    got = [(m.i, m.j, m.weak, m.orientation) for m in _alignsearch.matches(pairs, cal)]
+    got = [(m.i, m.j, m.weak, m.orientation) for m in _alignlevels.matches(pairs, cal)]
     assert got == [(0, 5, False, "identity"), (1, 6, True, "hflip")]
 
 
