@@ -21,6 +21,10 @@ the hook and `export`, each in a subprocess with a timeout.
 
 Printed per class: inputs tried, crashes (exit 3 or an exception), hangs (over the timeout),
 wrong verdicts, escaping failures.  Each must be 0 but the inputs.
+
+Measured (2 cores under load, seed 0): before the fix (bd82c12), class 3: 40 inputs, 0 crashes,
+0 hangs, 38 escaping failures ($GITHUB_OUTPUT 11, `split` 12, Markdown 14, export CSV 1);
+class 4: 7 changes x 5 ways in, 0 crashes, 0 hangs, 26 wrong verdicts.  After: every count 0.
 """
 
 from __future__ import annotations
