@@ -56,6 +56,7 @@ class Aligned(Detector):
     evidence_key = "aligned_score"
     default = AlignedSettings()
     evidence_value = "aligned score {:.3f}"
+    aligns = True
     init_comment = ("Finds the crops, shifts, zooms and colour changes hashes miss, with thresholds\n"
                     "calibrated on this data (docs/detectors.md): errors where a copy is near\n"
                     'certain, warnings ("probably the same shot, please look") below that.')
@@ -111,10 +112,23 @@ class Aligned(Detector):
 
 
     def summary(self, stats: Any) -> str:
+        """The levels and what they rest on; a small dataset's floor and a rate it cannot resolve, said."""
         if not isinstance(stats, dict) or "threshold" not in stats:
             return ""
-        return (f"aligned threshold {stats['threshold']:.3f} ({stats['false_alarms_per_10k']:g} false alarms "
-                f"per 10k measured on {stats['calibrated_on']} images{_estimated(stats)})")
+        n = int(stats.get("calibrated_on", 0))
+        measured, asked = float(stats["false_alarms_per_10k"]), stats.get("asked_false_alarms_per_10k")
+        out = f"aligned threshold {stats['threshold']:.3f} ({measured:g} false alarms per 10k measured on {n} images"
+        if asked is not None and measured > float(asked):
+            out += (f", {float(asked):g} asked: in a sample of {n} one impostor is already "
+                    f"{float(stats.get('resolution_per_10k', 0)):g} per 10k")
+        out += f"{_estimated(stats)})"
+        if stats.get("small_sample"):
+            out += (f"; error level {stats['error_threshold']:.3f}, a conservative floor: "
+                    f"{int(stats.get('images', n))} images are too few "
+                    f"to estimate {float(stats['error_false_alarms_per_10k']):g} false alarms per 10k")
+        elif "error_threshold" in stats:
+            out += f", error level {stats['error_threshold']:.3f}"
+        return out
 
     def calibrated(self, stats: Any) -> float | None:
         return float(stats["threshold"]) if isinstance(stats, dict) and "threshold" in stats else None

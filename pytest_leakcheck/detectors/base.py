@@ -65,6 +65,8 @@ class Detector:
     #: Key of the evidence this detector's matches give a finding, and whether lower is stronger.
     evidence_key: ClassVar[str | None] = None
     lower_is_stronger: ClassVar[bool] = False
+    #: Its matches carry a zoom and shift (the review page's heatmap follows them).
+    aligns: ClassVar[bool] = False
     #: Settings when the policy does not mention the detector.
     default: ClassVar[Any] = Severity()
 

@@ -23,28 +23,17 @@ geometry; the inliers those impostors reach are what unrelated photos score.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..policy.config import SEVERITIES, Ctx
-from ..search.run import SearchRun
-from ..signals.decode import DECODE_PATH, Decoded, detail_grey
-from ..search.kernels import Match
-from ..signals.families import Family
-from . import _scene as S
 from .base import Detector, PolicyView, section
 
-#: Impostors sampled for the calibration (evenly spaced over the usable rows).
-IMPOSTORS = 1000
-#: Candidates per impostor that are verified with their geometry shuffled.
-IMPOSTOR_CANDIDATES = 2
-#: Inlier points kept per match for the report's picture (normalised 0..1 coordinates).
-POINTS = 40
+if TYPE_CHECKING:  # the search is imported where it runs: a policy loads without numpy or OpenCV
+    from ..search.kernels import Match
+    from ..search.run import SearchRun
+    from ..signals.families import Family
 
 
 @dataclass(frozen=True)
@@ -58,63 +47,6 @@ class SceneSettings:
     #: The warning level's floor (the error level's is 3 more): below it a
     #: homography is too easily found among look-alike texture (windows, leaves).
     min_inliers: int = 12
-
-
-def _row(decoded: Decoded, family: Family) -> bytes:
-    w, h = decoded.size
-    if max(w, h) < S.MIN_SIDE:
-        return S.empty_row()  # too small to carry keypoints (CIFAR's 32 px): not searched
-    return S.extract(detail_grey(decoded, S.SIDE))
-
-
-FAMILY = Family(
-    "scene", f"orb{S.FEATURES};side{S.SIDE};min{S.MIN_SIDE};{DECODE_PATH};v1",
-    S.HEAD_LAYOUT, _row, variable=True,
-)
-
-
-def _params(det: SceneSettings) -> str:
-    return (f"same-scene-v1;k={det.candidates};warn={det.false_alarms_per_10k};"
-            f"err={det.error_false_alarms_per_10k};min={det.min_inliers};{FAMILY.params}")
-
-
-def _calibration_key(det: SceneSettings) -> str:
-    return "same-scene-calibration:" + hashlib.sha256(_params(det).encode()).hexdigest()[:16]
-
-
-def _points_key(det: SceneSettings) -> str:
-    return "same-scene-points:" + hashlib.sha256(_params(det).encode()).hexdigest()[:16]
-
-
-def _pair_key(run: SearchRun, i: int, j: int) -> str:
-    return json.dumps([run.paths[i], run.paths[j]])
-
-
-def levels(impostors: np.ndarray, det: SceneSettings) -> dict[str, Any]:
-    """Warning and error inlier levels from impostor maxima, and what they rest on.
-
-    A rate of r per 10,000 can be read off n impostors only when n * r / 10,000
-    of them lie above it; with fewer (a small dataset), the level is one above
-    the largest impostor and never below the floor, and ``floor`` says so.
-    """
-    imp = np.sort(np.asarray(impostors, np.int64))
-    n = len(imp)
-    top = int(imp[-1]) if n else 0
-    floor_w, floor_e = det.min_inliers, det.min_inliers + 3
-
-    def at(rate: float) -> tuple[int, bool]:
-        if n * rate / 1e4 >= 1:
-            return int(np.quantile(imp, 1 - rate / 1e4, method="higher")) + 1, False
-        return top + 1, True
-
-    warn, w_small = at(det.false_alarms_per_10k)
-    err, e_small = at(det.error_false_alarms_per_10k)
-    warn = max(warn, floor_w)
-    err = max(err, warn, floor_e)
-    measured = round(float((imp >= warn).mean() * 1e4), 1) if n else 0.0
-    return {"threshold": warn, "error_threshold": err, "calibrated_on": n, "largest_impostor": top,
-            "false_alarms_per_10k": measured, "error_false_alarms_per_10k": det.error_false_alarms_per_10k,
-            "floor": bool(warn == floor_w or err == floor_e), "too_few_for_rate": bool(w_small or e_small)}
 
 
 class SameScene(Detector):
@@ -148,6 +80,8 @@ class SameScene(Detector):
         )
 
     def families(self, settings: SceneSettings, policy: PolicyView) -> tuple[Family, ...]:
+        from ._scenefind import FAMILY
+
         return () if settings.severity == "off" else (FAMILY,)
 
     def orientations(self, settings: SceneSettings, policy: PolicyView) -> tuple[str, ...]:
@@ -159,72 +93,44 @@ class SameScene(Detector):
         """Matches at or above the warning level (weak below the error level); calibration in ``run.stats``.
 
         Incremental: with a focus (new or changed files) only pairs touching
-        them are verified, at the levels the last full search calibrated.
+        them are verified, at the levels the last full search calibrated (``_scenefind.find``).
         """
-        if not run.sigs.has("scene_n"):
-            return []
-        heads = run.sigs.arrays["scene_n"][:, 0]
-        feats = S.load(run.store, FAMILY, run.sigs.digests,
-                       np.flatnonzero(run.sigs.valid & (heads >= S.MIN_KEYPOINTS)), len(heads))
-        usable = 0 if feats is None else int((feats.local >= 0).sum())
-        counts = {"images": usable, "skipped": int(run.sigs.valid.sum()) - usable}
-        if feats is None:
-            run.stats["same_scene"] = counts
-            return []
-        rows = np.flatnonzero(feats.local >= 0)
-        plain = S.words(feats.desc, feats.n)
-        words = (plain, S.weighted(plain))
-        cal = self._calibration(run, settings, feats, words, rows)
-        matches, points = [], {}
-        for i, j in S.candidate_pairs(run, feats, words, settings.candidates):
-            within = run.split_of[i] == run.split_of[j]
-            warn = cal["within_threshold" if within else "threshold"]
-            err = cal["within_error_threshold" if within else "error_threshold"]
-            count, pts = S.verify(feats, i, j, at_least=warn)
-            if count >= warn:
-                matches.append(Match(i, j, self.name, float(count), "identity", weak=count < err))
-                points[_pair_key(run, i, j)] = S.normalised(pts, feats, i, j, POINTS)
-        known = json.loads(run.store.get_meta(_points_key(settings)) or "{}")
-        run.store.put_meta({_points_key(settings): json.dumps({**known, **points})})
-        run.stats["same_scene"] = {**cal, **counts}
-        return matches
+        from . import _scenefind
 
-    def _calibration(self, run: SearchRun, det: SceneSettings, feats: S.Features, words: Any,
-                     rows: np.ndarray) -> dict[str, Any]:
-        """The levels: from the last full search when this one is focused, else measured now."""
-        if run.focus is not None:
-            cached = run.store.get_meta(_calibration_key(det))
-            if cached:
-                return json.loads(cached)
-        cross, within = S.impostors(run, feats, words, rows, IMPOSTORS, IMPOSTOR_CANDIDATES)
-        lc = levels(cross if len(cross) else within, det)
-        lw = levels(within, det) if len(within) else lc
-        cal = {**lc, "within_threshold": lw["threshold"], "within_error_threshold": lw["error_threshold"]}
-        run.store.put_meta({_calibration_key(det): json.dumps(cal)})
-        return cal
+        return _scenefind.find(run, settings, self.name)
 
     def refine(self, run: SearchRun, settings: SceneSettings, matches: list[Match]) -> list[Match]:
         """The report's evidence: the matched points of every same-scene match, reused ones too."""
-        mine = [m for m in matches if m.detector == self.name]
-        stats = run.stats.get("same_scene")
-        if not isinstance(stats, dict):  # nothing changed since the last full search: its levels hold
-            cached = run.store.get_meta(_calibration_key(settings))
-            stats = run.stats["same_scene"] = json.loads(cached) if cached else {}
-        known = json.loads(run.store.get_meta(_points_key(settings)) or "{}")
-        kept = {k: known[k] for m in mine if (k := _pair_key(run, m.i, m.j)) in known}
-        if len(kept) != len(known):
-            run.store.put_meta({_points_key(settings): json.dumps(kept)})
-        if kept:
-            stats["points"] = [{"a": run.paths[m.i], "b": run.paths[m.j], "points": kept[k]}
-                               for m in mine if (k := _pair_key(run, m.i, m.j)) in kept]
-        return matches
+        from . import _scenefind
+
+        return _scenefind.refine(run, settings, matches, self.name)
 
     def strength(self, match: Match, settings: SceneSettings) -> float:
         # Inliers on a 0..1 scale: the floor maps to about 0.5, twice the floor to about 0.75.
         return round(1.0 - math.exp(-match.value * math.log(2) / max(1, settings.min_inliers)), 4)
 
+    def summary(self, stats: Any) -> str:
+        if not isinstance(stats, dict) or "threshold" not in stats:
+            return ""
+        out = f"same-scene {stats['threshold']}/{stats['error_threshold']} inliers (warning/error"
+        if stats.get("too_few_for_rate"):
+            out += f", above the largest of {stats.get('calibrated_on', 0)} impostors"
+        if stats.get("floor"):
+            out += ", at least the floor"
+        return out + ")"
+
     def params(self, settings: SceneSettings) -> str:
+        from ._scenefind import _params
+
         return _params(settings)
 
 
 DETECTOR = SameScene()
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("levels", "FAMILY", "IMPOSTORS", "IMPOSTOR_CANDIDATES", "POINTS"):  # moved to _scenefind
+        from . import _scenefind
+
+        return getattr(_scenefind, name)
+    raise AttributeError(name)

@@ -58,31 +58,9 @@ def calibration_text(stats: dict) -> str:
     estimate a few per 10,000 at all: the line says so rather than print a
     measured rate five times the one asked for without a word.
     """
-    out = ""
-    cal = stats.get("aligned")
-    if isinstance(cal, dict) and "threshold" in cal:
-        n = int(cal.get("calibrated_on", 0))
-        measured, asked = float(cal["false_alarms_per_10k"]), cal.get("asked_false_alarms_per_10k")
-        out += f"; aligned threshold {cal['threshold']:.3f} ({measured:g} false alarms per 10k measured on {n} images"
-        if asked is not None and measured > float(asked):
-            out += (f", {float(asked):g} asked: in a sample of {n} one impostor is already "
-                    f"{float(cal.get('resolution_per_10k', 0)):g} per 10k")
-        out += ")"
-        if cal.get("small_sample"):
-            out += (f"; error level {cal['error_threshold']:.3f}, a conservative floor: "
-                    f"{int(cal.get('images', n))} images are too few "
-                    f"to estimate {float(cal['error_false_alarms_per_10k']):g} false alarms per 10k")
-        elif "error_threshold" in cal:
-            out += f", error level {cal['error_threshold']:.3f}"
-    scene = stats.get("same_scene")
-    if isinstance(scene, dict) and "threshold" in scene:
-        out += f"; same-scene {scene['threshold']}/{scene['error_threshold']} inliers (warning/error"
-        if scene.get("too_few_for_rate"):
-            out += f", above the largest of {scene.get('calibrated_on', 0)} impostors"
-        if scene.get("floor"):
-            out += ", at least the floor"
-        out += ")"
-    return out
+    # Each detector words its own levels (Detector.summary): a renderer names none.
+    said = (d.summary(stats.get(d.section)) for d in registry())
+    return "".join(f"; {text}" for text in said if text)
 
 
 def headline(f: Finding, max_members: int = 4) -> str:

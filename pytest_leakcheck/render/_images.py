@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps
 
+from ..detectors import registry
 from ..files.remote import read_bytes
 from ..policy.load import DEFAULT_MAX_PIXELS
 from ..signals.decode import TRANSPOSE, open_image
@@ -41,8 +42,8 @@ REACH = 8
 TEMPLATE = 48
 #: Colour of heatmap pixels the shifted image does not cover.
 UNCOVERED = (40, 60, 110)
-#: Detectors whose matches are aligned by zoom and shift, not only turned.
-ALIGNING = ("aligned",)
+#: Detectors whose matches are aligned by zoom and shift, not only turned (``Detector.aligns``).
+ALIGNING = tuple(d.name for d in registry() if d.aligns)
 
 Loader = Callable[[str], "Image.Image | None"]
 

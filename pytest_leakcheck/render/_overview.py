@@ -84,9 +84,10 @@ def _scores(report: Report, thresholds: Mapping[str, tuple[float, bool]]) -> Sco
             misses[str(name)] = [float(v) for v in rec.get("values", ())]
             if "level" in rec:
                 limits.setdefault(str(name), (float(rec["level"]), bool(rec.get("lower_is_stronger", False))))
-    cal = report.stats.get("aligned")
-    if isinstance(cal, dict) and "threshold" in cal:
-        limits.setdefault("aligned", (float(cal["threshold"]), False))
+    for d in registry():  # thresholds calibrated on this data (aligned's) are in the report
+        value = d.calibrated(report.stats.get(d.section))
+        if value is not None:
+            limits.setdefault(d.name, (value, d.lower_is_stronger))
     names = sorted(set(values) | set(misses))
     # Identical detectors have no score to be near a threshold of: every value is the same.
     return [(name, values.get(name, []), misses.get(name, []), limits.get(name)) for name in names

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from ..detectors import registry
 from ..files.names import log_lines
 from ..report.model import Report
 from ._common import calibration_text, checked_text, finding_lines
 
-#: Detectors whose levels calibration_text states.
-CALIBRATED = ("aligned", "same_scene")
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
 DEFAULT_MAX_FINDINGS = 50
@@ -64,10 +61,7 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
         line += f"; checked: {checked_text(stats['checked'])}"
     if stats.get("not_searched"):
         line += f"; not searched: copies after {'/'.join(stats['not_searched'])}"
-    line += calibration_text(stats)  # aligned and same-scene: the levels and what they rest on
-    for d in registry():  # what any other detector measured on this data
-        said = d.summary(stats[d.name]) if stats.get(d.name) and d.name not in CALIBRATED else ""
-        line += f"; {said}" if said else ""
+    line += calibration_text(stats)  # what each detector measured on this data (aligned: its levels)
     judged = [f"{int(stats[k])} {k}" for k in ("known", "distinct") if stats.get(k)]
     if judged:
         line += "; baseline: " + ", ".join(judged)

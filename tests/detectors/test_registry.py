@@ -129,8 +129,8 @@ def test_the_init_policy_states_every_detector_at_its_default(tmp_path: Path) ->
 
 def test_no_module_outside_detectors_names_a_detector_or_its_signals() -> None:
     """Renderers, the report model and the init template ask the registry.  Names that are
-    also finding kinds (identical-file, identical-pixels) belong to the model as kinds."""
-    kinds = {"identical-file", "identical-pixels", "near-duplicate"}
+    also finding kinds (identical-file, identical-pixels, same-scene) belong to the model as kinds."""
+    kinds = {"identical-file", "identical-pixels", "near-duplicate", "same-scene"}
     words = {d.name for d in detectors.registry()} - kinds
     words |= {key for d in detectors.registry() for key in d.signal_text}
     words |= {d.evidence_key for d in detectors.registry() if d.evidence_key}
