@@ -32,7 +32,7 @@ from ..policy.load import DEFAULT_MAX_PIXELS
 from ..report.model import COPY_KINDS, KINDS, Finding, Member, Pair, Report
 from ..signals.families import inverse
 from . import _page
-from ._common import checked_text, link_words
+from ._common import checked_text, link_text
 from ._images import (
     ALIGNING,
     THUMB,
@@ -166,7 +166,8 @@ def _evidence(f: Finding) -> list[str]:
             continue
         pair = _pair_of(f, m.path, m.link.to)
         extra = _signal_text(pair.signals, m.link.detector) if pair is not None else []
-        lines.append(f"{m.path} ~ {m.link.to}: {link_words(m.link)}" + ("; " + ", ".join(extra) if extra else ""))
+        # Worded as every other format words a link (_common.link_text).
+        lines.append(f"{m.path} {link_text(m)}" + ("; " + ", ".join(extra) if extra else ""))
     return lines
 
 

@@ -201,8 +201,8 @@ def test_one_evidence_line_per_link_agrees_with_the_link(browser, tmp_path: Path
     f = Finding("00000000000f", "near-duplicate", "error", members, pairs=pairs, strength=0.99)
     page, errors = _open(browser, render_html(Report("p", (f,)), loader=_image), tmp_path)
     lines = page.evaluate("() => [...document.querySelectorAll('ul.evidence li')].map(l => l.innerText)")
-    assert lines == [f"{b} ~ {a}: phash 4; thumbnail cosine 0.9918",
-                     f"{c} ~ {b}: aligned 0.91 after hflip; phash distance 12"]
+    assert lines == [f"{b} linked by phash 4 to {a}; thumbnail cosine 0.9918",
+                     f"{c} linked by aligned 0.91 after hflip to {b}; phash distance 12"]
     assert "thumbnail = " not in page.inner_text("body")
     page.close()
 
