@@ -133,6 +133,8 @@ class SameScene(Detector):
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> SceneSettings:
         keys = ("severity", "false_alarms_per_10k", "error_false_alarms_per_10k", "candidates", "min_inliers")
+        if isinstance(raw, str):  # `same_scene: warning`, as the simple detectors are written
+            raw = {"severity": raw}
         raw = section(ctx, raw, at, keys)
         d = self.default
 
