@@ -115,7 +115,8 @@ def template() -> str:
     lines = ["detectors:"]
     for d in registry():
         lines += [f"  # {line}" for line in d.init_comment.splitlines()]
-        rows = [(key, _yaml_scalar(getattr(d.default, key)), why) for key, why in d.init_keys]
+        written = d.init_default if d.init_default is not None else d.default  # what init proposes
+        rows = [(key, _yaml_scalar(getattr(written, key)), why) for key, why in d.init_keys]
         # Bare (`phash: error`) only where the detector reads the bare form: the protocol's own parse.
         if [key for key, _, _ in rows] == ["severity"] and type(d).parse is Detector.parse:
             lines += _commented([(f"  {d.section}: {rows[0][1]}", rows[0][2])])

@@ -18,8 +18,9 @@ from ..signals.decode import DECODE_PATH, Decoded, detail_grey
 from ..signals.families import Family
 from . import _scene as S
 
-#: Impostors sampled for the calibration (evenly spaced over the usable rows).
-IMPOSTORS = 1000
+#: Impostors sampled for the calibration (evenly spaced over the usable rows): the levels
+#: rest on the floor unless impostors reach it, so a few hundred tell whether they do.
+IMPOSTORS = 400
 #: Candidates per impostor that are verified with their geometry shuffled.
 IMPOSTOR_CANDIDATES = 2
 #: Inlier points kept per match for the report's picture (normalised 0..1 coordinates).

@@ -85,6 +85,9 @@ class Detector:
     #: Comment lines ``leakcheck init`` writes above its section, and what it tells the user afterwards.
     init_comment: ClassVar[str] = ""
     init_notice: ClassVar[str] = ""
+    #: Settings ``leakcheck init`` writes when they differ from ``default`` (a detector off
+    #: unless a policy names it, proposed on by init); None: the defaults.
+    init_default: ClassVar[Any] = None
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> Any:
         """Validate this detector's section: ``error``, or ``{severity: error}``."""

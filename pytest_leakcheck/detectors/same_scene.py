@@ -11,9 +11,9 @@ in ``_scene.py``; OpenCV is imported only there, only when computing.
 
 Whether a re-shot is a leak depends on the task: in a classification
 benchmark it is (ciFAIR replaced "very similar" test images too), in instance
-retrieval new photos of known places are the test.  So it is on at
-``warning`` by default; raise it to ``error`` for classification, turn it
-``off`` for retrieval.
+retrieval new photos of known places are the test.  So ``leakcheck init``
+writes it at ``warning``; raise it to ``error`` for classification, turn it
+``off`` for retrieval.  A policy that does not mention it leaves it off.
 
 The inlier levels are calibrated without labels, as ``aligned`` does: each
 sampled image's best candidates are verified again with its matched points
@@ -38,9 +38,14 @@ if TYPE_CHECKING:  # the search is imported where it runs: a policy loads withou
 
 @dataclass(frozen=True)
 class SceneSettings:
-    """On at warning level; two inlier levels, calibrated on the data, never below ``min_inliers``."""
+    """Two inlier levels, calibrated on the data, never below ``min_inliers``.
 
-    severity: str = "warning"
+    Off when a policy does not mention it: on 2,000 synthetic 640 x 480 photos its
+    search made a cold check several times slower (docs/detectors.md).  ``leakcheck
+    init`` writes it at ``warning``, with when to raise it or turn it off.
+    """
+
+    severity: str = "off"
     false_alarms_per_10k: float = 5.0
     error_false_alarms_per_10k: float = 2.0
     candidates: int = 6
@@ -56,6 +61,7 @@ class SameScene(Detector):
     rank = 60
     evidence_key = "scene_inliers"
     default = SceneSettings()
+    init_default = SceneSettings(severity="warning")
     init_comment = ("Other shots of the same scene (a re-shot, a step aside, a burst), by local\n"
                     "features checked for one geometry (docs/detectors.md). A leak in a\n"
                     "classification benchmark: raise it to error. In instance retrieval, new\n"
@@ -65,6 +71,10 @@ class SameScene(Detector):
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> SceneSettings:
         keys = ("severity", "false_alarms_per_10k", "error_false_alarms_per_10k", "candidates", "min_inliers")
+        if isinstance(raw, str):  # `same_scene: warning`, as the simple detectors are written
+            raw = {"severity": raw}
+        if isinstance(raw, str):  # `same_scene: warning`, as the simple detectors are written
+            raw = {"severity": raw}
         raw = section(ctx, raw, at, keys)
         d = self.default
 

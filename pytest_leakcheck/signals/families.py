@@ -23,7 +23,6 @@ import numpy as np
 from PIL import Image
 
 from .. import orientation as _orientation
-from ..policy.config import ORIENTATIONS
 from .decode import DECODE_PATH, TRANSPOSE, Decoded
 
 #: How one family's bytes become arrays: (array name, numpy dtype, values per row).

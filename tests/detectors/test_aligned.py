@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -412,11 +413,12 @@ def test_turned_copies_in_the_data_do_not_raise_the_levels(monkeypatch: pytest.M
     rng = np.random.default_rng(6)
     clean = {"cross": rng.uniform(0.2, 0.6, 20), "within": rng.uniform(0.2, 0.6, 20)}
     dirty = {k: np.concatenate([v, [0.99, 1.0]]) for k, v in clean.items()}
+    plan = SimpleNamespace(rows={"train": np.arange(16), "test": np.arange(16, 20)})  # 20 images: floored
     for imp in (clean, dirty):
         monkeypatch.setattr(aligned.search, "impostors", lambda data, p, digests, imp=imp: imp)
-        got = aligned._calibration(None, None, aligned.AlignedSettings(), ())  # type: ignore[arg-type]
+        got = aligned._calibration(None, plan, aligned.AlignedSettings(), ())  # type: ignore[arg-type]
         assert got["threshold"] <= got["error_threshold"] < aligned.TURNED_COPY
         assert got["turned_copies"] == (4 if imp is dirty else 0)
     monkeypatch.setattr(aligned.search, "impostors", lambda data, p, digests: clean)
-    assert {k: v for k, v in aligned._calibration(None, None, aligned.AlignedSettings(), ()).items()  # type: ignore[arg-type]
+    assert {k: v for k, v in aligned._calibration(None, plan, aligned.AlignedSettings(), ()).items()  # type: ignore[arg-type]
             if k != "turned_copies"} == {k: v for k, v in got.items() if k != "turned_copies"}
