@@ -11,7 +11,6 @@ look at everyone's matches (``refine``: verification).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from concurrent.futures import Executor

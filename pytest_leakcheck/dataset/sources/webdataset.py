@@ -16,7 +16,6 @@ shard that is not one stops the check with its name and the fix.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
