@@ -148,11 +148,21 @@ def _deepest(path: Path) -> Path:
 class _Journal:
     """Append-only JSON lines, each flushed to disk before the step it announces."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, root: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        self.fh = os.fdopen(fd, "w", encoding="utf-8")
+        # The header goes to a file of its own first, which is then linked into
+        # place: a kill at any moment leaves no journal, or one that names its root.
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"root": _encode(str(root))}, ensure_ascii=True) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)  # never replaces a journal another run left
+        finally:
+            os.unlink(tmp)
+        self.fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
 
     def write(self, **entry: object) -> None:
         self.fh.write(json.dumps(entry, ensure_ascii=True) + "\n")
@@ -186,9 +196,12 @@ def apply(root: Path, moves: Sequence[Move], journal: Path, tracked: set[str]) -
     _refuse_pending(journal)
     validate(root, moves)
     done = [Move(m.src, m.dst, m.src in tracked) for m in moves]
-    log = _Journal(journal)
     try:
-        log.write(root=_encode(str(root)))
+        log = _Journal(journal, root)
+    except OSError as exc:
+        raise UsageError(f"cannot write the journal of the moves: {exc.strerror or exc}; nothing was moved",
+                         path=str(journal), fix="make the policy's folder writable, then run again") from None
+    try:
         for m in done:
             _move(root, m, log)
         if any(m.git for m in done):
@@ -276,11 +289,21 @@ def rollback(journal: Path) -> int:
             if os.path.lexists(dst) and not os.path.lexists(src):
                 os.rename(dst, src)
                 back += 1
+            elif os.path.lexists(dst) and _same(src, dst):
+                os.unlink(dst)  # killed between the hard link and the unlink: drop the new name
         elif "mkdir" in entry:
             with contextlib.suppress(OSError):  # gone already, or something was put in it since: it stays
                 os.rmdir(root / _decode(entry["mkdir"]))
     os.unlink(journal)
     return back
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        x, y = os.lstat(a), os.lstat(b)
+    except OSError:
+        return False
+    return (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino)
 
 
 def _run_git(root: Path, args: list[str], stdin: str | None = None) -> bytes:
