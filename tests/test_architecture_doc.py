@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import detectors, render
-from pytest_leakcheck.dataset import splitsources
+from pytest_leakcheck.dataset import sources as splitsources
 from pytest_leakcheck.policy import load as policy_load
 from pytest_leakcheck.signals import executors
 
@@ -104,9 +104,9 @@ def test_the_format_registry_reads_the_recipes_folder(touched: dict[str, list[st
 
 def test_split_sources_are_the_recipes_module(touched: dict[str, list[str]]) -> None:
     assert Path(splitsources.__file__).resolve() == (ROOT / touched["A split source"][0]).resolve()
-    policy_doc = (ROOT / "docs/policy.md").read_text(encoding="utf-8")
-    for kind in splitsources.KINDS:  # each source the reader knows is documented
-        assert re.search(rf"^\s+{kind}:", policy_doc, re.M), kind
+    sources_doc = (ROOT / "docs/sources.md").read_text(encoding="utf-8")
+    for kind in splitsources.KINDS:  # each source the registry knows is documented
+        assert re.search(rf"^\s+{kind}:", sources_doc, re.M), kind
 
 
 def test_executors_are_chosen_in_the_recipes_module(touched: dict[str, list[str]]) -> None:
