@@ -218,20 +218,27 @@ def _ivf_block(queries: list[np.ndarray], ref: np.ndarray, order: np.ndarray, bo
     starts = np.searchsorted(lists, np.arange(len(cent) + 1))
     allq = np.concatenate(queries)
 
-    def one(c: int) -> tuple[np.ndarray, ...]:
+    def one(c: int) -> list[tuple[np.ndarray, ...]]:
         members = order[bounds[c]:bounds[c + 1]]
-        asking = qv[starts[c]:starts[c + 1]]
-        if not len(members) or not len(asking):
-            return (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.float32), np.zeros(0, bool))
-        s = allq[asking] @ ref[members].T
-        if exclude is not None:
-            s[exclude[asking % n][:, None] == members[None, :]] = -np.inf
+        every = qv[starts[c]:starts[c + 1]]
+        if not len(members) or not len(every):
+            return []
         kk = min(k, len(members))
-        idx = _top(s, kk)
-        score = np.take_along_axis(s, idx, 1)
-        return (np.repeat(asking % n, kk), members[idx].ravel(), score.ravel(), np.repeat(asking >= n, kk))
+        out = []
+        # k-means lists are uneven, and a popular list is asked by many: the products stay
+        # within QUERY_BLOCK_VALUES floats whatever the list.
+        step = max(1, QUERY_BLOCK_VALUES // len(members))
+        for a in range(0, len(every), step):
+            asking = every[a:a + step]
+            s = allq[asking] @ ref[members].T
+            if exclude is not None:
+                s[exclude[asking % n][:, None] == members[None, :]] = -np.inf
+            idx = _top(s, kk)
+            score = np.take_along_axis(s, idx, 1)
+            out.append((np.repeat(asking % n, kk), members[idx].ravel(), score.ravel(), np.repeat(asking >= n, kk)))
+        return out
 
-    parts = in_blocks(one, np.flatnonzero(starts[1:] > starts[:-1]))
+    parts = [x for part in in_blocks(one, np.flatnonzero(starts[1:] > starts[:-1])) for x in part]
     q, r, s, v = (np.concatenate(x) for x in zip(*parts)) if parts else (np.zeros(0, np.int64),) * 4
     keep = np.isfinite(s)
     q, r, s, v = q[keep], r[keep], s[keep], v[keep].astype(bool)
