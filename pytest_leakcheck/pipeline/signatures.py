@@ -33,7 +33,6 @@ from ..store.db import Store
 
 #: Cached results per content: family name -> {digest: (ok, bytes)}.
 Cached = dict[str, dict[bytes, tuple[bool, bytes]]]
-#: The image size after EXIF orientation, produced by every decode.
 #: Files per hashing task: small enough for progress to move, large enough that
 #: a task costs much more than its future.
 HASH_BATCH = 512
