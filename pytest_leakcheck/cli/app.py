@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..version import __version__
+from .splitargs import add_parser as split_options
 from ..errors import (
     EXIT_CLEAN,
     EXIT_INTERNAL,
@@ -101,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     fpr.add_argument("--cache-dir", action="store_true",
                      help="print the absolute folder of the policy's signature store instead")
 
-    _split_parser(sub)
+    split_options(sub, DEFAULT_POLICY_NAME)  # `leakcheck split`'s options live with the command
 
     exp = _command(sub, "export", "write one row per image (split, group, digests, hashes, copy cluster)")
     exp.add_argument("-o", "--output", type=Path, help="CSV, JSON lines or Parquet file (default: CSV on stdout)")
@@ -140,29 +141,6 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                          help=f"show the traceback of an internal error ({DEBUG_ENV}=1)")
     return parser
-
-
-def _split_parser(sub: argparse._SubParsersAction) -> None:
-    spl = _command(sub, "split", "write a manifest in which no group or copy spans splits, or, for "
-                                 "split folders, print (or --apply) the moves that make it so")
-    spl.add_argument("--policy", type=Path, help=f"policy file (default: nearest {DEFAULT_POLICY_NAME})")
-    spl.add_argument("--test", type=float, default=None,
-                     help="share of files for test, e.g. 0.2 (needed to write a new manifest)")
-    spl.add_argument("--val", type=float, default=0.0, help="share for val (default: 0: no val)")
-    spl.add_argument("--seed", type=int, default=0, help="the same seed gives the same manifest")
-    spl.add_argument("-o", "--output", type=Path,
-                     help="manifest CSV to write (without it, a policy of split folders gets moves)")
-    spl.add_argument("--apply", action="store_true",
-                     help="split folders: perform the moves, all or none (git mv in a git work tree)")
-    spl.add_argument("--rollback", action="store_true",
-                     help="put back the files of a `split --apply` that was killed before it finished")
-    spl.add_argument("--stratify", metavar="folder|COLUMN",
-                     help="balance labels: the parent folder name, or a column of the manifest")
-    spl.add_argument("--keep", type=Path, metavar="MANIFEST",
-                     help="repair this manifest, changing as few assignments as possible")
-    spl.add_argument("--names", default="train,val,test", help="split names (default: %(default)s)")
-    spl.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all)")
-    spl.add_argument("--no-cache", action="store_true", help="do not use the signature store")
 
 
 def _command(sub: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:

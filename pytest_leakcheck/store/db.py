@@ -31,12 +31,9 @@ from .storefile import APPLICATION_ID, cannot_write, check_sidecars, create, is_
 #   2: snapshots: the assembled signature arrays of the last full check, so a
 #      warm check of a large dataset reads one row instead of one per file.
 #      A version 1 store is upgraded in place (the new table is only added).
-#   2, stamped: every store is created with `PRAGMA application_id` =
-#      APPLICATION_ID, so that leakcheck can prove a file is its own from the
-#      header alone (bytes 68-71), before anything else is read.  A store
-#      made before the stamp is recognised by its meta table (schema_version,
-#      beside the files and signatures tables) and stamped when next opened.
-#      The tables did not change, so the version number did not either.
+#   2, stamped: every store is created with `PRAGMA application_id` = APPLICATION_ID, so
+#      leakcheck proves a file is its own from the header alone (bytes 68-71).  An older
+#      store is recognised by its meta table and stamped when next opened (same tables).
 SCHEMA_VERSION = 2
 _UPGRADABLE = {"1"}
 
