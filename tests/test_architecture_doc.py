@@ -76,7 +76,7 @@ def test_every_file_a_recipe_touches_exists(touched: dict[str, list[str]], title
     tests = [rel for rel in touched[title] if rel.startswith("tests/")]
     assert code and tests, title
     # tests/<layer>/ sits beside the layer it tests.
-    assert {Path(t).parent.name for t in tests} <= {Path(c).parent.name for c in code}, title
+    assert {Path(t).parts[1] for t in tests} <= {Path(c).parts[1] for c in code}, title
 
 
 def test_the_detector_registry_reads_the_recipes_folder(touched: dict[str, list[str]]) -> None:

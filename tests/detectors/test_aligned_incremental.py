@@ -145,7 +145,7 @@ def test_report_says_which_levels_and_when(dataset: Path) -> None:
 
 
 def test_a_saved_report_with_odd_levels_renders_without_them() -> None:
-    from pytest_leakcheck.render.text import _estimated
+    from pytest_leakcheck.detectors.aligned import _estimated
 
     assert _estimated({"levels_at": "\x1b[31m", "levels_on": 3}) == ""
     assert _estimated({"levels_at": "2026-01-01T00:00:00Z", "levels_on": "many"}) == ""

@@ -10,7 +10,8 @@ import pytest
 
 from pytest_leakcheck import detectors
 from pytest_leakcheck.detectors import _alignsearch
-from pytest_leakcheck.detectors.aligned import DESC_FAMILY, _key
+from pytest_leakcheck.detectors._alignlevels import _key
+from pytest_leakcheck.detectors._alignsearch import DESC_FAMILY
 from pytest_leakcheck.pipeline.search import _matches_key
 from pytest_leakcheck.pipeline.signatures import fingerprint
 from pytest_leakcheck.policy.load import load
