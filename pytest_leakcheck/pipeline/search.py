@@ -40,9 +40,32 @@ def comparisons(inv: Inventory, policy: Policy) -> list[tuple[str, str]]:
     return pairs
 
 
+def heads(split_of: Sequence[str], digests: Sequence[bytes]) -> np.ndarray:
+    """Each row's first exact copy in its own split (itself when it is the first, or has no digest)."""
+    first: dict[tuple[str, bytes], int] = {}
+    return np.fromiter((first.setdefault((s, d), i) if d.strip(b"\0") else i
+                        for i, (s, d) in enumerate(zip(split_of, digests))), dtype=np.int64, count=len(digests))
+
+
+def with_heads(mask: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """``mask`` plus the first copy of every row in it: the row that is searched for it."""
+    out = mask.copy()
+    out[head[mask]] = True
+    return out
+
+
+def _collapsing(policy: Policy) -> bool:
+    # Only identical-file links a copy to its first copy; without it every row is searched.
+    return any(det.name == "identical-file" for det, _ in detectors.enabled(policy))
+
+
 def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
             focus: np.ndarray | None = None, jobs: int | None = None, progress: Progress = SILENT,
             executor: Executor | None = None) -> SearchRun:
+    head = heads([r.split for r in inv.records], sigs.digests) if _collapsing(policy) else None
+    primary = None if head is None else head == np.arange(len(head))
+    if focus is not None and head is not None:
+        focus = with_heads(focus, head)
     return SearchRun(
         sigs=sigs,
         split_of=tuple(r.split for r in inv.records),
@@ -57,6 +80,7 @@ def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
         focus=focus,
         progress=progress,
         executor=executor,
+        primary=primary,
     )
 
 
@@ -134,9 +158,14 @@ def _unchanged(run: SearchRun, prev: dict[str, np.ndarray]) -> tuple[np.ndarray,
     index = {p: k for k, p in enumerate(old_paths)}
     new_of_old = np.full(len(old_paths), -1, dtype=np.int64)
     old_digests = prev["digest"]
+    # A row that became (or stopped being) the first copy searched for its
+    # content is searched again: the matches of the old first copy are gone.
+    primary = np.ones(len(run.paths), dtype=bool) if run.primary is None else run.primary
+    old_head = heads(old_splits, [d.tobytes() for d in old_digests]) if run.primary is not None else None
     for i, (path, split) in enumerate(zip(run.paths, run.split_of)):
         k = index.get(path, -1)
-        if k >= 0 and old_splits[k] == split and run.sigs.digests[i] == old_digests[k].tobytes():
+        if k >= 0 and old_splits[k] == split and run.sigs.digests[i] == old_digests[k].tobytes() and (
+                old_head is None or (old_head[k] == k) == primary[i]):
             changed[i] = False
             new_of_old[k] = i
     return changed, new_of_old
@@ -151,7 +180,7 @@ def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector
         changed, new_of_old = np.ones(len(run.paths), dtype=bool), np.zeros(0, dtype=np.int64)
     else:
         changed, new_of_old = _unchanged(run, prev)
-        run.focus = changed
+        run.focus = changed if run.primary is None else with_heads(changed, heads(run.split_of, run.sigs.digests))
         found = find(run, chosen) if changed.any() else []
         run.focus = None
         mi, mj = new_of_old[prev["i"]], new_of_old[prev["j"]]

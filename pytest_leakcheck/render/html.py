@@ -18,6 +18,8 @@ slipped past escaping could still not run.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import html
 import os
 from collections.abc import Sequence
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from ..detectors import registry
 from ..files.names import display
 from ..files.remote import is_url
 from ..policy.load import DEFAULT_MAX_PIXELS
@@ -278,6 +281,27 @@ def _commands(findings: Sequence[Finding]) -> str:
     return "".join(f'leakcheck judge {f.id} distinct --reason "..."\n' for f in findings)
 
 
+def _with_points(report: Report) -> Report:
+    """Pairs take the point evidence a detector kept in its stats (``stats[section]["points"]``:
+    ``{a, b, points}``), where the pair does not carry it already."""
+    kept: dict[tuple[str, str], tuple] = {}
+    for d in registry():
+        entry = report.stats.get(d.section)
+        for rec in entry.get("points", ()) if isinstance(entry, dict) else ():
+            if isinstance(rec, dict) and isinstance(rec.get("points"), list):
+                pts = tuple(tuple(float(v) for v in q[:4]) for q in rec["points"] if len(q) >= 4)
+                kept[(str(rec.get("a")), str(rec.get("b")))] = pts
+                kept[(str(rec.get("b")), str(rec.get("a")))] = tuple((c, e, a, b) for a, b, c, e in pts)
+    if not kept:
+        return report
+
+    def fill(pair: Pair) -> Pair:
+        return pair if pair.points or (pair.a, pair.b) not in kept else replace(pair, points=kept[(pair.a, pair.b)])
+
+    return replace(report, findings=tuple(replace(f, pairs=tuple(fill(p) for p in f.pairs)) if f.pairs else f
+                                          for f in report.findings))
+
+
 def render(
     report: Report,
     *,
@@ -290,6 +314,7 @@ def render(
     """The review page.  Images come from ``loader``, or from files under ``root``;
     ``thresholds`` (``detectors.thresholds(policy)``) are drawn on the score charts."""
     load = loader or (thumbnail_loader(root if is_url(root) else Path(root), max_pixels) if root is not None else None)
+    report = _with_points(report)
     grouped = groups(report)
     out = [
         "<!DOCTYPE html>",

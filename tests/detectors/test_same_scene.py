@@ -51,7 +51,7 @@ def test_a_reshot_is_linked_and_nothing_else(reshots: Path) -> None:
 def test_the_page_draws_the_matched_points(reshots: Path) -> None:
     report = check(reshots / "leakcheck.yaml", use_cache=False)
     page = render(report, "html", root=reshots)
-    assert 'class="scene"' in page and "matched points" in page
+    assert '<svg class="points"' in page and 'aria-label="matched points"' in page and "<line " in page
 
 
 def test_images_too_small_for_keypoints_are_skipped(tmp_path: Path) -> None:

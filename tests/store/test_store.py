@@ -167,9 +167,10 @@ def test_no_pixels_are_stored(dataset: Path) -> None:
     # The largest row is the aligned detector's descriptors (on by default): a 32x32 grey
     # square, an 8x8 colour layout and 128 gradient bins, 1,472 bytes.
     assert biggest <= 1500
-    # A 160x120 RGB image is 57,600 bytes of pixels; the store keeps under 10 kB per image
-    # (8.5 kB measured at this size with the aligned descriptors, SQLite pages included).
-    assert cache.stat().st_size < 12_000 * n
+    # A 160x120 RGB image is 57,600 bytes of pixels; the store keeps under 12 kB per image
+    # (8.5 kB measured at this size with the aligned descriptors, SQLite pages included),
+    # plus aligned's stored model (its retrieval index and levels), a fixed cost per store.
+    assert cache.stat().st_size < 12_000 * n + 64_000
 
 
 def test_garbage_at_the_store_path_is_left_alone(dataset: Path) -> None:
