@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .. import detectors
 from . import groupids, sources
-from .sources.base import Assignment, Guess, split_word
+from .sources.base import Assignment, Guess, folders, split_word
 from ..errors import UsageError
 from ..files.escape import yaml_comment, yaml_scalar
 from ..files.globs import literal
@@ -131,7 +131,7 @@ def _images(root: Path) -> list[str]:
 def _folders(root: Path, files: list[str]) -> Guess | None:
     """Split folders at any depth (``train/``, ``data/v1/test/``), class folders below them."""
     found: dict[str, list[str]] = {}
-    for folder in sorted({f.rsplit("/", 1)[0] for f in files if "/" in f} | set(_dirs(root))):
+    for folder in sorted({f.rsplit("/", 1)[0] for f in files if "/" in f} | set(folders(root, MAX_DEPTH))):
         parts = folder.split("/")
         if len(parts) > MAX_DEPTH:
             continue
@@ -160,14 +160,3 @@ def _folders(root: Path, files: list[str]) -> Guess | None:
     names = tuple(s for s in ("train", "val", "test") if s in found)
     return Guess("splits:\n" + "\n".join(lines) + "\n", tuple(found_lines), Assignment(rows, names, (), labels))
 
-
-def _dirs(root: Path) -> list[str]:
-    out = []
-    for folder, dirs, _ in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        rel = Path(folder).relative_to(root)
-        if len(rel.parts) >= MAX_DEPTH:
-            dirs[:] = []
-        if rel.parts:
-            out.append(rel.as_posix())
-    return out

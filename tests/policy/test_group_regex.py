@@ -4,7 +4,6 @@ the check, whatever the pattern and the file name."""
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import textwrap
@@ -13,27 +12,13 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_USAGE
-from pytest_leakcheck.testing import photo, save
 
+from ..childcli import PACKAGE
+from ..childcli import cli as _cli
+from ..childcli import images as _images
 from ..conftest import write_policy
 
-PACKAGE = str(Path(__file__).resolve().parents[2])
 DEEP = 200_000
-
-
-def _images(root: Path, names: list[str]) -> None:
-    for k, name in enumerate(names):
-        save(photo(k, (64, 48)), root / name, quality=90)
-
-
-def _cli(root: Path, *args: str, timeout: float = 120, limit: int | None = None) -> subprocess.CompletedProcess:
-    """The CLI in a child process: a hang fails the test at ``timeout`` instead of stalling the suite."""
-    def cap() -> None:
-        if limit is not None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return subprocess.run([sys.executable, "-m", "pytest_leakcheck", *args], cwd=root, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": PACKAGE}, preexec_fn=cap)
 
 
 @pytest.mark.slow

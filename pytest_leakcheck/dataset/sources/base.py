@@ -19,6 +19,7 @@ numpy, Pillow or pyarrow.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 
 #: The roles a column of a table can play; ``image`` is the bytes column of a shard.
@@ -125,3 +126,21 @@ def token_split(name: str) -> str | None:
         if split:
             return split
     return None
+
+
+#: How deep split folders and annotation files are looked for under a dataset's root.
+MAX_DEPTH = 6
+
+
+def folders(root: Path, max_depth: int = MAX_DEPTH) -> list[str]:
+    """Every visible folder under ``root`` (POSIX, relative), at most ``max_depth`` deep: where
+    ``init`` looks for split folders and annotation files."""
+    out = []
+    for folder, dirs, _ in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        rel = Path(folder).relative_to(root)
+        if len(rel.parts) >= max_depth:
+            dirs[:] = []
+        if rel.parts:
+            out.append(rel.as_posix())
+    return out

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,19 @@ from ...files import jsontext
 from ...policy.config import Ctx, inside, type_name
 from ...errors import PolicyError
 from ...files.names import excerpt
-from .base import SPLIT_WORDS, Assignment, Guess, Rows, SourceFile, SplitSources, add, clean_path, token_split, under
+from .base import (
+    SPLIT_WORDS,
+    Assignment,
+    Guess,
+    Rows,
+    SourceFile,
+    SplitSources,
+    add,
+    clean_path,
+    folders,
+    token_split,
+    under,
+)
 from ...files.escape import yaml_scalar
 
 KIND = "coco"
@@ -145,22 +156,11 @@ def _image_folder(root: Path, files: list[str], names: list[str]) -> str:
     """The folder (relative to root) that COCO ``file_name`` values are relative to."""
     on_disk = set(files)
     sample = names[:50]
-    for folder in dict.fromkeys(["", *(f.rsplit("/", 1)[0] for f in files if "/" in f), *_dirs(root)]):
+    for folder in dict.fromkeys(["", *(f.rsplit("/", 1)[0] for f in files if "/" in f), *folders(root, MAX_DEPTH)]):
         if sum(under(folder, n) in on_disk for n in sample) * 2 > len(sample):
             return folder
     return ""
 
-
-def _dirs(root: Path) -> list[str]:
-    out = []
-    for folder, dirs, _ in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        rel = Path(folder).relative_to(root)
-        if len(rel.parts) >= MAX_DEPTH:
-            dirs[:] = []
-        if rel.parts:
-            out.append(rel.as_posix())
-    return out
 
 
 def _shallow(root: Path, pattern: str) -> list[Path]:
