@@ -97,7 +97,9 @@ class Data:
     hog: np.ndarray  # (N, 128) float16, as stored
     index: _retrieve.Index | None
     vec: np.ndarray  # (N, d) projected unit vectors (empty without an index)
-    vec_m: np.ndarray | None  # the same of the mirror images, when mirrors are searched
+    #: Whether mirror images are searched too; their vectors are projected for the rows that ask
+    #: (a pull request's hundred, not every row: N x d floats less to hold).
+    mirror: bool
     lists: np.ndarray | None = None  # (N,) each row's list in the inverted file, when the index has one
 
 
@@ -155,11 +157,10 @@ def prepare(sigs: Signatures, mirror: bool, index: _retrieve.Index | None) -> Da
     grey = sigs.arrays["desc:grey32"].reshape(-1, A.S, A.S)
     hog = sigs.arrays["desc:hog"]
     if index is None:
-        return Data(grey, Templates(grey), hog, None, np.zeros((len(grey), 0), np.float32), None)
-    vec_m = _project(index, hog, A.HOG_HFLIP) if mirror else None
+        return Data(grey, Templates(grey), hog, None, np.zeros((len(grey), 0), np.float32), mirror)
     vec = _project(index, hog)
     lists = None if index.centroids is None else _retrieve._assign(vec, index.centroids)
-    return Data(grey, Templates(grey), hog, index, vec, vec_m, lists)
+    return Data(grey, Templates(grey), hog, index, vec, mirror, lists)
 
 
 def _project(index: _retrieve.Index, hog: np.ndarray, perm: np.ndarray | None = None) -> np.ndarray:
@@ -192,7 +193,9 @@ def _local(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
 def retrieve(data: Data, p: Plan, a: str, qrows: np.ndarray,
              views: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(n, G, k) global candidate rows of split-``a`` rows in each split ``a`` asks (-1 padded), and mirror flags."""
-    views = views or [data.vec[qrows], *([data.vec_m[qrows]] if p.mirror and data.vec_m is not None else [])]
+    if views is None:
+        mirrored = p.mirror and data.mirror and data.index is not None
+        views = [data.vec[qrows], *([_project(data.index, data.hog[qrows], A.HOG_HFLIP)] if mirrored else [])]
     out = np.full((len(qrows), len(p.targets[a]), p.k), -1, np.int64)
     flip = np.zeros(out.shape, bool)
     for g, b in enumerate(p.targets[a]):

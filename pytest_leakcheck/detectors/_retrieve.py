@@ -26,11 +26,15 @@ QUERY_BLOCK_VALUES = 1 << 24
 # KMEANS_ROUNDS of k-means on up to KMEANS_SAMPLE rows, and each query view probes its NPROBE
 # nearest lists (a query costs NPROBE x LIST_SIZE products, whatever the dataset's size);
 # queries go IVF_QUERY_BLOCK at a time.
-# OFF for now (IVF_MIN out of reach): measured at 50,000 images, the list-by-list products
-# are 3x slower than the exact blocked search (many small products, each a BLAS call), so
-# retrieval stays exact until they are batched.  Tests force it on (IVF_MIN = 0).
-IVF_MIN, LIST_SIZE, NPROBE = 1 << 62, 1024, 12
+# On from IVF_MIN references (docs/scale.md):
+# measured on 32-d clustered vectors, 2 views, 2 threads, the exact search and the inverted
+# file cost about the same at 50,000 rows (8 s against 7 s), the inverted file 3.5x less at
+# 100,000 and 5x less at 200,000, keeping 96 % and 91 % of the exact top 8.  Below 100,000
+# (CIFAR-10's 60,000 included) retrieval stays exact, so the quality figures do not move.
+IVF_MIN, LIST_SIZE, NPROBE = 100_000, 1024, 12
 KMEANS_ROUNDS, KMEANS_SAMPLE, IVF_QUERY_BLOCK = 8, 65_536, 32_768
+#: Column groups of ``_top`` within one list (a list is about LIST_SIZE wide, too narrow for GROUP).
+LIST_GROUP = 16
 #: Queries from which a block's lists are searched on threads.
 IVF_THREADS_FROM = 4096
 #: Threads for the search's blocks (each holds up to two blocks of QUERY_BLOCK_VALUES floats).
@@ -77,7 +81,7 @@ def fit_index(hog_rows: np.ndarray) -> Index:
     return Index(mean.astype(np.float32), np.ascontiguousarray(vec[:, ::-1][:, :PCA_DIMS], np.float32))
 
 
-def _top(s: np.ndarray, k: int) -> np.ndarray:
+def _top(s: np.ndarray, k: int, group: int = GROUP) -> np.ndarray:
     """Column indices of each row's k largest entries, in no particular order.
 
     A full argpartition of every row costs more than the product itself.
@@ -88,12 +92,20 @@ def _top(s: np.ndarray, k: int) -> np.ndarray:
     group maxima), no pass sorting it.
     """
     n, m = s.shape
-    if m < 4 * GROUP * k:
+    if m < 4 * group * k:
         return np.argpartition(-s, k - 1, axis=1)[:, :k]
-    starts = np.arange(0, m, GROUP)
-    gmax = np.maximum.reduceat(s, starts, axis=1)
+    starts = np.arange(0, m, group)
+    # Group maxima by halving (neighbouring columns, then neighbouring pairs, ...; GROUP is a
+    # power of two), not ``maximum.reduceat`` or a max over a short last axis: both walk
+    # each short segment on its own, and cost three times the product they follow.
+    full = m - m % group
+    gmax = s[:, :full]
+    while gmax.shape[1] > full // group:
+        gmax = np.maximum(gmax[:, 0::2], gmax[:, 1::2])
+    if full < m:
+        gmax = np.concatenate([gmax, s[:, full:].max(1, keepdims=True)], 1)
     groups = np.argpartition(-gmax, k - 1, axis=1)[:, :k]
-    c = (starts[groups][:, :, None] + np.arange(GROUP)).reshape(n, k * GROUP)
+    c = (starts[groups][:, :, None] + np.arange(group)).reshape(n, k * group)
     v = np.take_along_axis(s, np.minimum(c, m - 1), 1)
     v[c >= m] = -np.inf  # the last group may be short
     return np.take_along_axis(c, np.argpartition(-v, k - 1, axis=1)[:, :k], 1)
@@ -192,9 +204,9 @@ def ivf_topk(queries: list[np.ndarray], ref: np.ndarray, ref_list: np.ndarray, c
 
     Whether a reference is seen depends on the query, the reference and the
     centroids alone, not on which other files exist.  Queries go in blocks,
-    and within a block list by list: one product of the queries probing a
-    list with that list's members, so memory is linear and time is
-    (queries x NPROBE x list size).
+    and within a block list by list: one product of every (query, view)
+    probing a list with that list's members, so memory is linear and time is
+    (queries x views x NPROBE x list size) products, whatever the dataset's size.
     """
     n, m = len(queries[0]), len(ref)
     out = np.full((n, k), -1, np.int64)
@@ -203,66 +215,86 @@ def ivf_topk(queries: list[np.ndarray], ref: np.ndarray, ref_list: np.ndarray, c
         return out, view
     order = np.argsort(ref_list, kind="stable")
     bounds = np.searchsorted(ref_list[order], np.arange(len(cent) + 1))
+    where = np.empty(m, np.int64)
+    where[order] = np.arange(m)
+    lists = _Lists(np.ascontiguousarray(ref[order]), order, bounds, ref_list, where - bounds[ref_list])
     for a in range(0, n, IVF_QUERY_BLOCK):
         b = min(n, a + IVF_QUERY_BLOCK)
-        got = _ivf_block([q[a:b] for q in queries], ref, order, bounds, cent, k,
-                         None if exclude is None else exclude[a:b])
-        out[a:b], view[a:b] = got
+        out[a:b], view[a:b] = _ivf_block([q[a:b] for q in queries], lists, cent, k,
+                                         None if exclude is None else exclude[a:b])
     return out, view
 
 
-def _ivf_block(queries: list[np.ndarray], ref: np.ndarray, order: np.ndarray, bounds: np.ndarray,
-               cent: np.ndarray, k: int, exclude: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    n = len(queries[0])
-    # (query, view) pairs probing each list.
-    probes = [np.argpartition(-(q @ cent.T), NPROBE - 1, axis=1)[:, :NPROBE] for q in queries]
-    qv = np.concatenate([np.repeat(np.arange(n) + v * n, NPROBE) for v in range(len(queries))])
-    lists = np.concatenate([p.ravel() for p in probes])
-    by_list = np.argsort(lists, kind="stable")
-    qv, lists = qv[by_list], lists[by_list]
-    starts = np.searchsorted(lists, np.arange(len(cent) + 1))
-    allq = np.concatenate(queries)
+@dataclass(frozen=True)
+class _Lists:
+    """The references sorted by list: list ``c`` holds ``vec[bounds[c]:bounds[c + 1]]``."""
 
-    def one(c: int) -> list[tuple[np.ndarray, ...]]:
-        members = order[bounds[c]:bounds[c + 1]]
-        every = qv[starts[c]:starts[c + 1]]
-        if not len(members) or not len(every):
-            return []
-        kk = min(k, len(members))
-        out = []
-        # k-means lists are uneven, and a popular list is asked by many: the products stay
-        # within QUERY_BLOCK_VALUES floats whatever the list.
-        step = max(1, QUERY_BLOCK_VALUES // len(members))
-        for a in range(0, len(every), step):
-            asking = every[a:a + step]
-            # Members by queries, then turned: OpenBLAS takes 20x longer for a few rows by many.
-            s = np.ascontiguousarray((ref[members] @ allq[asking].T).T)
-            if exclude is not None:
-                s[exclude[asking % n][:, None] == members[None, :]] = -np.inf
-            idx = _top(s, kk)
-            score = np.take_along_axis(s, idx, 1)
-            out.append((np.repeat(asking % n, kk), members[idx].ravel(), score.ravel(), np.repeat(asking >= n, kk)))
-        return out
+    vec: np.ndarray  # (m, d) reference vectors in list order
+    order: np.ndarray  # (m,) reference index of each position
+    bounds: np.ndarray  # (lists + 1,)
+    list_of: np.ndarray  # (m,) list of each reference
+    pos: np.ndarray  # (m,) each reference's position within its list
+
+
+def _ivf_block(queries: list[np.ndarray], lists: _Lists, cent: np.ndarray, k: int,
+               exclude: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """One block of queries: each (query, view, probe) fills k slots of one buffer, list by list;
+    then each query keeps its best k over its slots (a reference met through both views once)."""
+    n, views, p = len(queries[0]), len(queries), NPROBE
+    allq = np.concatenate(queries)  # row v * n + q
+    probes = np.concatenate([np.argpartition(-(q @ cent.T), p - 1, axis=1)[:, :p] for q in queries]).ravel()
+    # Slot e = (v * n + q) * p + probe; slots grouped by the list they probe.
+    by_list = np.argsort(probes, kind="stable")
+    starts = np.searchsorted(probes[by_list], np.arange(len(cent) + 1))
+    score = np.full((len(probes), k), -np.inf, np.float32)
+    found = np.full((len(probes), k), -1, np.int64)
+
+    def one(c: int) -> None:
+        lo, hi = lists.bounds[c], lists.bounds[c + 1]
+        slots = by_list[starts[c]:starts[c + 1]]
+        if hi == lo or not len(slots):
+            return
+        kk = min(k, hi - lo)
+        # Uneven lists and popular ones: the products stay within QUERY_BLOCK_VALUES floats.
+        step = max(1, QUERY_BLOCK_VALUES // (hi - lo))
+        for a in range(0, len(slots), step):
+            e = slots[a:a + step]
+            s = allq[e // p] @ lists.vec[lo:hi].T
+            if exclude is not None:  # a query's own row, where it lies in this list
+                ex = exclude[(e // p) % n]
+                hit = np.flatnonzero((ex >= 0) & (lists.list_of[np.maximum(ex, 0)] == c))
+                s[hit, lists.pos[ex[hit]]] = -np.inf
+            idx = _top(s, kk, LIST_GROUP)
+            score[e, :kk] = np.take_along_axis(s, idx, 1)
+            found[e, :kk] = lists.order[lo + idx]
 
     asked = np.flatnonzero(starts[1:] > starts[:-1])
     # A few queries (a commit, a pull request) touch many lists a little: threads cost more than they save.
-    done = in_blocks(one, asked) if n >= IVF_THREADS_FROM else [one(c) for c in asked]
-    parts = [x for part in done for x in part]
-    q, r, s, v = (np.concatenate(x) for x in zip(*parts)) if parts else (np.zeros(0, np.int64),) * 4
-    keep = np.isfinite(s)
-    q, r, s, v = q[keep], r[keep], s[keep], v[keep].astype(bool)
-    # A reference met by both views (or through two lists) counts once, at its best view.
-    first = np.lexsort((v, -s, r, q))
-    q, r, s, v = q[first], r[first], s[first], v[first]
-    one_each = np.ones(len(q), bool)
-    one_each[1:] = (q[1:] != q[:-1]) | (r[1:] != r[:-1])
-    q, r, s, v = q[one_each], r[one_each], s[one_each], v[one_each]
-    best = np.lexsort((r, -s, q))
-    q, r, v = q[best], r[best], v[best]
-    rank = np.arange(len(q)) - np.searchsorted(q, q)
-    keep = rank < k
+    if n >= IVF_THREADS_FROM:
+        in_blocks(one, asked)
+    else:
+        for c in asked:
+            one(c)
+    return _best_slots(score.reshape(views, n, p * k), found.reshape(views, n, p * k), k)
+
+
+def _best_slots(score: np.ndarray, found: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(views, n, slots) -> each query's best k distinct references (-1 padded) and whether a mirror won."""
+    views, n, width = score.shape
+    s = np.concatenate(list(score), 1)  # (n, views * slots)
+    r = np.concatenate(list(found), 1)
+    v = np.repeat(np.arange(views), width)[None, :].repeat(n, 0)
+    # A reference met twice (both views probed its list) counts once, at its better view.
+    order = np.lexsort((v, -s, r), axis=1)
+    s, r, v = (np.take_along_axis(x, order, 1) for x in (s, r, v))
+    dup = np.zeros(s.shape, bool)
+    dup[:, 1:] = r[:, 1:] == r[:, :-1]
+    s[dup | (r < 0)] = -np.inf
+    best = np.lexsort((r, -s), axis=1)[:, :k]
+    s, r, v = (np.take_along_axis(x, best, 1) for x in (s, r, v))
+    ok = np.isfinite(s)
     out = np.full((n, k), -1, np.int64)
-    view = np.zeros((n, k), bool)
-    out[q[keep], rank[keep]] = r[keep]
-    view[q[keep], rank[keep]] = v[keep]
-    return out, view
+    flip = np.zeros((n, k), bool)
+    out[:, :best.shape[1]] = np.where(ok, r, -1)
+    flip[:, :best.shape[1]] = ok & (v > 0)
+    return out, flip

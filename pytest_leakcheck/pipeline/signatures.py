@@ -70,6 +70,7 @@ def compute(
     key = keys.signatures(fams, policy.files.max_pixels)
     snap = store.load_snapshot(key)
     hits = np.full(len(records), -1, dtype=np.int64)
+    index: dict[str, int] = {}
     if snap is not None:
         index = {p: k for k, p in enumerate(snapshot.paths(snap))}
         size, mtime = snap["size"], snap["mtime_ns"]
@@ -77,20 +78,53 @@ def compute(
             k = index.get(rec.path, -1)
             if k >= 0 and size[k] == rec.size and mtime[k] == rec.mtime_ns:
                 hits[i] = k
+    rehashed = retimed = 0
+    if snap is not None and not sources.is_url(policy.root):
+        retimed, rehashed = _same_content(records, hits, snap, index, store, policy.root, progress)
     rest = np.flatnonzero(hits < 0)
     sub = _compute_rows([records[i] for i in rest], fams, policy, store, jobs=jobs, executor=executor,
                         progress=progress)
+    sub.stats["hashed"] += rehashed
     sigs = sub if snap is None or len(rest) == len(records) else snapshot.merge(sub, rest, snap, hits)
     sigs.stats["files"] = len(records)
     sigs.stats["reused"] += int((hits >= 0).sum())
     sigs.stats["seconds_hash"] = round(sigs.stats["seconds_hash"] + (time.perf_counter() - t0)
                                        - sub.stats["seconds_total"], 3)
     del sigs.stats["seconds_total"]
-    changed = snap is None or len(rest) > 0 or len(snap["size"]) != len(records)
+    changed = snap is None or len(rest) > 0 or retimed > 0 or len(snap["size"]) != len(records)
     if update_snapshot and changed:
         store.save_snapshot(key, snapshot.arrays([r.path for r in records], [r.size for r in records],
                                                  [r.mtime_ns for r in records], sigs))
     return sigs
+
+
+def _same_content(records: Sequence[FileRecord], hits: np.ndarray, snap: dict[str, np.ndarray],
+                  index: dict[str, int], store: Store, root: Path, progress: Progress) -> tuple[int, int]:
+    """Rows the snapshot holds under the same path and size but another mtime, whose content
+    is unchanged: taken from the snapshot too (``hits`` updated in place); returns how many
+    rows were taken so, and how many files were hashed.
+
+    After ``actions/checkout`` with a store restored from the cache every file
+    has a new mtime: without this each would be hashed *and* its families read
+    from the store one content at a time (2.3 s of a 4.3 s pull request at
+    50,000 images).  Hashing is unavoidable (only the content says it is
+    unchanged); the rows then come from the snapshot in a few gathers.  The
+    new mtimes go to the file table, so the next run does not hash them again.
+    """
+    size = snap["size"]
+    rows = [i for i in np.flatnonzero(hits < 0).tolist()
+            if (k := index.get(records[i].path, -1)) >= 0 and size[k] == records[i].size]
+    if not rows:
+        return 0, 0
+    digests, hashed = _digests([records[i] for i in rows], root, store, progress)
+    snap_digest, taken = snap["digest"], 0
+    for i, d in zip(rows, digests):
+        k = index[records[i].path]
+        if d is not None and snap_digest[k].tobytes() == d:
+            hits[i], taken = k, taken + 1
+    store.put_files([(records[rows[j]].path, records[rows[j]].size, records[rows[j]].mtime_ns, digests[j])
+                     for j in hashed if digests[j] is not None])
+    return taken, len(hashed)
 
 
 def _compute_rows(

@@ -65,8 +65,13 @@ def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: 
     errors.update({i: snap_errors[kk] for i, kk in zip(from_snap.tolist(), k.tolist()) if snap_errors[kk]})
 
     def column(name: str, part: np.ndarray) -> np.ndarray:
-        out = np.zeros((n, *part.shape[1:]), dtype=part.dtype)
-        out[from_snap] = snap[name][k]
+        # Every row is written below (from the snapshot or from ``sub``): no zero fill, and
+        # one gather straight into place rather than a gathered copy copied again.
+        out = np.empty((n, *part.shape[1:]), dtype=part.dtype)
+        if len(from_snap) == n:
+            np.take(snap[name], k, axis=0, out=out)
+        else:
+            out[from_snap] = snap[name][k]
         out[rest] = part
         return out
 
