@@ -209,3 +209,32 @@ def test_numpy_phash_equals_imagehash_bit_for_bit() -> None:
                 assert np.array_equal(ours, theirs)
                 compared += 1
     assert compared == 60 * 8 * 2
+
+
+def test_a_checkout_that_only_changes_mtimes_reads_no_family_and_decodes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After ``actions/checkout`` every mtime is new: each file is hashed once, its signatures come
+    from the snapshot (no per-content store reads), the findings are the same, and the next run
+    hashes nothing (the new mtimes were kept)."""
+    import os
+
+    from pytest_leakcheck.store.db import Store
+
+    for i in range(12):
+        save(photo(i, (40, 40)), tmp_path / ("train" if i < 9 else "test") / f"p{i}.png")
+    save(photo(3, (40, 40)), tmp_path / "test" / "copy.png")
+    policy = write_policy(tmp_path)
+    first = check(policy)
+    for f in tmp_path.rglob("*.png"):
+        st = f.stat()
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    asked: list[int] = []
+    real = Store.get_families
+    monkeypatch.setattr(Store, "get_families",
+                        lambda self, digests, wanted: asked.append(len(digests)) or real(self, digests, wanted))
+    second = check(policy)
+    assert second.stats["hashed"] == 13 and second.stats["decoded"] == 0
+    assert sum(asked) == 0
+    assert [f.id for f in second.findings] == [f.id for f in first.findings] and first.findings
+    third = check(policy)
+    assert third.stats["hashed"] == 0 and third.stats["reused"] == 13
