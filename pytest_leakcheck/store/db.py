@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .blobs import BlobFile, Sink, npz
+
 from ..errors import StoreDamaged, StoreError
 from ..files.atomic import own_folder
 from ..files.names import from_bytes, is_unicode, to_bytes
@@ -86,38 +88,6 @@ _BATCH = 900
 _SCAN_OVER = 20 * _BATCH
 
 
-# Bytes per write into a snapshot's row.
-_BLOB_STEP = 1 << 24
-
-
-class _BlobFile(io.RawIOBase):
-    """A stored row as a read-only file, so ``np.load`` reads it an array at a time."""
-
-    def __init__(self, blob: sqlite3.Blob) -> None:
-        self.blob = blob
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.blob.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        self.blob.seek(offset, whence)
-        return self.blob.tell()
-
-    def tell(self) -> int:
-        return self.blob.tell()
-
-
-def _npz(source: Any) -> dict[str, np.ndarray]:
-    with np.load(source, allow_pickle=False) as npz:
-        return {name: npz[name] for name in npz.files}
 
 
 class Store:
@@ -200,9 +170,9 @@ class Store:
         try:
             if hasattr(self.conn, "blobopen"):
                 with self.conn.blobopen("snapshots", "data", row[0], readonly=True) as blob:
-                    return _npz(_BlobFile(blob))
+                    return npz(BlobFile(blob))
             (data,) = self.conn.execute("SELECT data FROM snapshots WHERE rowid = ?", (row[0],)).fetchone()
-            return _npz(io.BytesIO(data))
+            return npz(io.BytesIO(data))
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             # Only damage makes a row we wrote unreadable (its zip CRCs catch
             # garbage SQLite cannot see), and it is rarely alone in the file.
@@ -215,20 +185,25 @@ class Store:
         Keys are ``kind:...`` strings, so the signature arrays and the search
         results each keep one current snapshot.
         """
-        buf = io.BytesIO()
-        np.savez(buf, **arrays)
-        view = buf.getbuffer()
+        if not hasattr(self.conn, "blobopen"):  # SQLite before Python 3.11: the value is bound whole
+            buf = io.BytesIO()
+            np.savez(buf, **arrays)
+            with self._transaction():
+                self._drop_snapshots(kind)
+                self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (key, buf.getvalue()))
+            return
+        # Written into the row in place, archive member by member: its size first (a counting
+        # pass), then the bytes; binding the value would have had SQLite copy it whole.
+        count = Sink()
+        np.savez(count, **arrays)
         with self._transaction():
-            self.conn.execute("DELETE FROM snapshots WHERE substr(key, 1, ?) = ?", (len(kind) + 1, kind + ":"))
-            if hasattr(self.conn, "blobopen"):
-                # Written into the row in place: binding the value would have SQLite copy it whole.
-                cur = self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, zeroblob(?))", (key, len(view)))
-                with self.conn.blobopen("snapshots", "data", cur.lastrowid) as blob:
-                    for at in range(0, len(view), _BLOB_STEP):
-                        blob.write(view[at:at + _BLOB_STEP])
-            else:
-                self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (key, bytes(view)))
-        view.release()
+            self._drop_snapshots(kind)
+            cur = self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, zeroblob(?))", (key, count.size))
+            with self.conn.blobopen("snapshots", "data", cur.lastrowid) as blob:
+                np.savez(Sink(blob), **arrays)
+
+    def _drop_snapshots(self, kind: str) -> None:
+        self.conn.execute("DELETE FROM snapshots WHERE substr(key, 1, ?) = ?", (len(kind) + 1, kind + ":"))
 
     # -- meta: small facts such as a calibrated threshold ---------------------
     def get_meta(self, key: str) -> str | None:
