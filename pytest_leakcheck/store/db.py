@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .blobs import BlobFile, Sink, npz
+from . import blobs
 
 from ..errors import StoreDamaged, StoreError
 from ..files.atomic import own_folder
@@ -170,11 +170,18 @@ class Store:
         try:
             if hasattr(self.conn, "blobopen"):
                 with self.conn.blobopen("snapshots", "data", row[0], readonly=True) as blob:
-                    return npz(BlobFile(blob))
+                    if blob.read(len(blobs.MAGIC)) == blobs.MAGIC:
+                        return blobs.read(blob)
+                    blob.seek(0)  # written by an earlier version: a zip archive (np.savez)
+                    return blobs.npz(blobs.BlobFile(blob))
             (data,) = self.conn.execute("SELECT data FROM snapshots WHERE rowid = ?", (row[0],)).fetchone()
-            return npz(io.BytesIO(data))
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-            # Only damage makes a row we wrote unreadable (its zip CRCs catch
+            if bytes(data[:len(blobs.MAGIC)]) == blobs.MAGIC:
+                source = io.BytesIO(data)
+                source.seek(len(blobs.MAGIC))
+                return blobs.read(source)
+            return blobs.npz(io.BytesIO(data))
+        except (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+            # Only damage makes a row we wrote unreadable (its checksums catch
             # garbage SQLite cannot see), and it is rarely alone in the file.
             raise StoreDamaged(f"a stored snapshot cannot be read: {exc}",
                                path=str(self.path) if self.path else None) from None
@@ -183,24 +190,22 @@ class Store:
         """Save ``arrays`` under ``key``, replacing every older snapshot of the same ``kind``.
 
         Keys are ``kind:...`` strings, so the signature arrays and the search
-        results each keep one current snapshot.
+        results each keep one current snapshot.  Written into the row in place,
+        array by array (``blobs.layout``): binding the value would have SQLite
+        copy it whole, and nothing here holds the arrays twice.
         """
-        if not hasattr(self.conn, "blobopen"):  # SQLite before Python 3.11: the value is bound whole
-            buf = io.BytesIO()
-            np.savez(buf, **arrays)
-            with self._transaction():
-                self._drop_snapshots(kind)
-                self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (key, buf.getvalue()))
-            return
-        # Written into the row in place, archive member by member: its size first (a counting
-        # pass), then the bytes; binding the value would have had SQLite copy it whole.
-        count = Sink()
-        np.savez(count, **arrays)
+        header, blocks = blobs.layout(arrays)
+        size = len(header) + sum(b.nbytes for b in blocks)
         with self._transaction():
             self._drop_snapshots(kind)
-            cur = self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, zeroblob(?))", (key, count.size))
+            if not hasattr(self.conn, "blobopen"):  # SQLite before Python 3.11: the value is bound whole
+                buf = io.BytesIO()
+                blobs.write(buf, header, blocks)
+                self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (key, buf.getvalue()))
+                return
+            cur = self.conn.execute("INSERT OR REPLACE INTO snapshots VALUES (?, zeroblob(?))", (key, size))
             with self.conn.blobopen("snapshots", "data", cur.lastrowid) as blob:
-                np.savez(Sink(blob), **arrays)
+                blobs.write(blob, header, blocks)
 
     def _drop_snapshots(self, kind: str) -> None:
         self.conn.execute("DELETE FROM snapshots WHERE substr(key, 1, ?) = ?", (len(kind) + 1, kind + ":"))

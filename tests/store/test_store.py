@@ -344,8 +344,24 @@ def test_corrupt_snapshot_sets_the_store_aside(dataset: Path) -> None:
     assert [f.id for f in again.findings] == [f.id for f in first.findings]
     with closing(sqlite3.connect(dataset / ".leakcheck/cache.sqlite")) as conn:
         (data,) = conn.execute("SELECT data FROM snapshots WHERE key LIKE 'signatures:%'").fetchone()
-    assert data[:2] == b"PK"
+    assert data[:8] == b"LKSNAP1\n"
     assert _run(dataset).stats["decoded"] == 0
+
+
+def test_garbage_inside_a_snapshot_array_is_damage_not_data(dataset: Path) -> None:
+    """Bytes changed inside an array (the header intact) fail its checksum: the store is set aside
+    and the findings are those of a fresh check, never signatures read from garbage."""
+    first = _run(dataset)
+    path = dataset / ".leakcheck/cache.sqlite"
+    with closing(sqlite3.connect(path)) as conn, conn:
+        (rowid, data) = conn.execute("SELECT rowid, data FROM snapshots WHERE key LIKE 'signatures:%'").fetchone()
+        spoilt = bytearray(data)
+        spoilt[-40:-20] = bytes(20)  # inside the last array, far from the header
+        assert spoilt != data
+        conn.execute("UPDATE snapshots SET data = ? WHERE rowid = ?", (bytes(spoilt), rowid))
+    again = _run(dataset)
+    assert len(again.warnings) == 1 and "does not match its checksum" in again.warnings[0]
+    assert [f.id for f in again.findings] == [f.id for f in first.findings]
 
 
 def test_version_1_store_is_upgraded_in_place(dataset: Path) -> None:
