@@ -15,6 +15,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..search import lists
+
 R = TypeVar("R")
 
 # Retrieval: PCA of the gradient descriptor to PCA_DIMS, fitted on PCA_SAMPLE rows;
@@ -23,7 +25,7 @@ R = TypeVar("R")
 PCA_DIMS, PCA_SAMPLE, GROUP = 32, 4000, 64
 QUERY_BLOCK_VALUES = 1 << 24
 # Inverted file: from IVF_MIN rows the index would get about one list per LIST_SIZE rows, fitted by
-# KMEANS_ROUNDS of k-means on up to KMEANS_SAMPLE rows, and each query view probes its NPROBE
+# k-means (search/lists.py) on up to KMEANS_SAMPLE rows, and each query view probes its NPROBE
 # nearest lists (a query costs NPROBE x LIST_SIZE products, whatever the dataset's size);
 # queries go IVF_QUERY_BLOCK at a time.
 # On from IVF_MIN references (docs/scale.md):
@@ -32,7 +34,7 @@ QUERY_BLOCK_VALUES = 1 << 24
 # 100,000 and 5x less at 200,000, keeping 96 % and 91 % of the exact top 8.  Below 100,000
 # (CIFAR-10's 60,000 included) retrieval stays exact, so the quality figures do not move.
 IVF_MIN, LIST_SIZE, NPROBE = 100_000, 1024, 12
-KMEANS_ROUNDS, KMEANS_SAMPLE, IVF_QUERY_BLOCK = 8, 65_536, 32_768
+KMEANS_SAMPLE, IVF_QUERY_BLOCK = 65_536, 32_768
 #: Column groups of ``_top`` within one list (a list is about LIST_SIZE wide, too narrow for GROUP).
 LIST_GROUP = 16
 #: Queries from which a block's lists are searched on threads.
@@ -172,30 +174,18 @@ def topk(queries: list[np.ndarray], ref: np.ndarray, k: int,
 def fit_lists(vec: np.ndarray, n_rows: int) -> np.ndarray | None:
     """Spherical k-means centroids (about one per LIST_SIZE rows) of the projected sample ``vec``, or None.
 
-    Deterministic: started from the first rows of the (content-keyed)
-    sample, a fixed number of rounds.  Kept with the index in the store, so
-    a query probes the same lists in every run until the index is refitted.
+    Deterministic (``search/lists.py``).  Kept with the index in the store, so a
+    query probes the same lists in every run until the index is refitted.
     """
     n_lists = n_rows // LIST_SIZE
     if n_rows < IVF_MIN or n_lists < 2 * NPROBE or len(vec) < n_lists:
         return None
-    cent = vec[np.linspace(0, len(vec) - 1, n_lists).astype(np.int64)].copy()
-    for _ in range(KMEANS_ROUNDS):
-        near = _assign(vec, cent)
-        sums = np.zeros_like(cent)
-        np.add.at(sums, near, vec)
-        norm = np.linalg.norm(sums, axis=1, keepdims=True)
-        cent = np.where(norm > 0, sums / np.maximum(norm, 1e-12), cent).astype(np.float32)
-    return cent
+    return lists.fit(vec, n_lists)
 
 
 def _assign(vec: np.ndarray, cent: np.ndarray) -> np.ndarray:
     """Nearest centroid of each row, in blocks."""
-    out = np.zeros(len(vec), np.int64)
-    step = max(1, QUERY_BLOCK_VALUES // max(1, len(cent)))
-    for a in range(0, len(vec), step):
-        out[a:a + step] = (vec[a:a + step] @ cent.T).argmax(1)
-    return out
+    return lists.assign(vec, cent)
 
 
 def ivf_topk(queries: list[np.ndarray], ref: np.ndarray, ref_list: np.ndarray, cent: np.ndarray, k: int,

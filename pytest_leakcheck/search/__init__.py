@@ -2,4 +2,4 @@
 
 #: Retrieval backends (retrieval.py), here apart from their numpy code: a policy names one
 #: (``thumbnail: {search: faiss}``), and loading a policy imports no numpy.
-BACKENDS = ("exact", "faiss")
+BACKENDS = ("exact", "faiss", "lists")

@@ -49,6 +49,8 @@ _REFS = 8192
 _QUERIES = 1024
 # Rows of the references the basis is fitted on; any basis is exact, a fitted one prunes best.
 _SAMPLE = 8192
+# The inverted file (backend "lists"): about LIST_SIZE references a list, LIST_PROBES probed a query.
+LIST_SIZE, LIST_PROBES = 512, 8
 # Slack for float32 rounding in the bound (products of unit vectors, D <= a few thousand).
 _EPS = 1e-4
 
@@ -171,6 +173,8 @@ def within(
         q_coords, r_coords = _coordinates(queries, refs, query_rows, ref_rows)
         a, b = faissindex.range_candidates(q_coords, r_coords, min_cosine, nprobe)
         return _exact_filter(queries, refs, a, b, min_cosine, same, query_rows, ref_rows)
+    if backend == "lists":
+        return _within_lists(queries, refs, min_cosine, same, query_rows, ref_rows)
     basis = Basis.fit(refs, ref_rows)
     q32, q_bound = basis.split(queries, query_rows)
     found: list[tuple[np.ndarray, ...]] = []
@@ -187,6 +191,76 @@ def within(
             keep = score >= min_cosine
             found.append((ia[keep] + a0, ib[keep] + b0, score[keep]))
     return _sorted(found)
+
+
+@dataclass(frozen=True)
+class _ListIndex:
+    """The references' basis, bound coordinates and lists (``lists.py``)."""
+
+    basis: Basis
+    bound: np.ndarray  # (N, low + 1)
+    cent: np.ndarray
+    order: np.ndarray
+    bounds: np.ndarray
+
+
+#: The last references indexed, and their index: the orientations of one search
+#: (``kernels.oriented_within``) ask about the same references eight times.
+_LAST: list[tuple[np.ndarray, Rows, _ListIndex]] = []
+
+
+def _lead(basis: Basis, bound: np.ndarray) -> np.ndarray:
+    x = bound[:, :basis.low]
+    return x / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-6)
+
+
+def _list_index(refs: np.ndarray, ref_rows: Rows) -> _ListIndex:
+    from . import lists
+
+    if _LAST and _LAST[0][0] is refs and _LAST[0][1] is ref_rows:
+        return _LAST[0][2]
+    basis = Basis.fit(refs, ref_rows)
+    bound = np.empty((len(refs), basis.low + 1), np.float32)
+    for r0, r1 in _blocks(len(refs), _REFS):
+        bound[r0:r1] = basis.split(refs[r0:r1], ref_rows)[1]
+    step = max(1, len(refs) // (8 * _SAMPLE))  # k-means on up to 65,536 rows
+    cent = lists.fit(_lead(basis, bound[::step]), max(1, len(refs) // LIST_SIZE))
+    order, bounds = lists.members(lists.assign(_lead(basis, bound), cent), len(cent))
+    index = _ListIndex(basis, bound, cent, order, bounds)
+    _LAST[:] = [(refs, ref_rows, index)]
+    return index
+
+
+def _within_lists(queries: np.ndarray, refs: np.ndarray, min_cosine: float, same: bool,
+                  query_rows: Rows, ref_rows: Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``within`` through an inverted file (``lists.py``) over the leading coordinates: each query
+    compared, with the same bound and exact product, only with the members of its LIST_PROBES
+    nearest lists.  Every pair reported is one the exact search reports, with its score."""
+    from . import lists
+
+    index = _list_index(refs, ref_rows)
+    basis, ref_bound, cent, order, bounds = index.basis, index.bound, index.cent, index.order, index.bounds
+    found: list[tuple[np.ndarray, ...]] = []
+    for a0, a1 in _blocks(len(queries), _REFS):
+        q32, q_bound = basis.split(queries[a0:a1], query_rows)
+        probed = lists.probes(_lead(basis, q_bound), cent, LIST_PROBES)
+        qv = np.repeat(np.arange(a1 - a0), probed.shape[1])
+        by_list = np.argsort(probed.ravel(), kind="stable")
+        starts = np.searchsorted(probed.ravel()[by_list], np.arange(len(cent) + 1))
+        for c in np.flatnonzero(starts[1:] > starts[:-1]):
+            rows = order[bounds[c]:bounds[c + 1]]
+            asking = qv[by_list[starts[c]:starts[c + 1]]]
+            if not len(rows):
+                continue
+            ia, ib = _survivors(q_bound[asking] @ ref_bound[rows].T, min_cosine)  # type: ignore[misc]
+            a, b = asking[ia] + a0, rows[ib]
+            if same:  # as the exact search: the query is the lower row (a turned query meets b)
+                keep = a < b
+                a, b, ia = a[keep], b[keep], ia[keep]
+            score = np.einsum("ij,ij->i", q32[asking[ia]], ref_rows(refs[b]))
+            keep = score >= min_cosine
+            found.append((a[keep], b[keep], score[keep]))
+    return _sorted(found)  # a reference lies in one list: no pair is met twice
 
 
 def _exact_filter(

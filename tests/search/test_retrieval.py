@@ -131,7 +131,7 @@ def test_unknown_backend_and_missing_faiss_name_the_fix(monkeypatch: pytest.Monk
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["exact", "faiss"])
+@pytest.mark.parametrize("backend", ["exact", "faiss", "lists"])
 @pytest.mark.parametrize("same", [False, True])
 def test_oriented_within_returns_cosine_pairs_rows(same: bool, backend: str) -> None:
     """cosine_pairs at scale (exact) and ``thumbnail: {search: faiss}`` go through retrieval; on a
@@ -177,6 +177,7 @@ def test_thumbnail_search_faiss_in_a_policy_gives_the_exact_report(leaky_dataset
     exact = findings("")
     assert "thumbnail" in exact
     assert findings("detectors:\n  thumbnail: {search: faiss}\n") == exact
+    assert findings("detectors:\n  thumbnail: {search: lists}\n") == exact
     with pytest.raises(PolicyError, match=r"thumbnail.search.*exact, faiss"):
         findings("detectors:\n  thumbnail: {search: annoy}\n")
 
@@ -198,3 +199,27 @@ def test_cosine_pairs_at_scale_goes_through_exact_retrieval(monkeypatch: pytest.
     for x, y in zip(small[:2] + small[3:], large[:2] + large[3:]):
         np.testing.assert_array_equal(x, y)
     np.testing.assert_allclose(small[2], large[2], atol=1e-5)
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_lists_find_the_planted_copies_and_only_pairs_the_exact_search_reports(
+        monkeypatch: pytest.MonkeyPatch, same: bool) -> None:
+    """With many lists (8 of 60 probed), the inverted file returns a subset of the exact pairs with
+    the exact scores, and every planted noisy copy among them."""
+    monkeypatch.setattr(retrieval, "LIST_SIZE", 100)
+    rng = np.random.default_rng(3)
+    f = np.sqrt(np.add.outer(np.arange(16) ** 2, np.arange(16) ** 2)) + 1.0
+    smooth = np.real(np.fft.ifft2(rng.standard_normal((6000, 16, 16)) / f**1.5)).reshape(6000, -1)
+    thumbs = np.clip(128 + 40 * smooth / smooth.std(axis=1, keepdims=True), 0, 255).astype(np.uint8)
+    copies = rng.choice(3000, 150, replace=False)
+    thumbs[3000 + np.arange(150)] = np.clip(thumbs[copies].astype(int) + rng.integers(-8, 9, (150, 256)), 0, 255)
+    qa, qb = (thumbs, thumbs) if same else (thumbs[3000:], thumbs[:3000])
+    args = dict(same=same, query_rows=normalised_thumbs, ref_rows=normalised_thumbs)
+    ea, eb, es = within(qa, qb, 0.95, **args)
+    la, lb, ls = within(qa, qb, 0.95, backend="lists", **args)
+    exact = {(a, b): s for a, b, s in zip(ea.tolist(), eb.tolist(), es.tolist())}
+    got = {(a, b): s for a, b, s in zip(la.tolist(), lb.tolist(), ls.tolist())}
+    assert set(got) <= set(exact) and all(abs(got[k] - exact[k]) < 1e-6 for k in got)
+    planted = {(int(c), 3000 + n) if same else (n, int(c)) for n, c in enumerate(copies)} & set(exact)
+    assert len(planted) >= 120
+    assert len(planted & set(got)) >= 0.97 * len(planted)
