@@ -261,7 +261,10 @@ def _directed(data: Data, qrows: np.ndarray, lists: tuple[np.ndarray, ...],
         nb = min(_BLOCK, len(qrows) - a0)
         cand, flip = _pad(ql[lo:hi] - a0, nb, r[lo:hi], fl[lo:hi])
         raw = A.verify(data.grey[qrows[a0:a0 + nb]].astype(np.float32), cand, flip, data.grey, data.tmpl2)
-        qi, kk = np.nonzero(cand >= 0)
+        # Only scores some calibration could let through are kept (no level is below
+        # MIN_THRESHOLD): most candidates are unrelated, and keeping every one held about
+        # 1 KB per row until the pairs were made.
+        qi, kk = np.nonzero((cand >= 0) & (raw >= A.MIN_THRESHOLD))
         tick(1)
         return qrows[a0 + qi], cand[qi, kk], raw[qi, kk], flip[qi, kk]
 

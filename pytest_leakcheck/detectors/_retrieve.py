@@ -34,7 +34,7 @@ QUERY_BLOCK_VALUES = 1 << 24
 # 100,000 and 5x less at 200,000, keeping 96 % and 91 % of the exact top 8.  Below 100,000
 # (CIFAR-10's 60,000 included) retrieval stays exact, so the quality figures do not move.
 IVF_MIN, LIST_SIZE, NPROBE = 100_000, 1024, 12
-KMEANS_SAMPLE, IVF_QUERY_BLOCK = 65_536, 32_768
+KMEANS_SAMPLE, IVF_QUERY_BLOCK = 65_536, 8192
 #: Column groups of ``_top`` within one list (a list is about LIST_SIZE wide, too narrow for GROUP).
 LIST_GROUP = 16
 #: Queries from which a block's lists are searched on threads.
