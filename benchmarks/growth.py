@@ -1,7 +1,7 @@
 """How a check grows with the dataset: cold, warm, 100 images added, and peak memory.
 
 Run by hand: ``nice python benchmarks/growth.py [--sizes 25000,50000,100000,200000] [--jobs 2]
-[--added 100] [--simulate 1000000] [--drift]``.
+[--added 100] [--simulate 1000000] [--drift POLICY] [--spread POLICY]``.
 
 Real runs.  For each size, a dataset of distinct generated 32x32 photos (the project's own
 ``testing.photo``; 80 % train, 20 % test, 1,000 per folder, named
@@ -25,6 +25,12 @@ changes (the measurement behind ``_alignstate.LEVELS_AFTER``): with the dataset'
 (from its store; a check must have run) and one index, the levels estimated on all rows
 against those estimated with 1, 2, 5, 10 and 20 % of the rows left out (drawn at random,
 ``--repeat`` times; the range of the largest move of either level is printed).
+
+``--spread POLICY`` measures how noisy the levels are (the measurement behind
+``_align.CALIBRATION_QUERIES``): every row of the dataset searched upside down once (minutes
+at 55,000), then the cross-split levels of disjoint content-keyed samples of each of
+``--spread-sizes``: their mean, standard deviation and range, against the quantiles of all
+rows' impostors.  ``--root`` names the dataset's folder when the policy lies elsewhere.
 
 The last line is one JSON object with every figure.
 """
@@ -218,10 +224,12 @@ def simulated(n: int, added: int) -> dict[str, object]:
     return row
 
 
-def drift(policy_path: str, repeat: int) -> dict[str, object]:
-    """Levels on all rows against levels with a share of rows left out, one index throughout."""
+def _loaded(policy_path: str, root: str | None = None):
+    """A dataset's signatures (from its store; a check must have run), its search run, one
+    index, and what the search reads."""
+    import dataclasses
+
     from pytest_leakcheck.detectors import _alignsearch as search
-    from pytest_leakcheck.detectors.aligned import AlignedSettings, _calibration
     from pytest_leakcheck.pipeline import search as stage
     from pytest_leakcheck.pipeline.signatures import compute
     from pytest_leakcheck.dataset import groups, inventory
@@ -230,13 +238,23 @@ def drift(policy_path: str, repeat: int) -> dict[str, object]:
     from pytest_leakcheck.store.storefile import locate
 
     policy = load(policy_path)
+    if root:
+        policy = dataclasses.replace(policy, root=Path(root))
     inv = groups.resolve(inventory.scan(policy))
     with open_store(locate(inv.policy.cache, inv.policy.store_folders)) as store:
         sigs = compute(inv.records, inv.policy, store, jobs=2, update_snapshot=False)
         run = stage.new_run(inv, sigs, inv.policy, store)
+    index = search.fit(sigs, np.flatnonzero(sigs.valid))
+    return sigs, run, search.prepare(sigs, True, index)
+
+
+def drift(policy_path: str, repeat: int, root: str | None = None) -> dict[str, object]:
+    """Levels on all rows against levels with a share of rows left out, one index throughout."""
+    from pytest_leakcheck.detectors import _alignsearch as search
+    from pytest_leakcheck.detectors.aligned import AlignedSettings, _calibration
+
+    sigs, run, data = _loaded(policy_path, root)
     valid = np.flatnonzero(sigs.valid)
-    index = search.fit(sigs, valid)
-    data = search.prepare(sigs, True, index)
     settings = AlignedSettings()
 
     def levels(mask: np.ndarray) -> tuple[float, float]:
@@ -259,6 +277,40 @@ def drift(policy_path: str, repeat: int) -> dict[str, object]:
     return out
 
 
+def spread(policy_path: str, sizes: list[int], root: str | None = None) -> dict[str, object]:
+    """How noisy the calibrated levels are: every row searched upside down once, then the
+    cross-split levels of disjoint content-keyed samples of each size (consecutive runs of
+    rows in content-digest order, the order the calibration samples in), against the
+    impostors' own rates over all rows."""
+    from pytest_leakcheck.detectors import _align as A
+    from pytest_leakcheck.detectors import _alignsearch as search
+    from pytest_leakcheck.detectors.aligned import TURNED_COPY, AlignedSettings
+
+    sigs, run, data = _loaded(policy_path, root)
+    settings = AlignedSettings()
+    p = search.plan(run.rows_by_split(sigs.valid), run.comparisons, run.split_of, settings.candidates, True)
+    every = np.sort(np.concatenate([p.rows[a] for a in p.targets]))
+    A.CALIBRATION_QUERIES = len(every)  # every row an impostor, in impostors()'s order:
+    cross = search.impostors(data, p, sigs.digests)["cross"]
+    # impostors() lists each split's rows in turn, for the splits compared with another.
+    rows = np.concatenate([every[p.split_of[every] == a] for a in p.targets if any(b != a for b in p.targets[a])])
+    head = np.frombuffer(b"".join(sigs.digests[r][:8].ljust(8, b"\0") for r in rows.tolist()), ">u8")
+    cross = cross[np.lexsort((rows, head))]
+    cross = cross[~(cross >= TURNED_COPY)]
+    rates = (settings.false_alarms_per_10k, settings.error_false_alarms_per_10k)
+    top = np.sort(cross)[::-1]
+    out: dict[str, object] = {"impostors": int(len(cross)),
+                              "all_rows_quantiles": [round(float(top[max(0, round(r * len(cross) / 1e4) - 1)]), 4)
+                                                     for r in rates]}
+    for n in sizes:
+        lv = np.array([[A.calibrate(cross[k * n:(k + 1) * n], r) for r in rates] for k in range(len(cross) // n)])
+        out[n] = {"samples": len(lv), "mean": np.round(lv.mean(0), 4).tolist(),
+                  "sd": np.round(lv.std(0, ddof=1), 4).tolist() if len(lv) > 1 else None,
+                  "min": np.round(lv.min(0), 4).tolist(), "max": np.round(lv.max(0), 4).tolist()}
+        print(f"{n} impostors: {out[n]}", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="25000,50000,100000,200000")
@@ -267,10 +319,16 @@ def main() -> None:
     ap.add_argument("--simulate", type=int, default=1_000_000, help="simulated rows (0: skip)")
     ap.add_argument("--drift", metavar="POLICY", help="measure how the levels move with the data instead")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--spread", metavar="POLICY", help="measure the levels' spread across disjoint samples instead")
+    ap.add_argument("--spread-sizes", default="4000,8000")
+    ap.add_argument("--root", help="the dataset's folder, when it is not the policy's (--drift, --spread)")
     args = ap.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     if args.drift:
-        print(json.dumps(drift(args.drift, args.repeat)))
+        print(json.dumps(drift(args.drift, args.repeat, args.root)))
+        return
+    if args.spread:
+        print(json.dumps(spread(args.spread, [int(n) for n in args.spread_sizes.split(",")], args.root), default=str))
         return
     rows = [real(int(n), args.jobs, args.added) for n in args.sizes.split(",") if n]
     sim = simulated(args.simulate, args.added) if args.simulate else None

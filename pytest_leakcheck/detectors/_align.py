@@ -52,9 +52,13 @@ DETAIL_STD = 0.5
 # this.  Impostors' detail reaches 0.75 at a few per 10,000 on CIFAR; copies
 # score 0.8 and up.
 MIN_THRESHOLD = 0.7
-# Upside-down images the levels are estimated on (a content-keyed sample): the levels are now
-# estimated again only when 5 % of the data changed, so twice the old 2,000 costs little.
-CALIBRATION_QUERIES = 4000
+# Upside-down images the levels are estimated on (a content-keyed sample).  The levels are
+# extrapolated from the impostors' tail, so their standard error falls as 1 / sqrt(n): on
+# CIFAR (13 disjoint content-keyed samples) 0.012 at 4,000, as wide as the whole span between
+# too many test images flagged and too few copies found at error level, and 0.0065 at 8,000
+# (6 samples; benchmarks/growth.py --spread).  The 4,000 more cost 16 s of CPU there, +10 % of a
+# cold check; the levels are estimated again only when 5 % of the data changed.
+CALIBRATION_QUERIES = 8000
 # Tail fit: the top TAIL share of impostor maxima, at least TAIL_MIN of them.
 TAIL, TAIL_MIN = 0.1, 10
 _CHUNK = 128  # queries per verification block

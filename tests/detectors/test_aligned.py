@@ -96,6 +96,27 @@ def test_calibration_extrapolates_the_tail() -> None:
     assert far > sample.max() or (sample >= far).sum() <= 1
 
 
+def test_levels_state_their_sampling_noise() -> None:
+    """The bootstrap standard error of the levels matches their spread across independent
+    samples, and shrinks as the sample grows (why the calibration samples 8,000 impostors)."""
+    rng = np.random.default_rng(5)
+    settings = aligned.AlignedSettings()
+
+    def draw(n: int) -> np.ndarray:  # the family the tail fit assumes, as above
+        return -np.expm1(-(0.7 + rng.exponential(0.15, n)))
+
+    for n in (2000, _align.CALIBRATION_QUERIES):
+        spread = np.std([[_align.calibrate(s, settings.false_alarms_per_10k, floor=0),
+                          _align.calibrate(s, settings.error_false_alarms_per_10k, floor=0)]
+                         for s in (draw(n) for _ in range(40))], axis=0, ddof=1)
+        se = np.array(_alignlevels.levels_se(draw(n), settings))
+        assert (spread / 2 < se).all() and (se < spread * 2).all(), (n, se, spread)
+        if n == 2000:
+            small = se
+    assert (se < small / 1.5).all()
+    assert _alignlevels.levels_se(np.zeros(1), settings) == (0.0, 0.0)
+
+
 def test_mirror_and_upside_down_descriptors_are_permutations() -> None:
     """The mirrored and upside-down gradient descriptors are index maps of the cached one, exactly."""
     g = np.random.default_rng(0).uniform(0, 255, (4, _align.S, _align.S)).astype(np.float32)
