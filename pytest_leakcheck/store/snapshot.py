@@ -64,14 +64,17 @@ def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: 
     errors = {int(rest[j]): msg for j, msg in sub.errors.items()}
     errors.update({i: snap_errors[kk] for i, kk in zip(from_snap.tolist(), k.tolist()) if snap_errors[kk]})
 
+    # Each row's snapshot row (0 for the new ones, overwritten from ``sub`` below).
+    source = np.zeros(n, np.int64)
+    source[from_snap] = k
+
     def column(name: str, part: np.ndarray) -> np.ndarray:
-        # Every row is written below (from the snapshot or from ``sub``): no zero fill, and
-        # one gather straight into place rather than a gathered copy copied again.
+        # One gather straight into place (no zero fill, no gathered copy scattered again):
+        # a commit hook merges 80 MB of signatures at 50,000 images for its one new file.
         out = np.empty((n, *part.shape[1:]), dtype=part.dtype)
-        if len(from_snap) == n:
-            np.take(snap[name], k, axis=0, out=out)
-        else:
-            out[from_snap] = snap[name][k]
+        base = snap[name]
+        if len(base):
+            np.take(base, source, axis=0, out=out)
         out[rest] = part
         return out
 
