@@ -126,7 +126,7 @@ def _calibration(run: SearchRun, det: Any, feats: S.Features, words: Any,
         cached = run.store.get_meta(_calibration_key(det))
         if cached:
             return json.loads(cached)
-    cross, within = S.impostors(run, feats, words, rows, IMPOSTORS, IMPOSTOR_CANDIDATES)
+    cross, within = S.impostors(run, feats, words, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers)
     lc = levels(cross if len(cross) else within, det)
     lw = levels(within, det) if len(within) else lc
     cal = {**lc, "within_threshold": lw["threshold"], "within_error_threshold": lw["error_threshold"]}
