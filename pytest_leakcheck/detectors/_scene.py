@@ -19,13 +19,16 @@ from typing import Any
 
 import numpy as np
 
+from ..signals.decode import DETAIL, DETAIL_FROM
+
 #: Keypoints kept per image (strongest first): the row size in the store.
 FEATURES = 192
-#: Long side (pixels) the grey image is reduced to before keypoints are found.
-SIDE = 160
+#: Long side (pixels) the grey image is reduced to before keypoints are found: the size
+#: the shared decode keeps for photos (``signals.decode.DETAIL``), so no second decode.
+SIDE = DETAIL
 #: Images whose long side is below this are not searched: too few keypoints to judge a
-#: geometry (CIFAR's 32 px, thumbnails).
-MIN_SIDE = 200
+#: geometry (CIFAR's 32 px, thumbnails).  The shared decode keeps its small draft for them.
+MIN_SIDE = DETAIL_FROM
 #: Fewer keypoints than this (a flat or tiny picture): not searched.
 MIN_KEYPOINTS = 24
 #: LSH words: TABLES random subsets of BITS descriptor bits each.
