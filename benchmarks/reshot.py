@@ -13,8 +13,14 @@ most 1024 px):
   one scene); Pierre Moulon's Sceaux castle images (github.com/openMVG/ImageDataset_SceauxCastle);
   the ten Sacre-Coeur photos of github.com/cvg/Hierarchical-Localization (``datasets/sacre_coeur/mapping``,
   internet photos of one landmark by different people).
-- distractors: the 500 photos of BSDS500 (github.com/BIDS/BSDS500, ``data/images``), all
-  different scenes.
+- distractors (clean photos, no two of one scene), 1,500 in all:
+  - ``bsds``: the 500 photos of BSDS500 (github.com/BIDS/BSDS500, ``BSDS500/data/images``);
+  - ``imagenet``: the 1,000 ImageNet photos of github.com/EliSchwartz/imagenet-sample-images,
+    one per ImageNet class (files named by their class's WordNet id); 23 of them are under
+    200 px, which same_scene skips, so they are not counted as clean photos searched.
+
+Folder names: ``fountain`` (fountain-P11), ``herzjesu`` (Herz-Jesus-P25), ``castle``
+(castle-P30), ``entry`` (entry-P10), ``sceaux``, ``sacrecoeur``, ``bsds``, ``imagenet``.
 
 Each scene's views, in file order, alternate between ``train`` (even) and ``test`` (odd);
 distractors go 80/20 into the same splits.  "Re-shot pairs" are a test view and the train
@@ -35,12 +41,16 @@ import time
 from pathlib import Path
 
 SAME = {"entry": "castle"}  # folders that show one scene
+#: Photos under this long side are skipped by same_scene (``_scene.MIN_SIDE``): not counted as searched.
+MIN_SIDE = 200
 #: Folders of clean photos (no two of one scene): BSDS500, and the second source named above.
-DISTRACTORS = {"bsds", "voc"}
+DISTRACTORS = {"bsds", "imagenet"}
 
 
-def build(data: Path, out: Path) -> list[tuple[str, str, str, int]]:
-    """Lay the photos out as train/test folders; (path, scene, folder, index) per photo."""
+def build(data: Path, out: Path) -> list[tuple[str, str, str, int, int]]:
+    """Lay the photos out as train/test folders; (path, scene, folder, index, long side) per photo."""
+    from PIL import Image
+
     records = []
     for folder in sorted(p for p in data.iterdir() if p.is_dir()):
         for k, f in enumerate(sorted(folder.glob("*.jpg"))):
@@ -48,11 +58,13 @@ def build(data: Path, out: Path) -> list[tuple[str, str, str, int]]:
             rel = f"{'test' if test else 'train'}/{folder.name}/{f.name}"
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, out / rel)
-            records.append((rel, SAME.get(folder.name, folder.name), folder.name, k))
+            with Image.open(f) as img:
+                side = max(img.size)
+            records.append((rel, SAME.get(folder.name, folder.name), folder.name, k, side))
     return records
 
 
-def reshot_pairs(records: list[tuple[str, str, str, int]]) -> set[frozenset[str]]:
+def reshot_pairs(records: list[tuple[str, str, str, int, int]]) -> set[frozenset[str]]:
     out = set()
     for a in records:
         for b in records:
@@ -94,7 +106,7 @@ def _policies(root: Path, options: list[str]) -> tuple[str, str]:
             base.replace(head, "same_scene:\n    severity: off"))
 
 
-def evaluate(records: list[tuple[str, str, str, int]], report: object) -> dict[str, object]:
+def evaluate(records: list[tuple[str, str, str, int, int]], report: object) -> dict[str, object]:
     """Re-shot pairs flagged (any level, error level), test views linked, falsely flagged clean photos."""
     scene_of = {r[0]: r[1] for r in records}
     linked: set[frozenset[str]] = set()
@@ -119,7 +131,7 @@ def evaluate(records: list[tuple[str, str, str, int]], report: object) -> dict[s
                     for o in scene_of) for t in tests)
     return {"truth": len(truth), "flagged": len(truth & linked), "flagged_error": len(truth & linked_error),
             "tests": len(tests), "tests_linked": found, "false": len(false_members),
-            "clean": sum(1 for r in records if r[1] in DISTRACTORS)}
+            "clean": sum(1 for r in records if r[1] in DISTRACTORS and r[4] >= MIN_SIDE)}
 
 
 def main() -> None:
@@ -144,8 +156,9 @@ def main() -> None:
     e = evaluate(records, rep_on)
     cal = rep_on.stats.get("same_scene", {})
     n, clean = len(records), e["clean"]
-    print(f"photos: {n} ({n - clean} views of {len({r[1] for r in records} - DISTRACTORS)} scenes, "
-          f"{clean} distractors)")
+    views = sum(1 for r in records if r[1] not in DISTRACTORS)
+    print(f"photos: {n} ({views} views of {len({r[1] for r in records} - DISTRACTORS)} scenes, "
+          f"{n - views} distractors, {clean} of them large enough to search)")
     print(f"re-shot pairs flagged: {e['flagged']}/{e['truth']} = {e['flagged'] / e['truth']:.1%} "
           f"(error level: {e['flagged_error']}/{e['truth']})")
     print(f"test views linked to a train view of their scene: {e['tests_linked']}/{e['tests']}")
