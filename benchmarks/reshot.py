@@ -163,8 +163,7 @@ def main() -> None:
           f"(error level: {e['flagged_error']}/{e['truth']})")
     print(f"test views linked to a train view of their scene: {e['tests_linked']}/{e['tests']}")
     print(f"false flags: {e['false']} photos = {1000 * e['false'] / clean:.1f} per 1,000 clean photos")
-    print(f"levels: warning {cal.get('threshold')} / error {cal.get('error_threshold')} inliers "
-          f"(within a split {cal.get('within_threshold')} / {cal.get('within_error_threshold')}); "
+    print(f"levels: warning {cal.get('threshold')} / error {cal.get('error_threshold')} inliers; "
           f"calibrated on {cal.get('calibrated_on')} impostors, largest {cal.get('largest_impostor')}; "
           f"floor used: {cal.get('floor')}; images searched {cal.get('images')}, skipped {cal.get('skipped')}")
     print(f"cold check: same_scene on {min(times['on']):.1f} s (runs {', '.join(f'{t:.1f}' for t in times['on'])}), "

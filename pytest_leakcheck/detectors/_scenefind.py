@@ -105,10 +105,8 @@ def find(run: SearchRun, settings: Any, name: str) -> list[Match]:
     words = (plain, S.weighted(plain))
     cal = _calibration(run, settings, feats, words, rows)
     matches, points = [], {}
+    warn, err = cal["threshold"], cal["error_threshold"]
     for i, j in S.candidate_pairs(run, feats, words, settings.candidates):
-        within = run.split_of[i] == run.split_of[j]
-        warn = cal["within_threshold" if within else "threshold"]
-        err = cal["within_error_threshold" if within else "error_threshold"]
         count, pts = S.verify(feats, i, j, at_least=warn)
         if count >= warn:
             matches.append(Match(i, j, name, float(count), "identity", weak=count < err))
@@ -125,10 +123,7 @@ def _calibration(run: SearchRun, det: Any, feats: S.Features, words: Any,
         cached = run.store.get_meta(store_key("calibration", det, run.comparisons))
         if cached:
             return json.loads(cached)
-    cross, within = S.impostors(run, feats, words, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers)
-    lc = levels(cross if len(cross) else within, det)
-    lw = levels(within, det) if len(within) else lc
-    cal = {**lc, "within_threshold": lw["threshold"], "within_error_threshold": lw["error_threshold"]}
+    cal = levels(S.impostors(run, feats, words, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers), det)
     run.store.put_meta({store_key("calibration", det, run.comparisons): json.dumps(cal)})
     return cal
 

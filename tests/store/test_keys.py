@@ -55,7 +55,7 @@ ALIGNED_CHANGES = {
 
 #: Changes that change same-scene's stored levels and points (and its matches).
 SCENE_CHANGES = {
-    "candidates": BASE + "detectors:\n  same_scene: {candidates: 4}\n",
+    "candidates": BASE + "detectors:\n  same_scene: {candidates: 6}\n",
     "warning rate": BASE + "detectors:\n  same_scene: {false_alarms_per_10k: 9}\n",
     "error rate": BASE + "detectors:\n  same_scene: {error_false_alarms_per_10k: 1}\n",
     "floor": BASE + "detectors:\n  same_scene: {min_inliers: 14}\n",
