@@ -98,20 +98,22 @@ def main() -> None:
     print(f"{len(files)} images, {os.cpu_count()} cores, jobs={args.jobs}", flush=True)
 
     base = min(baseline(files) for _ in range(max(1, args.repeat - 1)))
-    colds = []
+    other = own_policy(root, args.against) if args.against else None
+    colds, theirs = [], []
     for _ in range(args.repeat):
+        # Alternated with the other policy's run: on a shared machine the load drifts
+        # between rounds, and a ratio within one round is the steadier figure.
         shutil.rmtree(root / policy.stem, ignore_errors=True)
         colds.append(timed_check(policy, args.jobs))
-    cold, cold_data = min(colds, key=lambda item: item[0])
-    if args.against:
-        other = own_policy(root, args.against)
-        theirs = []
-        for _ in range(args.repeat):
+        if other is not None:
             shutil.rmtree(root / other.stem, ignore_errors=True)
             theirs.append(timed_check(other, args.jobs)[0])
+    cold, cold_data = min(colds, key=lambda item: item[0])
+    if other is not None:
+        rounds = [c / t for (c, _), t in zip(colds, theirs)]
         print(f"cold, {args.against}: runs {', '.join(f'{c:.1f}' for c in theirs)} s; "
-              f"{args.orientations} / {args.against}: best {cold / min(theirs):.2f}x, "
-              f"range {min(c for c, _ in colds) / max(theirs):.2f}x-{max(c for c, _ in colds) / min(theirs):.2f}x")
+              f"{args.orientations} / {args.against}: per round {', '.join(f'{r:.2f}x' for r in rounds)}, "
+              f"best/best {cold / min(theirs):.2f}x")
     warm, warm_data = min((timed_check(policy, args.jobs) for _ in range(args.repeat)), key=lambda item: item[0])
     n = len(files)
     print(f"orientations: {args.orientations}; cold runs {', '.join(f'{c:.1f}' for c, _ in colds)} s")
