@@ -48,6 +48,18 @@ def test_a_reshot_is_linked_and_nothing_else(reshots: Path) -> None:
     assert stats["points"][0]["points"] and all(0 <= v <= 1 for p in stats["points"][0]["points"] for v in p)
 
 
+def test_a_reshot_inside_one_split_is_no_finding(reshots: Path, tmp_path: Path) -> None:
+    """Same-scene compares different splits only: bursts inside train leak nothing."""
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(reshots, root)
+    (root / "test/shot_2.jpg").rename(root / "train/shot_2.jpg")
+    report = check(root / "leakcheck.yaml", use_cache=False)
+    assert _scene_pairs(report) == set()
+    assert report.stats["same_scene"]["images"] == 8  # searched, across splits, and nothing found
+
+
 def test_the_page_draws_the_matched_points(reshots: Path) -> None:
     report = check(reshots / "leakcheck.yaml", use_cache=False)
     page = render(report, "html", root=reshots)
