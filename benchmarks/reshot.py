@@ -13,8 +13,14 @@ most 1024 px):
   one scene); Pierre Moulon's Sceaux castle images (github.com/openMVG/ImageDataset_SceauxCastle);
   the ten Sacre-Coeur photos of github.com/cvg/Hierarchical-Localization (``datasets/sacre_coeur/mapping``,
   internet photos of one landmark by different people).
-- distractors: the 500 photos of BSDS500 (github.com/BIDS/BSDS500, ``data/images``), all
-  different scenes.
+- distractors (clean photos, no two of one scene), 1,500 in all:
+  - ``bsds``: the 500 photos of BSDS500 (github.com/BIDS/BSDS500, ``BSDS500/data/images``);
+  - ``imagenet``: the 1,000 ImageNet photos of github.com/EliSchwartz/imagenet-sample-images,
+    one per ImageNet class (files named by their class's WordNet id); 23 of them are under
+    200 px, which same_scene skips, so they are not counted as clean photos searched.
+
+Folder names: ``fountain`` (fountain-P11), ``herzjesu`` (Herz-Jesus-P25), ``castle``
+(castle-P30), ``entry`` (entry-P10), ``sceaux``, ``sacrecoeur``, ``bsds``, ``imagenet``.
 
 Each scene's views, in file order, alternate between ``train`` (even) and ``test`` (odd);
 distractors go 80/20 into the same splits.  "Re-shot pairs" are a test view and the train
@@ -35,27 +41,34 @@ import time
 from pathlib import Path
 
 SAME = {"entry": "castle"}  # folders that show one scene
-DISTRACTORS = "bsds"
+#: Photos under this long side are skipped by same_scene (``_scene.MIN_SIDE``): not counted as searched.
+MIN_SIDE = 200
+#: Folders of clean photos (no two of one scene): BSDS500, and the second source named above.
+DISTRACTORS = {"bsds", "imagenet"}
 
 
-def build(data: Path, out: Path) -> list[tuple[str, str, str, int]]:
-    """Lay the photos out as train/test folders; (path, scene, folder, index) per photo."""
+def build(data: Path, out: Path) -> list[tuple[str, str, str, int, int]]:
+    """Lay the photos out as train/test folders; (path, scene, folder, index, long side) per photo."""
+    from PIL import Image
+
     records = []
     for folder in sorted(p for p in data.iterdir() if p.is_dir()):
         for k, f in enumerate(sorted(folder.glob("*.jpg"))):
-            test = k % 5 == 0 if folder.name == DISTRACTORS else k % 2 == 1
+            test = k % 5 == 0 if folder.name in DISTRACTORS else k % 2 == 1
             rel = f"{'test' if test else 'train'}/{folder.name}/{f.name}"
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, out / rel)
-            records.append((rel, SAME.get(folder.name, folder.name), folder.name, k))
+            with Image.open(f) as img:
+                side = max(img.size)
+            records.append((rel, SAME.get(folder.name, folder.name), folder.name, k, side))
     return records
 
 
-def reshot_pairs(records: list[tuple[str, str, str, int]]) -> set[frozenset[str]]:
+def reshot_pairs(records: list[tuple[str, str, str, int, int]]) -> set[frozenset[str]]:
     out = set()
     for a in records:
         for b in records:
-            if a[0] < b[0] and a[2] == b[2] and a[2] != DISTRACTORS and a[0].split("/")[0] != b[0].split("/")[0]:
+            if a[0] < b[0] and a[2] == b[2] and a[2] not in DISTRACTORS and a[0].split("/")[0] != b[0].split("/")[0]:
                 if abs(a[3] - b[3]) == 1 or a[2] == "sacrecoeur":
                     out.add(frozenset((a[0], b[0])))
     return out
@@ -83,64 +96,81 @@ def init_policy(root: Path) -> str:
     return policy_text(detect(root))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("/work/scratch/data/reshot"))
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=1)
-    args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="leakcheck-reshot-"))
-    records = build(args.data, root)
-    scene_of = {r[0]: r[1] for r in records}
-    truth = reshot_pairs(records)
+def _policies(root: Path, options: list[str]) -> tuple[str, str]:
+    """``leakcheck init``'s policy with same_scene at error (plus ``--set`` options), and with it off."""
     base = init_policy(root)
-    on = base.replace("same_scene:\n    severity: warning", "same_scene:\n    severity: error")
-    off = base.replace("same_scene:\n    severity: warning", "same_scene:\n    severity: off")
-    assert on != base, "leakcheck init no longer writes a same_scene section"
-    times = {"on": [], "off": []}
-    for _ in range(args.repeat):
-        for name, text in (("off", off), ("on", on)):
-            dt, report, size = run(root, text, args.jobs)
-            times[name].append(dt)
-            if name == "on":
-                rep_on, size_on = report, size
-            else:
-                size_off = size
+    head = "same_scene:\n    severity: warning"
+    assert head in base, "leakcheck init no longer writes a same_scene section"
+    extra = "".join(f"\n    {o.split('=', 1)[0]}: {o.split('=', 1)[1]}" for o in options)
+    return (base.replace(head, "same_scene:\n    severity: error" + extra),
+            base.replace(head, "same_scene:\n    severity: off"))
+
+
+def evaluate(records: list[tuple[str, str, str, int, int]], report: object) -> dict[str, object]:
+    """Re-shot pairs flagged (any level, error level), test views linked, falsely flagged clean photos."""
+    scene_of = {r[0]: r[1] for r in records}
     linked: set[frozenset[str]] = set()
     linked_error: set[frozenset[str]] = set()
     false_members: set[str] = set()
-    for f in rep_on.findings:
+    for f in report.findings:
         if f.kind != "same-scene" and not any(p.detector == "same-scene" for p in f.pairs):
             continue
         paths = [m.path for m in f.members]
         scenes = {scene_of[p] for p in paths}
-        if len(scenes) > 1 or DISTRACTORS in scenes:
-            false_members.update(p for p in paths if scene_of[p] == DISTRACTORS or len(scenes) > 1)
+        if len(scenes) > 1 or scenes & DISTRACTORS:
+            false_members.update(p for p in paths if scene_of[p] in DISTRACTORS or len(scenes) > 1)
         for a in paths:
             for b in paths:
                 if a < b:
                     linked.add(frozenset((a, b)))
                     if f.severity == "error":
                         linked_error.add(frozenset((a, b)))
-    clean = sum(1 for r in records if r[1] == DISTRACTORS)
-    tests = [r[0] for r in records if r[0].startswith("test/") and r[1] != DISTRACTORS]
-    found_tests = sum(any(frozenset((t, o)) in linked and scene_of[o] == scene_of[t] and o.startswith("train/")
-                          for o in scene_of) for t in tests)
+    truth = reshot_pairs(records)
+    tests = [r[0] for r in records if r[0].startswith("test/") and r[1] not in DISTRACTORS]
+    found = sum(any(frozenset((t, o)) in linked and scene_of[o] == scene_of[t] and o.startswith("train/")
+                    for o in scene_of) for t in tests)
+    return {"truth": len(truth), "flagged": len(truth & linked), "flagged_error": len(truth & linked_error),
+            "tests": len(tests), "tests_linked": found, "false": len(false_members),
+            "clean": sum(1 for r in records if r[1] in DISTRACTORS and r[4] >= MIN_SIDE)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("/work/scratch/data/reshot"))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a same_scene option for the 'on' policy (e.g. candidates=4), for tuning")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="leakcheck-reshot-"))
+    records = build(args.data, root)
+    on, off = _policies(root, args.set)
+    times: dict[str, list[float]] = {"on": [], "off": []}
+    sizes: dict[str, int] = {}
+    for _ in range(args.repeat):
+        for name, text in (("off", off), ("on", on)):
+            dt, report, sizes[name] = run(root, text, args.jobs)
+            times[name].append(dt)
+            if name == "on":
+                rep_on = report
+    e = evaluate(records, rep_on)
     cal = rep_on.stats.get("same_scene", {})
-    n = len(records)
-    print(f"photos: {n} ({n - clean} views of {len({r[1] for r in records}) - 1} scenes, {clean} distractors)")
-    print(f"re-shot pairs flagged: {len(truth & linked)}/{len(truth)} = {len(truth & linked) / len(truth):.1%} "
-          f"(error level: {len(truth & linked_error)}/{len(truth)})")
-    print(f"test views linked to a train view of their scene: {found_tests}/{len(tests)}")
-    print(f"false flags: {len(false_members)} photos = {1000 * len(false_members) / clean:.1f} per 1,000 clean photos")
-    print(f"levels: warning {cal.get('threshold')} / error {cal.get('error_threshold')} inliers "
-          f"(within a split {cal.get('within_threshold')} / {cal.get('within_error_threshold')}); "
+    n, clean = len(records), e["clean"]
+    views = sum(1 for r in records if r[1] not in DISTRACTORS)
+    print(f"photos: {n} ({views} views of {len({r[1] for r in records} - DISTRACTORS)} scenes, "
+          f"{n - views} distractors, {clean} of them large enough to search)")
+    print(f"re-shot pairs flagged: {e['flagged']}/{e['truth']} = {e['flagged'] / e['truth']:.1%} "
+          f"(error level: {e['flagged_error']}/{e['truth']})")
+    print(f"test views linked to a train view of their scene: {e['tests_linked']}/{e['tests']}")
+    print(f"false flags: {e['false']} photos = {1000 * e['false'] / clean:.1f} per 1,000 clean photos")
+    print(f"levels: warning {cal.get('threshold')} / error {cal.get('error_threshold')} inliers; "
           f"calibrated on {cal.get('calibrated_on')} impostors, largest {cal.get('largest_impostor')}; "
           f"floor used: {cal.get('floor')}; images searched {cal.get('images')}, skipped {cal.get('skipped')}")
     print(f"cold check: same_scene on {min(times['on']):.1f} s (runs {', '.join(f'{t:.1f}' for t in times['on'])}), "
-          f"off {min(times['off']):.1f} s: {min(times['on']) / min(times['off']):.2f}x")
-    print(f"store: {size_on / n / 1024:.1f} kB per image with same_scene, {size_off / n / 1024:.1f} kB without "
-          f"(+{(size_on - size_off) / n / 1024:.1f} kB)")
+          f"off {min(times['off']):.1f} s (runs {', '.join(f'{t:.1f}' for t in times['off'])}): "
+          f"{min(times['on']) / min(times['off']):.2f}x")
+    print(f"store: {sizes['on'] / n / 1024:.1f} kB per image with same_scene, {sizes['off'] / n / 1024:.1f} kB "
+          f"without (+{(sizes['on'] - sizes['off']) / n / 1024:.1f} kB)")
     shutil.rmtree(root, ignore_errors=True)
 
 

@@ -6,7 +6,6 @@ search: the detector imports this module where it computes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -16,11 +15,13 @@ from ..search.kernels import Match
 from ..search.run import SearchRun
 from ..signals.decode import DECODE_PATH, Decoded, detail_grey
 from ..signals.families import Family
+from ..store import keys
 from . import _scene as S
 
 #: Impostors sampled for the calibration (evenly spaced over the usable rows): the levels
-#: rest on the floor unless impostors reach it, so a few hundred tell whether they do.
-IMPOSTORS = 400
+#: rest on the floor unless impostors reach it, so a few hundred tell whether they do
+#: (on the re-shot benchmark the largest of 400 reached 8 against a floor of 12).
+IMPOSTORS = 256
 #: Candidates per impostor that are verified with their geometry shuffled.
 IMPOSTOR_CANDIDATES = 2
 #: Inlier points kept per match for the report's picture (normalised 0..1 coordinates).
@@ -41,16 +42,14 @@ FAMILY = Family(
 
 
 def _params(det: Any) -> str:
-    return (f"same-scene-v1;k={det.candidates};warn={det.false_alarms_per_10k};"
+    """What same-scene's matches depend on, for the store's match key (``keys.matches``)."""
+    return (f"{keys.SAME_SCENE_VERSION};k={det.candidates};warn={det.false_alarms_per_10k};"
             f"err={det.error_false_alarms_per_10k};min={det.min_inliers};{FAMILY.params}")
 
 
-def _calibration_key(det: Any) -> str:
-    return "same-scene-calibration:" + hashlib.sha256(_params(det).encode()).hexdigest()[:16]
-
-
-def _points_key(det: Any) -> str:
-    return "same-scene-points:" + hashlib.sha256(_params(det).encode()).hexdigest()[:16]
+def store_key(kind: str, det: Any, comparisons: Any) -> str:
+    """Key of the stored levels (``calibration``) or matched points (``points``): ``store/keys.py``."""
+    return keys.same_scene(kind, det, FAMILY, comparisons)
 
 
 def _pair_key(run: SearchRun, i: int, j: int) -> str:
@@ -106,16 +105,14 @@ def find(run: SearchRun, settings: Any, name: str) -> list[Match]:
     words = (plain, S.weighted(plain))
     cal = _calibration(run, settings, feats, words, rows)
     matches, points = [], {}
+    warn, err = cal["threshold"], cal["error_threshold"]
     for i, j in S.candidate_pairs(run, feats, words, settings.candidates):
-        within = run.split_of[i] == run.split_of[j]
-        warn = cal["within_threshold" if within else "threshold"]
-        err = cal["within_error_threshold" if within else "error_threshold"]
         count, pts = S.verify(feats, i, j, at_least=warn)
         if count >= warn:
             matches.append(Match(i, j, name, float(count), "identity", weak=count < err))
             points[_pair_key(run, i, j)] = S.normalised(pts, feats, i, j, POINTS)
-    known = json.loads(run.store.get_meta(_points_key(settings)) or "{}")
-    run.store.put_meta({_points_key(settings): json.dumps({**known, **points})})
+    known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
+    run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps({**known, **points})})
     run.stats["same_scene"] = {**cal, **counts}
     return matches
 
@@ -123,14 +120,11 @@ def _calibration(run: SearchRun, det: Any, feats: S.Features, words: Any,
                  rows: np.ndarray) -> dict[str, Any]:
     """The levels: from the last full search when this one is focused, else measured now."""
     if run.focus is not None:
-        cached = run.store.get_meta(_calibration_key(det))
+        cached = run.store.get_meta(store_key("calibration", det, run.comparisons))
         if cached:
             return json.loads(cached)
-    cross, within = S.impostors(run, feats, words, rows, IMPOSTORS, IMPOSTOR_CANDIDATES)
-    lc = levels(cross if len(cross) else within, det)
-    lw = levels(within, det) if len(within) else lc
-    cal = {**lc, "within_threshold": lw["threshold"], "within_error_threshold": lw["error_threshold"]}
-    run.store.put_meta({_calibration_key(det): json.dumps(cal)})
+    cal = levels(S.impostors(run, feats, words, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers), det)
+    run.store.put_meta({store_key("calibration", det, run.comparisons): json.dumps(cal)})
     return cal
 
 def refine(run: SearchRun, settings: Any, matches: list[Match], name: str) -> list[Match]:
@@ -138,12 +132,12 @@ def refine(run: SearchRun, settings: Any, matches: list[Match], name: str) -> li
     mine = [m for m in matches if m.detector == name]
     stats = run.stats.get("same_scene")
     if not isinstance(stats, dict):  # nothing changed since the last full search: its levels hold
-        cached = run.store.get_meta(_calibration_key(settings))
+        cached = run.store.get_meta(store_key("calibration", settings, run.comparisons))
         stats = run.stats["same_scene"] = json.loads(cached) if cached else {}
-    known = json.loads(run.store.get_meta(_points_key(settings)) or "{}")
+    known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
     kept = {k: known[k] for m in mine if (k := _pair_key(run, m.i, m.j)) in known}
     if len(kept) != len(known):
-        run.store.put_meta({_points_key(settings): json.dumps(kept)})
+        run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps(kept)})
     if kept:
         stats["points"] = [{"a": run.paths[m.i], "b": run.paths[m.j], "points": kept[k]}
                            for m in mine if (k := _pair_key(run, m.i, m.j)) in kept]

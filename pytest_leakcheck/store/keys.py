@@ -30,6 +30,10 @@ MATCHES_VERSION = "matches-v4"
 #: v5: stored pairs and levels, content-keyed samples, the inverted file.
 # v6: small-data error floor and the hair above the error level (the quality branch).
 ALIGNED_VERSION = "aligned-v6"
+#: same-scene's calibrated levels and matched points (``detectors/_scenefind.py``), and
+#: its matches' parameters.  v2: RANSAC only past the tentative-match gate (impostors too),
+#: keypoints from the shared decode.
+SAME_SCENE_VERSION = "same-scene-v2"
 #: The image size every decode records, and its version.
 DIMS = ("dims", "v1")
 
@@ -76,3 +80,10 @@ def matches(detector_params: Sequence[str], pairs: Any, within_split: str, orien
 def aligned(settings: Any, mirror: bool, targets: Any, family: Keyed) -> str:
     """The aligned detector's stored model and pairs: its settings, the split pairs, its descriptors."""
     return digest((ALIGNED_VERSION, repr(settings), mirror, targets, family.name, family.params))
+
+
+def same_scene(kind: str, settings: Any, family: Keyed, comparisons: Any) -> str:
+    """same-scene's stored ``calibration`` (levels) or ``points`` (evidence): its settings, the split
+    pairs compared (the within-split levels are their own), its keypoint family."""
+    return f"same-scene-{kind}:" + digest((SAME_SCENE_VERSION, repr(settings), sorted(comparisons),
+                                           family.name, family.params))

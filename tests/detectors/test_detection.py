@@ -112,8 +112,9 @@ def test_rotated_copies_are_found_by_default_and_a_narrower_policy_says_what_it_
     (tmp_path / "leakcheck.yaml").write_text(head + "augmentations: [hflip]\n")
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     mirror = ["identity", "hflip"]
+    # same-scene (on by default) searches no orientation: its keypoints are rotation-invariant.
     assert report.stats["checked"] == {"identical-file": [], "identical-pixels": [], "phash": mirror,
-                                       "thumbnail": mirror, "aligned": mirror}
+                                       "thumbnail": mirror, "aligned": mirror, "same-scene": []}
     summary = [line for line in render(report, "text").splitlines() if line.startswith("leakcheck:")]
     assert len(summary) == 1
     assert "; not searched: copies after vflip/rot90/rot180/rot270/transpose/transverse" in summary[0]
@@ -123,10 +124,10 @@ def test_rotated_copies_are_found_by_default_and_a_narrower_policy_says_what_it_
     assert _leak_pairs(report) == {tuple(sorted((f"test/{t}.jpg", f"train/orig_{t}.jpg"))) for t in turns}
     every = ["identity", "hflip", *turns]
     assert report.stats["checked"] == {"identical-file": [], "identical-pixels": [], "phash": every,
-                                       "thumbnail": every, "aligned": mirror}
+                                       "thumbnail": every, "aligned": mirror, "same-scene": []}
     summary = render(report, "text").splitlines()
     assert any(line.startswith("leakcheck: 6 errors") and (
-        "; checked: identical-file, identical-pixels, phash/thumbnail in 8 orientations, "
+        "; checked: identical-file, identical-pixels, same-scene, phash/thumbnail in 8 orientations, "
         "aligned in identity+hflip") in line and "not searched" not in line for line in summary)
 
 
@@ -136,5 +137,5 @@ def test_the_summary_names_what_a_narrowed_policy_searched(leaky_dataset: Path, 
     make_policy("version: 1\nsplits: {train: [train/**], test: [test/**]}\naugmentations: [rot90]\n"
                 "detectors:\n  dhash: {severity: warning}\n")
     report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
-    assert "checked: identical-file, identical-pixels, phash/thumbnail/dhash in identity+rot90+rot270" in render(
+    assert "checked: identical-file, identical-pixels, same-scene, phash/thumbnail/dhash in identity+rot90+rot270" in render(
         report, "text")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors import _scene, same_scene
+from pytest_leakcheck.detectors import _scene, _scenefind, same_scene
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.render import render
@@ -48,10 +48,48 @@ def test_a_reshot_is_linked_and_nothing_else(reshots: Path) -> None:
     assert stats["points"][0]["points"] and all(0 <= v <= 1 for p in stats["points"][0]["points"] for v in p)
 
 
+def test_a_reshot_inside_one_split_is_no_finding(reshots: Path, tmp_path: Path) -> None:
+    """Same-scene compares different splits only: bursts inside train leak nothing."""
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(reshots, root)
+    (root / "test/shot_2.jpg").rename(root / "train/shot_2.jpg")
+    report = check(root / "leakcheck.yaml", use_cache=False)
+    assert _scene_pairs(report) == set()
+    assert report.stats["same_scene"]["images"] == 8  # searched, across splits, and nothing found
+
+
 def test_the_page_draws_the_matched_points(reshots: Path) -> None:
     report = check(reshots / "leakcheck.yaml", use_cache=False)
     page = render(report, "html", root=reshots)
     assert '<svg class="points"' in page and 'aria-label="matched points"' in page and "<line " in page
+
+
+def test_it_is_on_at_warning_when_the_policy_does_not_name_it(reshots: Path, tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(reshots, root)
+    (root / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    assert load(root / "leakcheck.yaml").detectors.of(same_scene.DETECTOR).severity == "warning"
+    report = check(root / "leakcheck.yaml", use_cache=False)
+    assert _scene_pairs(report) == {frozenset(("train/shot_1.jpg", "test/shot_2.jpg"))}
+    assert {f.severity for f in report.findings if f.kind == "same-scene"} == {"warning"}
+
+
+def test_small_images_never_reach_the_keypoint_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CIFAR-sized images (32 px) take the small draft and leave the 6-byte head: no ORB, no second decode."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("keypoints sought in an image under MIN_SIDE")
+
+    monkeypatch.setattr(_scene, "extract", refuse)
+    monkeypatch.setattr(_scenefind, "detail_grey", refuse)
+    for k in range(6):
+        save(photo(k, (32, 32)), tmp_path / f"{'test' if k < 2 else 'train'}/{k}.png")
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False, jobs=1)
+    assert report.stats["same_scene"] == {"images": 0, "skipped": 6}
 
 
 def test_images_too_small_for_keypoints_are_skipped(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import detectors
-from pytest_leakcheck.detectors import _alignsearch
+from pytest_leakcheck.detectors import _alignsearch, _scenefind
+from pytest_leakcheck.detectors.same_scene import DETECTOR as SAME_SCENE
 from pytest_leakcheck.detectors._alignlevels import _key
 from pytest_leakcheck.detectors._alignsearch import DESC_FAMILY
 from pytest_leakcheck.pipeline.search import _matches_key
@@ -52,6 +53,16 @@ ALIGNED_CHANGES = {
     "within split": BASE + "pairs: {within_split: 'off'}\n",
 }
 
+#: Changes that change same-scene's stored levels and points (and its matches).
+SCENE_CHANGES = {
+    "candidates": BASE + "detectors:\n  same_scene: {candidates: 6}\n",
+    "warning rate": BASE + "detectors:\n  same_scene: {false_alarms_per_10k: 9}\n",
+    "error rate": BASE + "detectors:\n  same_scene: {error_false_alarms_per_10k: 1}\n",
+    "floor": BASE + "detectors:\n  same_scene: {min_inliers: 14}\n",
+    "severity": BASE + "detectors:\n  same_scene: {severity: error}\n",
+    "within split": BASE + "pairs: {within_split: 'off'}\n",
+}
+
 
 def _keys(tmp_path: Path, text: str) -> dict[str, str]:
     policy = load(write_policy(tmp_path, text))
@@ -63,8 +74,11 @@ def _keys(tmp_path: Path, text: str) -> dict[str, str]:
         comparisons += [("train", "train"), ("test", "test")]
     plan = _alignsearch.plan({}, comparisons, [], policy.detectors.aligned.candidates,
                              "hflip" in policy.orientations)
+    scene = policy.detectors.of(SAME_SCENE)
     return {"signatures": snap, "fingerprint": fingerprint(policy), "matches": _matches_key(policy, enabled, snap),
-            "aligned": _key(policy.detectors.aligned, plan)}
+            "aligned": _key(policy.detectors.aligned, plan),
+            "scene levels": _scenefind.store_key("calibration", scene, comparisons),
+            "scene points": _scenefind.store_key("points", scene, comparisons)}
 
 
 @pytest.mark.parametrize("change", sorted(FAMILY_CHANGES))
@@ -85,6 +99,15 @@ def test_a_changed_search_changes_the_match_key_only(tmp_path: Path, change: str
 @pytest.mark.parametrize("change", sorted(ALIGNED_CHANGES))
 def test_a_changed_aligned_setting_changes_its_key(tmp_path: Path, change: str) -> None:
     assert _keys(tmp_path, ALIGNED_CHANGES[change])["aligned"] != _keys(tmp_path, BASE)["aligned"]
+
+
+@pytest.mark.parametrize("change", sorted(SCENE_CHANGES))
+def test_a_changed_same_scene_setting_changes_its_keys(tmp_path: Path, change: str) -> None:
+    base, other = _keys(tmp_path, BASE), _keys(tmp_path, SCENE_CHANGES[change])
+    assert other["scene levels"] != base["scene levels"] and other["scene points"] != base["scene points"]
+    assert other["scene levels"] != other["scene points"]
+    if change != "severity":  # warning or error: the same matches, flagged differently
+        assert other["matches"] != base["matches"]
 
 
 def test_the_pixel_limit_changes_the_snapshot_and_error_keys(tmp_path: Path) -> None:
@@ -109,6 +132,10 @@ def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path) ->
         assert keys.fingerprint(changed, "decode", "pixels") != base_fpr, fam.name
     assert keys.fingerprint(fams, "decode-next", "pixels") != base_fpr
     assert keys.fingerprint(fams, "decode", "pixels-next") != base_fpr
+    scene = policy.detectors.of(SAME_SCENE)
+    bumped = dataclasses.replace(_scenefind.FAMILY, params=_scenefind.FAMILY.params + ";v-next")
+    assert (keys.same_scene("calibration", scene, bumped, [("train", "test")])
+            != keys.same_scene("calibration", scene, _scenefind.FAMILY, [("train", "test")]))
     bumped = dataclasses.replace(DESC_FAMILY, params=DESC_FAMILY.params + ";v-next")
     assert (keys.aligned(policy.detectors.aligned, True, plan.targets, bumped)
             != keys.aligned(policy.detectors.aligned, True, plan.targets, DESC_FAMILY))
@@ -117,7 +144,8 @@ def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path) ->
 def test_versions_reach_their_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base = _keys(tmp_path, BASE)
     for name, which in (("SNAPSHOT_VERSION", "signatures"), ("MATCHES_VERSION", "matches"),
-                        ("ALIGNED_VERSION", "aligned")):
+                        ("ALIGNED_VERSION", "aligned"), ("SAME_SCENE_VERSION", "scene levels"),
+                        ("SAME_SCENE_VERSION", "scene points"), ("SAME_SCENE_VERSION", "matches")):
         with monkeypatch.context() as m:
             m.setattr(keys, name, getattr(keys, name) + "-next")
             assert _keys(tmp_path, BASE)[which] != base[which], name
@@ -133,6 +161,7 @@ def test_keys_are_stable_and_one_style(tmp_path: Path) -> None:
     assert re.fullmatch(r"signatures:[0-9a-f]{24}", first["signatures"])
     assert re.fullmatch(r"matches:[0-9a-f]{24}", first["matches"])
     assert re.fullmatch(r"[0-9a-f]{24}", first["aligned"])
+    assert re.fullmatch(r"same-scene-calibration:[0-9a-f]{24}", first["scene levels"])
     assert re.fullmatch(r"[0-9a-f]{16}", first["fingerprint"])
     # Comments and key order in the policy are not parameters.
     assert _keys(tmp_path, "# a comment\n" + BASE) == first
