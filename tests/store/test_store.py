@@ -356,7 +356,7 @@ def test_garbage_inside_a_snapshot_array_is_damage_not_data(dataset: Path) -> No
     with closing(sqlite3.connect(path)) as conn, conn:
         (rowid, data) = conn.execute("SELECT rowid, data FROM snapshots WHERE key LIKE 'signatures:%'").fetchone()
         spoilt = bytearray(data)
-        spoilt[-40:-20] = bytes(20)  # inside the last array, far from the header
+        spoilt[-40:-20] = bytes(b ^ 0xA5 for b in spoilt[-40:-20])  # inside the last array, far from the header
         assert spoilt != data
         conn.execute("UPDATE snapshots SET data = ? WHERE rowid = ?", (bytes(spoilt), rowid))
     again = _run(dataset)
