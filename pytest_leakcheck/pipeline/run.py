@@ -19,9 +19,11 @@ Nothing here prints, reads argv or exits.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,7 +127,7 @@ def run(
     if store is None:
         store = open_policy_store(policy, use_cache)
     try:
-        with executors.connect(executor) as ex:
+        with executors.connect(executor) as ex, _without_cycle_collection():
             # Any damage the store shows during the check: set aside, rebuilt, run again.
             done = recovering(store, lambda: _pipeline(policy, store, jobs, focus, t0, progress, ex))
         return Run(baseline.apply(done.report, judged, complete=focus is None), done.inventory, done.signatures)
@@ -136,6 +138,24 @@ def run(
     finally:
         if own:
             store.close()
+
+
+@contextmanager
+def _without_cycle_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused for the check, as it was after.
+
+    A check makes a few container objects per file (records, paths, rows) and no
+    cycles worth collecting before it ends; the collector's passes over them were
+    a tenth of a commit hook's CPU at 50,000 images (0.07 s of 0.7 s).  Reference
+    counting still frees everything as usual.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _pipeline(policy: Policy, store: Store, jobs: int | None, focus: Iterable[str] | None, t0: float,

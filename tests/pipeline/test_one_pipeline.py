@@ -109,3 +109,45 @@ def test_export_honours_leakcheck_cache(tmp_path: Path, run_cli, monkeypatch) ->
     assert run_cli("export", "--policy", str(policy), "-o", str(tmp_path / "t.csv"))[0] == EXIT_CLEAN
     assert elsewhere.is_file()
     assert not (tmp_path / "ds/.leakcheck/cache.sqlite").exists()
+
+
+def test_the_cycle_collector_is_paused_during_a_check_and_restored_after(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Paused while the pipeline runs (its passes over a large dataset's records cost a tenth of a
+    commit hook), enabled again afterwards, also when the check fails."""
+    import gc
+
+    import pytest
+
+    from pytest_leakcheck import check
+    from pytest_leakcheck.pipeline import signatures
+    from pytest_leakcheck.testing import photo, save
+
+    from ..conftest import write_policy
+
+    for i in range(3):
+        save(photo(i, (32, 32)), tmp_path / "train" / f"{i}.png")
+    save(photo(7, (32, 32)), tmp_path / "test" / "t.png")
+    policy = write_policy(tmp_path)
+    seen: list[bool] = []
+    real = signatures.compute
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(signatures, "compute", spy)
+    try:
+        assert gc.isenabled()
+        check(policy, use_cache=False)
+        assert seen == [False] and gc.isenabled()
+
+        def boom(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise RuntimeError("boom")
+
+        mp.setattr(signatures, "compute", boom)
+        with pytest.raises(RuntimeError):
+            check(policy, use_cache=False)
+        assert gc.isenabled()
+    finally:
+        mp.undo()
