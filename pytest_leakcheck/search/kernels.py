@@ -237,12 +237,15 @@ def oriented_within(
     are normalised (and turned) a block at a time.  Exact with the default backend; with
     ``backend="faiss"`` the same rows minus the pairs FAISS does not return."""
     parts = []
-    for k, o in enumerate(orientations):
-        a, b, cos = retrieval.within(
-            ta, tb, min_cosine, same=same, backend=backend,
-            query_rows=lambda x, o=o: orient_thumbs(normalised_thumbs(x), o), ref_rows=normalised_thumbs,
-        )
-        parts.append((a, b, cos, np.full(len(a), k, dtype=np.int64)))
+    try:
+        for k, o in enumerate(orientations):
+            a, b, cos = retrieval.within(
+                ta, tb, min_cosine, same=same, backend=backend,
+                query_rows=lambda x, o=o: orient_thumbs(normalised_thumbs(x), o), ref_rows=normalised_thumbs,
+            )
+            parts.append((a, b, cos, np.full(len(a), k, dtype=np.int64)))
+    finally:
+        retrieval.forget()  # the orientations shared one index of ``tb``; nothing after needs it
     a, b, cos, kk = (np.concatenate(x) for x in zip(*parts))
     # Best orientation per pair: highest cosine, then the first orientation (as cosine_pairs).
     order = np.lexsort((kk, -cos, b, a))

@@ -209,6 +209,11 @@ class _ListIndex:
 _LAST: list[tuple[np.ndarray, Rows, _ListIndex]] = []
 
 
+def forget() -> None:
+    """Drop the last references' index (``_LAST``): 100 MB at 200,000 thumbnails."""
+    _LAST.clear()
+
+
 def _lead(basis: Basis, bound: np.ndarray) -> np.ndarray:
     x = bound[:, :basis.low]
     return x / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-6)
