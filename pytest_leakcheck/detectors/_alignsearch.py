@@ -59,14 +59,18 @@ class Templates:
 
     A focus search (one commit, one pull request) touches a few hundred
     rows; making every row's template up front cost it a second at 50,000
-    images, and 1.2 KB per image for the whole check.  Each row's template is
-    made once, in the block that first needs it; threads that race for the
-    same row write the same values.
+    images, and 1.2 KB per image for the whole check (the memo now holds
+    512 B a row, in half precision).  Each row's template is made once, in
+    the block that first needs it; threads that race for the same row write
+    the same values.
     """
 
     def __init__(self, grey: np.ndarray) -> None:
         self.grey = grey
-        self.memo = np.zeros((len(grey), (A.T // 2) ** 2), np.float32)
+        # Half precision: the coarse templates only gate candidates and pick their window
+        # (the verdict is computed at 32 px from the grey squares), and at a million rows a
+        # float32 memo alone was a gigabyte.
+        self.memo = np.zeros((len(grey), (A.T // 2) ** 2), np.float16)
         self.made = np.zeros(len(grey), bool)
 
     def __getitem__(self, index: np.ndarray) -> np.ndarray:
@@ -77,7 +81,7 @@ class Templates:
         if len(todo):
             self.memo[todo] = A.templates(self.grey[todo], coarse=True)
             self.made[todo] = True
-        out = self.memo[rows]
+        out = self.memo[rows].astype(np.float32)
         mirrored = index >= n
         if mirrored.any():
             out[mirrored] = out[mirrored].reshape(-1, t, t)[:, :, ::-1].reshape(-1, t * t)
