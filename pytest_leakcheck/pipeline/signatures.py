@@ -353,7 +353,9 @@ def _flush(store: Store, sigs: list[tuple[bytes, str, str, bool, bytes]],
 
 
 def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...], max_pixels: int) -> Signatures:
-    """Row-aligned arrays from the per-content cache: one join and one frombuffer per family."""
+    """Row-aligned arrays from the per-content cache: one join and one frombuffer per family.
+
+    Consumes ``cached``: each family's entries are dropped once assembled."""
     n = len(digests)
     valid = np.zeros(n, dtype=bool)
     dims = np.zeros((n, 2), dtype=np.int64)
@@ -382,6 +384,10 @@ def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, .
         for f in fams:
             for name, arr in f.unpack(column(f.name, f.row_bytes, f.variable).reshape(len(ix), f.row_bytes)).items():
                 arrays[name][ix] = arr
+            # Each family's bytes are let go once they are arrays: holding every family's
+            # bytes until the last was assembled made the end of decoding a cold check's
+            # peak (1.56 GB at 200,000 images).
+            cached.pop(f.name, None)
         valid[ix] = True
         # Signatures cached under a higher limit must not let a bomb through.
         for i in ix[dims[ix, 0] * dims[ix, 1] > max_pixels]:
