@@ -72,7 +72,7 @@ def _popcount_block(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
 
 
 def hamming_pairs(
-    qa: np.ndarray, qb: np.ndarray, max_distance: int, *, same: bool = False
+    qa: np.ndarray, qb: np.ndarray, max_distance: int, *, same: bool = False, reach: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """All (a, b) with min over orientations of Hamming(qa[a, k], qb[b]) <= max_distance.
 
@@ -81,10 +81,14 @@ def hamming_pairs(
     and the index k of the best orientation (the first of equals), sorted by
     (a, b).  Large searches go through the multi-index (``mih.py``) when its
     cost model says it is cheaper; the result is the same either way.
+
+    With ``reach`` (> ``max_distance``) some pairs within ``reach`` come too, at no extra
+    search cost: all of them from the brute force, those the index met from the index
+    (``mih.search``).  Only the pairs within ``max_distance`` are certain to be complete.
     """
     if len(qa) and len(qb) and mih.choose(len(qa), qa.shape[1], len(qb), qa.shape[2], max_distance).faster:
-        return mih.search(qa, qb, max_distance, brute_hamming_pairs, same=same)[0]
-    return brute_hamming_pairs(qa, qb, max_distance, same=same)
+        return mih.search(qa, qb, max_distance, brute_hamming_pairs, same=same, reach=reach)[0]
+    return brute_hamming_pairs(qa, qb, max_distance if reach is None else max(reach, max_distance), same=same)
 
 
 def brute_hamming_pairs(

@@ -223,15 +223,20 @@ def _finish(qa: np.ndarray, qb: np.ndarray, a: np.ndarray, b: np.ndarray) -> Hit
 
 
 def search(
-    qa: np.ndarray, qb: np.ndarray, max_distance: int, brute: Brute, *, same: bool = False, plan: Plan | None = None
+    qa: np.ndarray, qb: np.ndarray, max_distance: int, brute: Brute, *, same: bool = False, plan: Plan | None = None,
+    reach: int | None = None,
 ) -> tuple[Hits, Stats]:
     """``kernels.hamming_pairs`` through the index, sorted by (a, b); ``brute(qa, qb, d)`` searches skewed blocks.
 
-    ``qa`` is (Na, K, W) uint64, ``qb`` (Nb, W) uint64; with ``same`` only a < b."""
+    ``qa`` is (Na, K, W) uint64, ``qb`` (Nb, W) uint64; with ``same`` only a < b.  With ``reach``
+    (>= ``max_distance``), candidates within ``reach`` are kept too: every pair within
+    ``max_distance`` and, beyond it, only those the index happened to meet (free to verify,
+    and enough for the phash detector's near misses on large data)."""
     na, k_count, words = qa.shape
+    reach = max_distance if reach is None else max(reach, max_distance)
     plan = plan or choose(na, k_count, len(qb), words, max_distance)
     if not plan.chunks:  # no layout prunes (or the search is tiny): all brute force
-        return _merge([_brute_block(qa, qb, max_distance, brute, False, 0, na, same)]), Stats(plan, 0, 1, 0)
+        return _merge([_brute_block(qa, qb, reach, brute, False, 0, na, same)]), Stats(plan, 0, 1, 0)
     flat = qa.reshape(na * k_count, words)
     indexed, probing = (flat, qb) if plan.index_queries else (qb, flat)
     tables = [_build(indexed, c) for c in plan.chunks]
@@ -248,7 +253,7 @@ def search(
         # More candidates than the block has pairs with the index, in cost units: a skewed block.
         if _CANDIDATE * sum(int(s.sum()) for _, _, s in looked) > (p1 - p0) * len(indexed):
             brute_blocks += 1
-            done.append(_brute_block(qa, qb, max_distance, brute, plan.index_queries, p0 // unit, p1 // unit, same))
+            done.append(_brute_block(qa, qb, reach, brute, plan.index_queries, p0 // unit, p1 // unit, same))
             continue
         indexed_blocks += 1
         for table, (rows, start, size) in zip(tables, looked):
@@ -257,7 +262,7 @@ def search(
             for p, pos in _steps(rows + p0, start, size):
                 largest = max(largest, len(p))
                 q = table.order[pos]
-                keep = _distance(probing[p], indexed[q]) <= max_distance
+                keep = _distance(probing[p], indexed[q]) <= reach
                 a, b = (q[keep] // k_count, p[keep]) if plan.index_queries else (p[keep] // k_count, q[keep])
                 found.append((a[a < b], b[a < b]) if same else (a, b))
     if found:

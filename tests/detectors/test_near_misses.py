@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pytest_leakcheck import check
 from pytest_leakcheck.testing import photo, save
 
@@ -38,3 +40,34 @@ def test_phash_records_the_nearest_pairs_past_its_level(tmp_path: Path) -> None:
     policy.write_text(POLICY + "detectors:\n  phash: {max_distance: 0}\n")
     strict = check(policy).stats["near_misses"]["phash"]
     assert strict["level"] == 0 and min(strict["values"]) > 0 and max(strict["values"]) <= 4
+
+
+def test_on_large_data_the_search_at_the_level_gives_the_same_near_misses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The multi-index search at the level keeps the wider pairs it meets; when enough of them sit
+    at the nearest distance possible, the list is the exhaustive one's and no wider search runs."""
+    from pytest_leakcheck.detectors import base, phash
+    from pytest_leakcheck.search import mih
+
+    monkeypatch.setattr(phash, "NEAR_MISSES", 2)
+    monkeypatch.setattr(base, "NEAR_MISSES", 2)
+    calls: list[tuple[int | None, int]] = []
+    real = phash.hash_matches
+
+    def counted(run, name, prefix, max_distance, reach=None):  # type: ignore[no-untyped-def]
+        found = real(run, name, prefix, max_distance, reach)
+        calls.append((reach, sum(m.value > 8 for m in found)))
+        return found
+
+    monkeypatch.setattr(phash, "hash_matches", counted)
+    exhaustive = check(_cropped_copies(tmp_path / "brute", 120)).stats["near_misses"]["phash"]["values"]
+    assert len(calls) == 1  # small data: brute force, complete at the wider reach already
+    brute_beyond = calls[0][1]
+    # Large data goes through the index (forced here): only the pairs it met come past the level.
+    monkeypatch.setattr(mih, "choose", lambda na, k, nb, words, d: mih.Plan(mih._layout(words, 4, d), False, 0.0, 1.0))
+    calls.clear()
+    indexed = check(_cropped_copies(tmp_path / "index", 120)).stats["near_misses"]["phash"]["values"]
+    assert len(calls) == 1 and calls[0][0] == 12
+    assert 2 <= calls[0][1] < brute_beyond
+    assert indexed == exhaustive and len(indexed) == 2

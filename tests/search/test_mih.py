@@ -176,3 +176,27 @@ def test_probe_radii_cover_every_split_of_the_distance(d: int) -> None:
             chunks = mih._layout(words, per_word, d)
             assert sum(c.radius + 1 for c in chunks) == d + 1
             assert all(c.radius >= 0 for c in chunks)
+
+
+@pytest.mark.parametrize("index_queries", [False, True])
+@pytest.mark.parametrize("same", [False, True])
+def test_a_reach_past_the_level_keeps_what_the_index_met(same: bool, index_queries: bool) -> None:
+    """With ``reach``: every pair within the level exactly as brute force finds it, and beyond
+    it only true pairs within the reach, with their true distances (the phash near misses)."""
+    rng = np.random.default_rng(11)
+    d, reach = 4, 9
+    qa, qb = _planted(rng, 300, 400, 2, 1, reach)
+    if same:
+        for a in range(1, len(qa), 2):
+            qa[a, 0] = _flip_bits(rng, qa[a - 1, 0], a % (reach + 3))
+        qb = qa[:, 0, :]
+    got, _ = mih.search(qa, qb, d, brute_hamming_pairs, same=same, plan=_forced(qa, qb, d, index_queries),
+                        reach=reach)
+    within = got[2] <= d
+    _assert_identical(tuple(x[within] for x in got), brute_hamming_pairs(qa, qb, d, same=same))
+    wide = {(int(a), int(b)): (int(x), int(k)) for a, b, x, k in zip(*brute_hamming_pairs(qa, qb, reach, same=same))}
+    beyond = {(int(a), int(b)): (int(x), int(k)) for a, b, x, k in zip(*(x[~within] for x in got))}
+    assert beyond and all(wide[p] == v for p, v in beyond.items())
+    # The brute force answers a reach in full.
+    _assert_identical(kernels.hamming_pairs(qa[:20], qb[:30], d, reach=reach, same=False),
+                      brute_hamming_pairs(qa[:20], qb[:30], reach))
