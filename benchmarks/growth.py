@@ -112,7 +112,10 @@ def _check(root: Path, jobs: int) -> dict[str, float]:
     info = json.loads(last) if last.startswith("{") else {}
     if info.get("code") not in (0, 1):
         raise SystemExit(f"check failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return {"seconds": round(wall, 2), "rss_gb": round(info["rss_mb"] / 1024, 3)}
+    # The check's own line of stage times ("... images in 526.1 s (hashing 3.1 s, ...)").
+    stages = [line for line in proc.stderr.splitlines() if " images in " in line and "(" in line]
+    return {"seconds": round(wall, 2), "rss_gb": round(info["rss_mb"] / 1024, 3),
+            "stages": stages[-1].split("(", 1)[1].rstrip(")") if stages else ""}
 
 
 def real(n: int, jobs: int, added: int) -> dict[str, object]:
@@ -130,7 +133,7 @@ def real(n: int, jobs: int, added: int) -> dict[str, object]:
     _check(root, jobs)  # back to the dataset as built, for the next run
     row = {"images": n, "cold_s": cold["seconds"], "warm_s": warm["seconds"], "added_s": more["seconds"],
            "added_share": round(more["seconds"] / cold["seconds"], 3), "cold_rss_gb": cold["rss_gb"],
-           "added_rss_gb": more["rss_gb"]}
+           "added_rss_gb": more["rss_gb"], "cold_stages": cold["stages"], "added_stages": more["stages"]}
     print(json.dumps(row), flush=True)
     return row
 
