@@ -8,7 +8,8 @@ Real runs.  For each size, a dataset of distinct generated 32x32 photos (the pro
 without digits so that ``init`` finds no group ids in them) is built once under the system
 temp folder, with exactly the policy ``leakcheck init`` writes for it (within-split
 warnings, ``aligned`` on, ``augmentations: [hflip]``).  Each step is a ``leakcheck check``
-subprocess (interpreter start included), whose peak RSS the child itself reports:
+subprocess (interpreter start included), whose peak RSS (VmHWM) and CPU seconds (its own, its
+threads' and its decode workers') the child itself reports, with the check's line of stage times:
 
 - cold: a fresh store;
 - warm: the same again;
@@ -57,7 +58,10 @@ t0 = time.perf_counter()
 from pytest_leakcheck.cli import main
 code = main(sys.argv[1:])
 hwm = [l for l in Path('/proc/self/status').read_text().splitlines() if l.startswith('VmHWM:')]
-print(json.dumps({'code': code, 'seconds': time.perf_counter() - t0,
+import resource
+cpu = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+          for f in ('ru_utime', 'ru_stime'))
+print(json.dumps({'code': code, 'seconds': time.perf_counter() - t0, 'cpu_seconds': cpu,
                   'rss_mb': int(hwm[0].split()[1]) / 1024 if hwm else None}), file=sys.stderr)
 """
 
@@ -114,7 +118,8 @@ def _check(root: Path, jobs: int) -> dict[str, float]:
         raise SystemExit(f"check failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     # The check's own line of stage times ("... images in 526.1 s (hashing 3.1 s, ...)").
     stages = [line for line in proc.stderr.splitlines() if " images in " in line and "(" in line]
-    return {"seconds": round(wall, 2), "rss_gb": round(info["rss_mb"] / 1024, 3),
+    return {"seconds": round(wall, 2), "cpu_seconds": round(info.get("cpu_seconds", 0.0), 1),
+            "rss_gb": round(info["rss_mb"] / 1024, 3),
             "stages": stages[-1].split("(", 1)[1].rstrip(")") if stages else ""}
 
 
@@ -132,6 +137,7 @@ def real(n: int, jobs: int, added: int) -> dict[str, object]:
     shutil.rmtree(extra)
     _check(root, jobs)  # back to the dataset as built, for the next run
     row = {"images": n, "cold_s": cold["seconds"], "warm_s": warm["seconds"], "added_s": more["seconds"],
+           "cold_cpu_s": cold["cpu_seconds"], "added_cpu_s": more["cpu_seconds"],
            "added_share": round(more["seconds"] / cold["seconds"], 3), "cold_rss_gb": cold["rss_gb"],
            "added_rss_gb": more["rss_gb"], "cold_stages": cold["stages"], "added_stages": more["stages"]}
     print(json.dumps(row), flush=True)
@@ -337,7 +343,11 @@ def main() -> None:
     sim = simulated(args.simulate, args.added) if args.simulate else None
     by = {r["images"]: r for r in rows}
     ratio = round(by[200_000]["cold_s"] / by[50_000]["cold_s"], 2) if 200_000 in by and 50_000 in by else None
-    print(json.dumps({"real": rows, "simulated": sim, "cold_200k_over_50k": ratio}))
+    # CPU seconds (the check, its threads and its decode workers) are what a shared machine
+    # distorts least: the wall-time ratio moves with whatever else runs during either row.
+    cpu = (round(by[200_000]["cold_cpu_s"] / by[50_000]["cold_cpu_s"], 2)
+           if 200_000 in by and 50_000 in by and by[50_000].get("cold_cpu_s") else None)
+    print(json.dumps({"real": rows, "simulated": sim, "cold_200k_over_50k": ratio, "cold_cpu_200k_over_50k": cpu}))
 
 
 if __name__ == "__main__":
