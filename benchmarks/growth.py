@@ -7,7 +7,7 @@ Real runs.  For each size, a dataset of distinct generated 32x32 photos (the pro
 ``testing.photo``; 80 % train, 20 % test, 1,000 per folder, named
 without digits so that ``init`` finds no group ids in them) is built once under the system
 temp folder, with exactly the policy ``leakcheck init`` writes for it (within-split
-warnings, ``aligned`` on, ``augmentations: [hflip]``).  Each step is a ``leakcheck check``
+warnings, ``aligned`` on, all eight orientations, ``same_scene`` at warning).  Each step is a ``leakcheck check``
 subprocess (interpreter start included), whose peak RSS (VmHWM) and CPU seconds (its own, its
 threads' and its decode workers') the child itself reports, with the check's line of stage times:
 
