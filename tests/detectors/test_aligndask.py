@@ -83,6 +83,7 @@ def _blocks(address: str, since: float) -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.slow
 def test_cluster_runs_every_block_and_gives_the_local_pairs_levels_and_findings(
         planted: Path, cluster, recorded: list) -> None:
     t0 = time.time()
@@ -135,6 +136,8 @@ class _CloseOnFirstBlock:
         pass
 
 
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:Port 8787 is already in use")  # the module's cluster holds it
 def test_a_cluster_lost_mid_search_is_a_leakcheck_error(planted: Path, recorded: list) -> None:
     from distributed import LocalCluster
 
