@@ -109,7 +109,7 @@ def main() -> None:
     args = ap.parse_args()
     from distributed import LocalCluster
 
-    out: dict[str, object] = {"cores": os.cpu_count(), "repeat": args.repeat, "runs": {}}
+    runs: dict[str, dict] = {}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None) as cluster, connect(cluster.scheduler_address) as ex:
         one(rows(2000, 1), ex)  # the workers import the package once, untimed
@@ -125,10 +125,10 @@ def main() -> None:
             print(f"{n:>7} rows: local {min(local):6.1f} .. {max(local):6.1f} s; "
                   f"2 workers {min(remote):6.1f} .. {max(remote):6.1f} s; {got['sent']} blocks sent, "
                   f"{len(ref['pairs'].i)} pairs, {ref['matches']} matches, identical", flush=True)
-            out["runs"][str(n)] = {"local_s": [round(x, 2) for x in local], "dask_s": [round(x, 2) for x in remote],  # type: ignore[index]
-                                   "blocks": got["sent"], "pairs": len(ref["pairs"].i), "matches": ref["matches"],
-                                   "scattered_mb": shared_mb(sigs)}
-    print(json.dumps(out))
+            runs[str(n)] = {"local_s": [round(x, 2) for x in local], "dask_s": [round(x, 2) for x in remote],
+                            "blocks": got["sent"], "pairs": len(ref["pairs"].i), "matches": ref["matches"],
+                            "scattered_mb": shared_mb(sigs)}
+    print(json.dumps({"cores": os.cpu_count(), "repeat": args.repeat, "runs": runs}))
 
 
 if __name__ == "__main__":
