@@ -39,8 +39,6 @@ class Farm:
         self.data = data
         self.p = p
         self.shared: Any = None
-        #: Blocks sent to the workers so far (the report's stats, and the tests).
-        self.sent = 0
 
     def __call__(self, fn: Callable[[Data, Plan, Any], Any], jobs: Iterable[Any],
                  tick: Callable[[int], None]) -> list:
@@ -52,7 +50,6 @@ class Farm:
         for result in self.executor.ordered(functools.partial(_run, fn), self.shared, jobs,
                                             name=f"aligned-{fn.__name__}"):
             out.append(result)
-            self.sent += 1
             tick(1)
         return out
 
