@@ -75,3 +75,11 @@ class BaselineError(LeakcheckError):
 
 class UsageError(LeakcheckError):
     """A command-line option or argument is wrong."""
+
+
+class ClusterLost(LeakcheckError):
+    """The Dask cluster the owner named went away, or kept killing its workers, mid-check.
+
+    Not a bug and not a verdict: what the store holds stays, and the check can
+    be run again (on the cluster once it is back, or locally without ``--executor``).
+    """

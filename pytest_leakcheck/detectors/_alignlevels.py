@@ -17,6 +17,7 @@ import numpy as np
 from ..search.kernels import Match
 from ..search.run import SearchRun
 from ..store import keys
+from . import _aligndask
 from . import _alignsearch as search
 from . import _alignstate as state
 from ._align import calibrate
@@ -86,7 +87,7 @@ def levels_se(imp: np.ndarray, det: Any) -> tuple[float, float]:
 
 
 def calibration(data: search.Data, p: search.Plan, det: Any, digests: Sequence[bytes],
-                 tick: Callable[[int], None] | None = None) -> dict[str, Any]:
+                 tick: Callable[[int], None] | None = None, farm: search.Farm | None = None) -> dict[str, Any]:
     """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
 
     An upside-down image whose detail lines up with another image at
@@ -94,8 +95,10 @@ def calibration(data: search.Data, p: search.Plan, det: Any, digests: Sequence[b
     it (an upside-down or flipped duplicate, as audits of aerial and medical
     sets find).  Such scores are left out of the calibration, or one of them
     in a small set would raise the levels to 1 and hide every copy.
+    A ``farm`` (the owner's cluster) runs the impostor blocks.
     """
-    raw = search.impostors(data, p, digests, *([tick] if tick is not None else []))
+    raw = search.impostors(data, p, digests, *([tick] if tick is not None else []),
+                           **({"farm": farm} if farm is not None else {}))
     imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
     cross = imp["cross"] if len(imp["cross"]) else imp["within"]
     images = int(sum(len(r) for r in p.rows.values()))
@@ -162,14 +165,17 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
         (model, pairs), changed = _fresh(run, settings, p, ids), 0
     else:
         data = search.prepare(run.sigs, p.mirror, model.index)
-        if changed > state.LEVELS_AFTER * max(1, len(model.ids)) and run.focus is None:
-            model = dataclasses.replace(model, calibration=calibration(data, p, settings, run.sigs.digests),
-                                        ids=now_ids, estimated={**model.estimated, "levels_at": state.now(),
-                                                                "levels_on": len(ids)})
-            state.save_model(run.store, key, model)
-            changed = 0
-        pairs = (search.focus_search(data, p, run.focus) if run.focus is not None
-                 else _update(run, data, p, key, ids))
+        # Scattered only if a block is sent: a search around a few changed rows stays here.
+        with _aligndask.farm(run.executor, data, p) as farm:
+            if changed > state.LEVELS_AFTER * max(1, len(model.ids)) and run.focus is None:
+                cal = calibration(data, p, settings, run.sigs.digests, farm=farm)
+                model = dataclasses.replace(model, calibration=cal, ids=now_ids,
+                                            estimated={**model.estimated, "levels_at": state.now(),
+                                                       "levels_on": len(ids)})
+                state.save_model(run.store, key, model)
+                changed = 0
+            pairs = (search.focus_search(data, p, run.focus) if run.focus is not None
+                     else _update(run, data, p, key, ids, farm))
     cal = model.calibration
     run.stats["aligned"] = {**cal, **model.estimated, "changed_since": int(changed),
                             "reestimate_after": state.LEVELS_AFTER}
@@ -181,20 +187,24 @@ def _fresh(run: SearchRun, settings: Any, p: search.Plan,
     index = search.fit(run.sigs, np.flatnonzero(run.sigs.valid))
     data = search.prepare(run.sigs, p.mirror, index)
     tick = run.ticks(search.blocks(p), "block")  # the bar moves block by block: search, then levels
-    pairs = search.search(data, p, tick)
+    # With the owner's Dask cluster the blocks of both run on its workers, the data sent once.
+    with _aligndask.farm(run.executor, data, p) as farm:
+        pairs = search.search(data, p, tick, farm)
+        cal = calibration(data, p, settings, run.sigs.digests, tick, farm)
     at = state.now()
-    model = state.Model(index, calibration(data, p, settings, run.sigs.digests, tick), np.sort(ids),
+    model = state.Model(index, cal, np.sort(ids),
                         {"index_at": at, "index_on": len(ids), "levels_at": at, "levels_on": len(ids)})
     key = _key(settings, p)
     state.save_model(run.store, key, model)
     state.save_pairs(run.store, key, ids, pairs)
     return model, pairs
 
-def _update(run: SearchRun, data: search.Data, p: search.Plan, key: str, ids: np.ndarray) -> search.Pairs:
+def _update(run: SearchRun, data: search.Data, p: search.Plan, key: str, ids: np.ndarray,
+            farm: search.Farm | None = None) -> search.Pairs:
     """Stored pairs between unchanged rows, plus a search around the new and changed ones."""
     stored = state.load_pairs(run.store, key)
     if stored is None:
-        pairs, dirty = search.search(data, p), True
+        pairs, dirty = search.search(data, p, farm=farm), True
     else:
         kept, new, gone = state.carry(*stored, ids)
         pairs = search.join(kept, search.focus_search(data, p, new)) if new.any() else kept

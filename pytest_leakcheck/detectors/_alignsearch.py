@@ -15,13 +15,19 @@ this module plans the search over splits:
   matches above them.
 
 It also holds the ``desc`` family the search reads (``DESC_FAMILY``).
+
+The verification and calibration blocks run on this process's threads, or,
+given a :data:`Farm` (``_aligndask``: the owner's Dask cluster), wherever it
+sends them: the same module-level block functions, the same inputs per block,
+the results taken in block order, so both give the same pairs and levels.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -72,6 +78,11 @@ class Templates:
         # float32 memo alone was a gigabyte.
         self.memo = np.zeros((len(grey), (A.T // 2) ** 2), np.float16)
         self.made = np.zeros(len(grey), bool)
+
+    def __reduce__(self) -> tuple[Any, tuple[np.ndarray]]:
+        """Pickled (to a cluster's workers) as the grey squares alone: each worker makes the
+        templates its blocks need, rather than receiving a memo of 512 B a row, mostly empty."""
+        return Templates, (self.grey,)
 
     def __getitem__(self, index: np.ndarray) -> np.ndarray:
         index = np.asarray(index)
@@ -126,6 +137,11 @@ class Pairs:
     j: np.ndarray
     score: np.ndarray
     flipped: np.ndarray
+
+
+#: Runs ``fn(data, plan, job)`` for each job elsewhere (a cluster's workers), returns the results in
+#: job order and calls ``tick(1)`` as each arrives; ``fn`` is a module-level block function here.
+Farm = Callable[[Callable[[Data, Plan, Any], Any], Iterable[Any], Callable[[int], None]], list]
 
 
 def by_content(digests: Sequence[bytes], rows: np.ndarray, n: int) -> np.ndarray:
@@ -280,24 +296,41 @@ def _lists(p: Plan, a: str, ret: Retrieved) -> Lists:
     return Lists(every[first], n)
 
 
-def _directed(data: Data, qrows: np.ndarray, lists: Lists,
-              tick: Callable[[int], None] = _no_tick) -> list[np.ndarray]:
-    """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block
-    (``tick(1)`` after each: progress)."""
+Job = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # a block's queries, and its lists (ql, r, fl)
 
-    def block(a0: int) -> tuple[np.ndarray, ...]:
+
+def verify_block(data: Data, p: Plan | None, job: Job) -> tuple[np.ndarray, ...]:
+    """Directed (query, candidate, score, flipped) of one block of queries against their lists
+    (local query, candidate row, mirrored); the same here and on a cluster's worker."""
+    qrows, ql, r, fl = job
+    cand, flip = _pad(ql, len(qrows), r, fl)
+    raw = A.verify(data.grey[qrows].astype(np.float32), cand, flip, data.grey, data.tmpl2)
+    # Only scores some calibration could let through are kept (no level is below
+    # MIN_THRESHOLD): most candidates are unrelated, and keeping every one held about
+    # 1 KB per row until the pairs were made.
+    qi, kk = np.nonzero((cand >= 0) & (raw >= A.MIN_THRESHOLD))
+    return qrows[qi], cand[qi, kk], raw[qi, kk], flip[qi, kk]
+
+
+def _directed(data: Data, qrows: np.ndarray, lists: Lists,
+              tick: Callable[[int], None] = _no_tick, farm: Farm | None = None) -> list[np.ndarray]:
+    """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block
+    (``tick(1)`` after each: progress), here or on the ``farm``."""
+
+    def job(a0: int) -> Job:
         nb = min(_BLOCK, len(qrows) - a0)
         ql, r, fl = lists.block(a0, a0 + nb)
-        cand, flip = _pad(ql - a0, nb, r, fl)
-        raw = A.verify(data.grey[qrows[a0:a0 + nb]].astype(np.float32), cand, flip, data.grey, data.tmpl2)
-        # Only scores some calibration could let through are kept (no level is below
-        # MIN_THRESHOLD): most candidates are unrelated, and keeping every one held about
-        # 1 KB per row until the pairs were made.
-        qi, kk = np.nonzero((cand >= 0) & (raw >= A.MIN_THRESHOLD))
-        tick(1)
-        return qrows[a0 + qi], cand[qi, kk], raw[qi, kk], flip[qi, kk]
+        return qrows[a0:a0 + nb], ql - a0, r, fl
 
-    out = _retrieve.in_blocks(block, range(0, len(qrows), _BLOCK))
+    def block(a0: int) -> tuple[np.ndarray, ...]:
+        out = verify_block(data, None, job(a0))
+        tick(1)
+        return out
+
+    starts = range(0, len(qrows), _BLOCK)
+    # A farm takes the jobs as it sends them (a generator): the driver holds a few blocks' lists, not all.
+    out = (_retrieve.in_blocks(block, starts) if farm is None
+           else farm(verify_block, (job(a0) for a0 in starts), tick))
     return [np.concatenate(x) for x in zip(*out)] if out else [np.zeros(0, np.int64)] * 2 + [np.zeros(0)] * 2
 
 
@@ -322,15 +355,17 @@ def blocks(p: Plan) -> int:
     return sum(-(-n // _BLOCK) for n in rows) + imp
 
 
-def search(data: Data, p: Plan, tick: Callable[[int], None] = _no_tick) -> Pairs:
-    """Every row of every compared split against its lists: symmetric pairs."""
+def search(data: Data, p: Plan, tick: Callable[[int], None] = _no_tick, farm: Farm | None = None) -> Pairs:
+    """Every row of every compared split against its lists: symmetric pairs.
+
+    The retrieval runs here; with a ``farm`` the verification blocks run there."""
     ret: Retrieved = {}
     for a in p.targets:
         if len(p.rows[a]):
             ret[a] = (p.rows[a], *retrieve(data, p, a, p.rows[a]))
     cols: list[list[np.ndarray]] = [[], [], [], []]
     for a in ret:
-        for acc, x in zip(cols, _directed(data, ret[a][0], _lists(p, a, ret), tick)):
+        for acc, x in zip(cols, _directed(data, ret[a][0], _lists(p, a, ret), tick, farm)):
             acc.append(x)
     if not cols[0]:
         return symmetric(*(np.zeros(0, t) for t in (np.int64, np.int64, np.float64, bool)))
@@ -387,7 +422,7 @@ def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | Non
 
 
 def impostors(data: Data, p: Plan, digests: Sequence[bytes],
-              tick: Callable[[int], None] = _no_tick) -> dict[str, np.ndarray]:
+              tick: Callable[[int], None] = _no_tick, farm: Farm | None = None) -> dict[str, np.ndarray]:
     """Best symmetric score of each of a content-keyed sample of rows (:func:`by_content`) turned upside down,
     against the other splits (``cross``) and against its own split (``within``).
 
@@ -410,11 +445,18 @@ def impostors(data: Data, p: Plan, digests: Sequence[bytes],
                 tick(1)
                 return maxima
 
-            best = np.concatenate(_retrieve.in_blocks(block, range(0, len(rows), _IMPOSTOR_BLOCK)))
+            starts = range(0, len(rows), _IMPOSTOR_BLOCK)
+            best = np.concatenate(_retrieve.in_blocks(block, starts) if farm is None else
+                                  farm(impostor_block, [(a, rows[r0:r0 + _IMPOSTOR_BLOCK]) for r0 in starts], tick))
             for kind, use in (("cross", [b != a for b in p.targets[a]]), ("within", [b == a for b in p.targets[a]])):
                 if any(use):
                     out[kind].append(best[:, np.array(use)].max(1))
     return {kind: np.concatenate(v) if v else np.zeros(0) for kind, v in out.items()}
+
+
+def impostor_block(data: Data, p: Plan, job: tuple[str, np.ndarray]) -> np.ndarray:
+    """:func:`_impostor_maxima` of one block of split ``a``'s sampled rows, as a farm runs it."""
+    return _impostor_maxima(data, p, *job)
 
 
 def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarray:

@@ -5,7 +5,10 @@ in the job's environment) sends the per-file work (``decode.sign`` and ``decode.
 a running ``dask.distributed`` scheduler.  Workers read, digest and decode
 files and return rows; this process alone writes the store, so a worker that
 dies loses nothing (Dask reruns its tasks elsewhere) and a rerun resumes from
-what the store already holds.
+what the store already holds.  The ``aligned`` search sends its blocks of
+queries the same way (``detectors/_aligndask.py``), through
+:meth:`DaskExecutor.share` (its data, to every worker once) and
+:meth:`DaskExecutor.ordered` (one task per block, results in block order).
 
 ``dask`` and ``distributed`` are imported here, inside functions, and only
 when an executor address is given: the core never imports them.
@@ -21,12 +24,14 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import uuid
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import ClusterLost, UsageError
 
 #: Addresses a Dask client accepts: ``tcp://host:port``, ``tls://…``, ``inproc://…``, ``ws://…``.
 ADDRESS = re.compile(r"^(tcp|tls|inproc|ws|wss|ucx)://\S+\Z")
@@ -37,6 +42,9 @@ CONNECT_TIMEOUT = 20
 INSTALL = "pip install 'pytest-leakcheck[dask]'"
 #: The job's environment may name the scheduler instead of ``--executor``.
 ENV = "LEAKCHECK_EXECUTOR"
+#: Tasks :meth:`DaskExecutor.ordered` keeps in flight per worker: one running and one queued
+#: keeps a worker busy while the driver gathers in order, and bounds what the driver holds.
+IN_FLIGHT = 2
 
 
 def _run_batch(fn: Callable, items: Sequence) -> list:
@@ -72,15 +80,74 @@ class DaskExecutor(Executor):
 
         def results() -> Iterator:
             try:
-                for future in futures:
-                    yield from future.result(timeout=timeout)
+                with _lost_cluster():
+                    for future in futures:
+                        yield from future.result(timeout=timeout)
             finally:
-                self.client.cancel([f for f in futures if not f.done()])
+                with suppress(Exception):  # a client that lost its scheduler may refuse
+                    self.client.cancel([f for f in futures if not f.done()])
 
         return results()
 
+    def share(self, value: Any) -> Any:
+        """``value`` sent once to every worker (scattered, broadcast): a future that tasks take as an
+        argument, so each task ships only its own inputs.  :meth:`release` it when done."""
+        with _lost_cluster():
+            return self.client.scatter([value], broadcast=True, hash=False)[0]
+
+    def release(self, shared: Any) -> None:
+        with suppress(Exception):  # a lost cluster has let go of it already
+            shared.release()
+
+    def ordered(self, fn: Callable, shared: Any, items: Iterable, name: str = "leakcheck") -> Iterator:
+        """``fn(shared, item)`` on the workers, one task per item named ``name-…``, results in item order.
+
+        Items are submitted as results are taken, :data:`IN_FLIGHT` per worker:
+        the driver never holds every item's inputs at once, and the order of
+        the results never depends on which worker was quicker.
+        """
+        workers = max(1, len(self.client.scheduler_info().get("workers", ())))
+        window = max(2, IN_FLIGHT * workers)
+        pending: deque = deque()
+        try:
+            with _lost_cluster():
+                for item in items:
+                    # The item inside an opaque partial: Dask reads no task or key into its tuples.
+                    pending.append(self.client.submit(functools.partial(_given, fn, item), shared,
+                                                      key=f"{name}-{uuid.uuid4().hex}", pure=False))
+                    if len(pending) >= window:
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+        finally:
+            with suppress(Exception):
+                self.client.cancel([f for f in pending if not f.done()])
+
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self.client.close()
+
+
+@contextmanager
+def _lost_cluster() -> Iterator[None]:
+    """A scheduler that went away (its futures cancelled, its connection closed) or a task
+    that killed worker after worker, as a :class:`ClusterLost` rather than a traceback.
+
+    A worker that dies once is not an error: Dask reruns its tasks on another.
+    An exception a task raises itself passes through unchanged (a bug is a bug).
+    """
+    from concurrent.futures import CancelledError
+
+    from distributed import KilledWorker
+    from distributed.comm.core import CommClosedError
+
+    fix = f"the store keeps what was done: run again once the cluster is back, or without --executor / {ENV}"
+    try:
+        yield
+    except KilledWorker as exc:
+        raise ClusterLost("a task killed one Dask worker after another (out of memory?): "
+                          f"{type(exc).__name__}", fix=fix) from None
+    except (CancelledError, CommClosedError) as exc:
+        raise ClusterLost(f"lost the Dask cluster mid-check ({type(exc).__name__})", fix=fix) from None
 
 
 def _client(client_class: Any, spec: str) -> Any:
@@ -111,6 +178,10 @@ def _client(client_class: Any, spec: str) -> Any:
     if exc is not None:  # a service speaking another protocol fails inside distributed's comms
         raise UsageError(f"{spec} did not answer as a Dask scheduler ({type(exc).__name__})", fix=fix) from None
     return made["client"]
+
+
+def _given(fn: Callable, item: Any, shared: Any) -> Any:
+    return fn(shared, item)
 
 
 def _star(fn: Callable, args: tuple) -> Any:
