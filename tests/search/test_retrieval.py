@@ -223,3 +223,27 @@ def test_lists_find_the_planted_copies_and_only_pairs_the_exact_search_reports(
     planted = {(int(c), 3000 + n) if same else (n, int(c)) for n, c in enumerate(copies)} & set(exact)
     assert len(planted) >= 120
     assert len(planted & set(got)) >= 0.97 * len(planted)
+
+
+@pytest.mark.parametrize("backend", ["lists", "faiss"])
+def test_the_thumbnail_index_is_asked_by_the_smaller_side_with_the_same_rows(backend: str) -> None:
+    """The detector queries an index with the smaller split (inverse orientations) and gets
+    exactly the pairs, cosines and orientations the exact search in the given direction gets."""
+    from pytest_leakcheck.detectors.thumbnail import _indexed
+    from pytest_leakcheck.search.kernels import cosine_pairs, orient_thumbs
+
+    rng = np.random.default_rng(12)
+    names = ["identity", "hflip", "rot90", "rot270", "transpose"]
+    f = np.sqrt(np.add.outer(np.arange(16) ** 2, np.arange(16) ** 2)) + 1.0
+    smooth = np.real(np.fft.ifft2(rng.standard_normal((700, 16, 16)) / f**1.5)).reshape(700, -1)
+    thumbs = np.clip(128 + 40 * smooth / smooth.std(axis=1, keepdims=True), 0, 255).astype(np.uint8)
+    ra, rb = np.arange(200, 700), np.arange(0, 200)  # the query side is the larger: it is swapped
+    for n, i in enumerate(range(0, 200, 2)):  # row ra[n] is rb[i] turned by one of the names
+        turned = orient_thumbs(thumbs[i : i + 1], names[n % len(names)])[0].astype(int)
+        thumbs[ra[n]] = np.clip(turned + rng.integers(-6, 7, 256), 0, 255)
+    want = cosine_pairs(thumbs[ra], thumbs[rb], names, 0.95)
+    got = _indexed(thumbs, ra, rb, names, 0.95, False, backend)
+    assert len(want[0]) >= 90 and {names[k] for k in want[3]} == set(names)
+    for g, w in zip(got[:2] + got[3:], want[:2] + want[3:]):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_allclose(got[2], want[2], atol=1e-5)
