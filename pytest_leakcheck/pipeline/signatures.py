@@ -23,13 +23,13 @@ from ..store import keys, snapshot
 from ..files import members
 from ..files import remote as sources
 from ..signals.decode import DECODE_PATH, PIXELS_PARAMS, SignTask, Unreadable, check_pixels, sign
-from ..errors import StoreDamaged
 from ..dataset.inventory import FileRecord
 from ..policy.load import Policy
 from ..signals.pool import run_map
 from ..progress import SILENT, Progress
 from ..signals.families import Family, Signatures
 from ..store.db import Store
+from .fresh import FreshRows
 
 #: Cached results per content: family name -> {digest: (ok, bytes)}.
 Cached = dict[str, dict[bytes, tuple[bool, bytes]]]
@@ -147,15 +147,17 @@ def _compute_rows(
     error_params = keys.error_params(DECODE_PATH, policy.files.max_pixels)
     wanted = [(f.name, f.params) for f in fams] + [keys.DIMS, ("error", error_params)]
     cached: Cached = store.get_families([d for d in digests if d], wanted)
+    decoded = FreshRows(len(records), {f.name: f.row_bytes for f in fams} | {keys.DIMS[0]: 16},
+                        {f.name for f in fams if f.variable})
     fresh, gone = _decode_missing(records, digests, cached, fams, policy, store, error_params, jobs, executor,
-                            progress)
+                                  progress, decoded)
     hashed = set(to_hash)  # in object storage, digested by the workers' decode (the one download)
     new_files = [(rec.path, rec.size, rec.mtime_ns, digests[i])
                  for i, rec in enumerate(records) if i in hashed and digests[i] is not None]
     if new_files:
         store.put_files(new_files)
     t_decode = time.perf_counter()
-    sigs = _assemble(digests, cached, fams, policy.files.max_pixels)
+    sigs = _assemble(digests, cached, fams, policy.files.max_pixels, decoded)
     sigs.errors.update(gone)
     sigs.errors.update(unread)
     sigs.stats.update({
@@ -255,11 +257,11 @@ def _member_digests(root: Path, paths: list[str], rows: list[int], digests: list
 def _decode_missing(
     records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
     policy: Policy, store: Store, error_params: str, jobs: int | None, executor: Executor | None,
-    progress: Progress = SILENT,
+    progress: Progress, decoded: FreshRows,
 ) -> tuple[set[bytes], dict[int, str]]:
     """Decode each content that lacks a family, once, computing only what it lacks.
 
-    Fills ``cached`` and the store; returns the digests decoded, and the rows
+    Fills ``decoded`` (errors: ``cached``) and the store; returns the digests decoded, and the rows
     whose file vanished between hashing and decoding (row -> why).  Copies
     share one decode; when the copy chosen for it vanished or changed, another
     copy of that content is decoded in a further round.
@@ -268,16 +270,17 @@ def _decode_missing(
     fresh: set[bytes] = set()
     gone: dict[int, str] = {}
     while True:
-        rows, tasks = _tasks(records, digests, cached, fams, policy, tried)
+        rows, tasks = _tasks(records, digests, cached, fams, policy, tried, decoded)
         if not tasks:
             return fresh, gone
         tried.update(rows)
         _decode_round(records, digests, cached, fams, store, error_params, rows, tasks, jobs, executor,
-                      progress, fresh, gone)
+                      progress, fresh, gone, decoded)
 
 
 def _tasks(records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached,
-           fams: tuple[Family, ...], policy: Policy, tried: set[int]) -> tuple[list[int], list[SignTask]]:
+           fams: tuple[Family, ...], policy: Policy, tried: set[int],
+           decoded: FreshRows) -> tuple[list[int], list[SignTask]]:
     names = [f.name for f in fams] + [keys.DIMS[0]]
     remote = sources.is_url(policy.root)  # unknown digests come back from the decode
     complete = set(cached[names[0]]).intersection(*(cached[n] for n in names[1:]))
@@ -285,7 +288,8 @@ def _tasks(records: Sequence[FileRecord], digests: list[bytes | None], cached: C
     rows: list[int] = []
     seen: set[bytes] = set()
     for i, d in enumerate(digests):
-        if i in tried or (d is None and not remote) or d in complete or d in seen or d in cached["error"]:
+        if (i in tried or (d is None and not remote) or d in complete or d in seen or d in cached["error"]
+                or d in decoded.row):
             continue
         if d is not None:
             seen.add(d)
@@ -300,6 +304,7 @@ def _decode_round(
     records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
     store: Store, error_params: str, rows: list[int], tasks: list[SignTask], jobs: int | None,
     executor: Executor | None, progress: Progress, fresh: set[bytes], gone: dict[int, str],
+    decoded: FreshRows,
 ) -> None:
     params = {f.name: f.params for f in fams} | {keys.DIMS[0]: keys.DIMS[1]}
     new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
@@ -325,11 +330,9 @@ def _decode_round(
         if ok:
             assert isinstance(result, dict)
             for name, data in result.items():
-                # The bytes alone, not the store's (True, bytes): at 200,000 images that
-                # tuple was 2.6 million objects, 170 MB at the end of decoding (_payload).
-                cached[name][digest] = data  # type: ignore[assignment]
                 new_sigs.append((digest, name, params[name], True, data))
-            if changed and not all(digest in cached[n] for n in params):
+            decoded.put(i, digest, result)  # into the row buffers, not a dict of bytes (fresh.py)
+            if changed and not all(digest in cached[n] or n in result for n in params):
                 # Only the families the old content lacked were computed: judge
                 # the new bytes next time, call the file unreadable for now.
                 gone[i] = "file changed while being checked; run the check again"
@@ -354,15 +357,11 @@ def _flush(store: Store, sigs: list[tuple[bytes, str, str, bool, bytes]],
         files.clear()
 
 
-def _payload(entry: bytes | tuple[bool, bytes]) -> bytes:
-    """A family's bytes, read from the store as ``(ok, bytes)`` or just decoded as bytes."""
-    return entry if isinstance(entry, bytes) else entry[1]
+def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...], max_pixels: int,
+              decoded: FreshRows) -> Signatures:
+    """Row-aligned arrays from the rows decoded now and the per-content cache: a gather and a join per family.
 
-
-def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...], max_pixels: int) -> Signatures:
-    """Row-aligned arrays from the per-content cache: one join and one frombuffer per family.
-
-    Consumes ``cached``: each family's entries are dropped once assembled."""
+    Consumes both: each family's buffer and entries are dropped once assembled."""
     n = len(digests)
     valid = np.zeros(n, dtype=bool)
     dims = np.zeros((n, 2), dtype=np.int64)
@@ -378,26 +377,21 @@ def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, .
             ok_rows.append(i)
     if ok_rows:
         ix = np.array(ok_rows)
+        src = decoded.sources(digests, ok_rows)
 
         def column(name: str, width: int, head: bool = False) -> np.ndarray:
-            blobs = [_payload(cached[name][digests[i]]) for i in ok_rows]  # type: ignore[index]
-            if head:  # a variable-length row: its fixed head only (Family.variable)
-                blobs = [b[:width] for b in blobs]
-            if any(len(b) != width for b in blobs):  # no version of this decode path wrote that
-                raise StoreDamaged(f"a stored `{name}` signal has the wrong size")
-            return np.frombuffer(b"".join(blobs), dtype=np.uint8)
+            out = decoded.column(name, src, ix, cached[name], digests, head)
+            decoded.drop(name)
+            cached.pop(name, None)
+            return out
 
-        dims[ix] = column("dims", 16).view("<i8").reshape(-1, 2)
+        dims[ix] = np.ascontiguousarray(column("dims", 16)).view("<i8").reshape(-1, 2)
         # Smallest rows first: a family's bytes cost more in per-entry overhead than in
         # payload when its rows are small (eight 8-byte hashes: 1.6 million entries at
         # 200,000 images), and they are gone before the widest family is joined and copied.
         for f in sorted(fams, key=lambda f: f.row_bytes):
-            for name, arr in f.unpack(column(f.name, f.row_bytes, f.variable).reshape(len(ix), f.row_bytes)).items():
+            for name, arr in f.unpack(column(f.name, f.row_bytes, f.variable)).items():
                 arrays[name][ix] = arr
-            # Each family's bytes are let go once they are arrays: holding every family's
-            # bytes until the last was assembled made the end of decoding a cold check's
-            # peak (1.56 GB at 200,000 images).
-            cached.pop(f.name, None)
         valid[ix] = True
         # Signatures cached under a higher limit must not let a bomb through.
         for i in ix[dims[ix, 0] * dims[ix, 1] > max_pixels]:
