@@ -68,6 +68,6 @@ def test_on_large_data_the_search_at_the_level_gives_the_same_near_misses(
     monkeypatch.setattr(mih, "choose", lambda na, k, nb, words, d: mih.Plan(mih._layout(words, 4, d), False, 0.0, 1.0))
     calls.clear()
     indexed = check(_cropped_copies(tmp_path / "index", 120)).stats["near_misses"]["phash"]["values"]
-    assert len(calls) == 1 and calls[0][0] == 12
-    assert 2 <= calls[0][1] < brute_beyond
+    assert len(calls) == 1 and calls[0][0] == 10  # pHashes differ in even bits: 10 is the nearest past 8
+    assert 2 <= calls[0][1] <= brute_beyond
     assert indexed == exhaustive and len(indexed) == 2
