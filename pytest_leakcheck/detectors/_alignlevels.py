@@ -18,18 +18,33 @@ from ..search.kernels import Match
 from ..search.run import SearchRun
 from ..store import keys
 from . import _aligndask
+from . import _alignfinelevels as fine
 from . import _alignsearch as search
 from . import _alignstate as state
 from ._align import calibrate
+from ._alignfine import FINE_FAMILY
 from ._alignsearch import DESC_FAMILY
 
 #: What alignment covers: the mirror is one of the views every query is verified in.
 COVERED = ("identity", "hflip")
 
 
+@dataclasses.dataclass(frozen=True)
+class _Families:
+    """The families the stored model rests on, as one name and fingerprint for ``keys.aligned``."""
+
+    name: str
+    params: str
+
+
+#: The stored model holds the fine level too: a model from before it (or from another fine
+#: square) is estimated again, not read without one.
+_KEYED = _Families(f"{DESC_FAMILY.name}+{FINE_FAMILY.name}", f"{DESC_FAMILY.params}+{FINE_FAMILY.params}")
+
+
 def _key(det: Any, p: search.Plan) -> str:
     """Everything the stored model and pairs depend on besides the data: settings, descriptors, split pairs."""
-    return keys.aligned(det, p.mirror, sorted(p.targets.items()), DESC_FAMILY)
+    return keys.aligned(det, p.mirror, sorted(p.targets.items()), _KEYED)
 
 
 
@@ -127,14 +142,24 @@ def levels_of(cal: dict[str, float], within: np.ndarray) -> tuple[np.ndarray, np
     return warn, err
 
 
-def matches(pairs: search.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> list[Match]:
-    """Matches at or above the warning level of their kind (cross or within split); weak below the error level."""
+def strong(pairs: search.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> np.ndarray:
+    """Which pairs the 32 px verdict makes error-level links (at or above the error level plus the hair)."""
     within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
-    warn, err = levels_of(cal, within)
+    return pairs.score >= levels_of(cal, within)[1] + float(cal.get("hair", HAIR))
+
+
+def matches(pairs: search.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None,
+            fine_scores: np.ndarray | None = None) -> list[Match]:
+    """Matches at or above the warning level of their kind (cross or within split); weak below the error
+    level, or below the fine level where a pair of large images was judged at 96 px (``fine_scores``)."""
+    within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
+    warn, _ = levels_of(cal, within)
     keep = np.flatnonzero(pairs.score >= warn)
-    hair = float(cal.get("hair", HAIR))
+    weak = ~strong(pairs, cal, split_of)
+    if fine_scores is not None and "fine_threshold" in cal:
+        weak |= fine_scores < float(cal["fine_threshold"])  # NaN (not judged): the 32 px verdict stands
     return [Match(int(pairs.i[n]), int(pairs.j[n]), "aligned", round(float(pairs.score[n]), 4),
-                  "hflip" if pairs.flipped[n] else "identity", weak=bool(pairs.score[n] < err[n] + hair))
+                  "hflip" if pairs.flipped[n] else "identity", weak=bool(weak[n]))
             for n in keep]
 
 
@@ -168,7 +193,7 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
         # Scattered only if a block is sent: a search around a few changed rows stays here.
         with _aligndask.farm(run.executor, data, p) as farm:
             if changed > state.LEVELS_AFTER * max(1, len(model.ids)) and run.focus is None:
-                cal = calibration(data, p, settings, run.sigs.digests, farm=farm)
+                cal = _estimate(run, data, p, settings, farm=farm)
                 model = dataclasses.replace(model, calibration=cal, ids=now_ids,
                                             estimated={**model.estimated, "levels_at": state.now(),
                                                        "levels_on": len(ids)})
@@ -179,7 +204,21 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     cal = model.calibration
     run.stats["aligned"] = {**cal, **model.estimated, "changed_since": int(changed),
                             "reestimate_after": state.LEVELS_AFTER}
-    return _focus(run, matches(pairs, cal, p.split_of))
+    # Only error-level links can change (a weak link stays one), and with a focus only those the
+    # report keeps: those are judged at 96 px where both images are large.
+    todo = strong(pairs, cal, p.split_of)
+    if run.focus is not None:
+        todo &= run.focus[pairs.i] | run.focus[pairs.j]
+    scores = fine.judge(run, pairs.i, pairs.j, pairs.flipped, todo, cal)
+    return _focus(run, matches(pairs, cal, p.split_of, scores))
+
+
+def _estimate(run: SearchRun, data: search.Data, p: search.Plan, settings: Any,
+              tick: Callable[[int], None] | None = None, farm: search.Farm | None = None) -> dict[str, Any]:
+    """The 32 px levels (:func:`calibration`, its impostor blocks on the ``farm`` when there is one) and
+    the fine level (``_alignfinelevels.calibration``, here: a few hundred pairs)."""
+    return {**calibration(data, p, settings, run.sigs.digests, tick, farm),
+            **fine.calibration(run, data, p, TURNED_COPY)}
 
 def _fresh(run: SearchRun, settings: Any, p: search.Plan,
            ids: np.ndarray) -> tuple[state.Model, search.Pairs]:
@@ -190,7 +229,7 @@ def _fresh(run: SearchRun, settings: Any, p: search.Plan,
     # With the owner's Dask cluster the blocks of both run on its workers, the data sent once.
     with _aligndask.farm(run.executor, data, p) as farm:
         pairs = search.search(data, p, tick, farm)
-        cal = calibration(data, p, settings, run.sigs.digests, tick, farm)
+        cal = _estimate(run, data, p, settings, tick, farm)
     at = state.now()
     model = state.Model(index, cal, np.sort(ids),
                         {"index_at": at, "index_on": len(ids), "levels_at": at, "levels_on": len(ids)})
@@ -246,8 +285,12 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     warn, err = levels_of(cal, within)
     out = list(matches)
     hair = float(cal.get("hair", HAIR))
-    for n, s, w, e in zip(check, scores, warn, err):
+    # Error-level verdicts between large images are judged at 96 px too, as aligned's own pairs are.
+    fs = fine.judge(run, ij[:, 0], ij[:, 1], flip, np.isfinite(scores) & (scores >= err + hair), cal, turned)
+    low = fs < float(cal.get("fine_threshold", -np.inf))
+    for n, s, w, e, demote in zip(check, scores, warn, err, low):
         if not np.isfinite(s):
             continue  # no candidate to score (an invalid row): left as the hash found it
-        out[n] = None if s < w else dataclasses.replace(matches[n], weak=True) if s < e + hair else matches[n]
+        weak = s < e + hair or demote
+        out[n] = None if s < w else dataclasses.replace(matches[n], weak=True) if weak else matches[n]
     return [m for m in out if m is not None]

@@ -5,7 +5,9 @@ same photograph.  Per image one family (``desc``) caches three tiny
 descriptors of one 32 px colour square; the arithmetic is in ``_align.py``,
 the plan of the search (who asks whom, both directions, the calibration) in
 ``_alignsearch.py``, what it keeps in the store between checks (its model and
-its pairs, and when they are estimated again) in ``_alignstate.py``.  This
+its pairs, and when they are estimated again) in ``_alignstate.py``.  Large
+images also keep a 96 px square (``fine`` family), on which error-level pairs
+are judged again (``_alignfine.py``, ``_alignfinelevels.py``).  This
 module is the detector: its policy section, its family, the incremental
 search, and the verification it applies to hash and thumbnail matches.
 
@@ -81,9 +83,10 @@ class Aligned(Detector):
         )
 
     def families(self, settings: AlignedSettings, policy: PolicyView) -> tuple[Family, ...]:
+        from ._alignfine import FINE_FAMILY
         from ._alignsearch import DESC_FAMILY
 
-        return () if settings.severity == "off" else (DESC_FAMILY,)
+        return () if settings.severity == "off" else (DESC_FAMILY, FINE_FAMILY)
 
     def orientations(self, settings: AlignedSettings, policy: PolicyView) -> tuple[str, ...]:
         """Identity, and the mirror when the policy asks for it: no rotations."""
@@ -128,10 +131,26 @@ class Aligned(Detector):
                     f"to estimate {float(stats['error_false_alarms_per_10k']):g} false alarms per 10k")
         elif "error_threshold" in stats:
             out += f", error level {stats['error_threshold']:.3f}"
-        return out
+        return out + _fine(stats)
 
     def calibrated(self, stats: Any) -> float | None:
         return float(stats["threshold"]) if isinstance(stats, dict) and "threshold" in stats else None
+
+
+def _fine(stats: dict) -> str:
+    """The fine verdict's level, what it rests on, and what it judged (``_alignfinelevels``)."""
+    if "fine_threshold" not in stats:
+        return ""
+    try:
+        level, images = float(stats["fine_threshold"]), int(stats.get("fine_images", 0))
+        judged, demoted = int(stats.get("fine_judged", 0)), int(stats.get("fine_demoted", 0))
+    except (TypeError, ValueError):  # a saved report may say anything
+        return ""
+    out = f"; fine detail level {level:.3f} at {int(stats.get('fine_side', 0))} px for {images} large images"
+    if stats.get("fine_small_sample"):
+        out += (f" (a conservative floor: too few to estimate "
+                f"{float(stats.get('fine_false_alarms_per_10k', 0)):g} chance agreements per 10k)")
+    return out + f", {judged} error-level pairs judged finely, {demoted} below it made warnings"
 
 
 def _estimated(cal: dict) -> str:

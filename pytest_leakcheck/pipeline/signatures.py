@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -269,6 +270,7 @@ def _decode_missing(
     tried: set[int] = set()
     fresh: set[bytes] = set()
     gone: dict[int, str] = {}
+    _from_dims(cached, fams, store)
     while True:
         rows, tasks = _tasks(records, digests, cached, fams, policy, tried, decoded)
         if not tasks:
@@ -276,6 +278,25 @@ def _decode_missing(
         tried.update(rows)
         _decode_round(records, digests, cached, fams, store, error_params, rows, tasks, jobs, executor,
                       progress, fresh, gone, decoded)
+
+
+def _from_dims(cached: Cached, fams: tuple[Family, ...], store: Store) -> None:
+    """Rows of families that a stored content's size decides (``Family.from_dims``), without a decode.
+
+    A family added in an upgrade (aligned's fine square) would otherwise decode every cached
+    file again, though for small images (CIFAR's 32 px) its row is an empty marker.
+    """
+    new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
+    for f in fams:
+        if f.from_dims is None:
+            continue
+        for d, (ok, dims) in cached[keys.DIMS[0]].items():  # read from the store: nothing is decoded yet
+            if ok and d not in cached[f.name] and len(dims) == 16:
+                row = f.from_dims(*struct.unpack("<qq", dims))
+                if row is not None:
+                    cached[f.name][d] = (True, row)
+                    new_sigs.append((d, f.name, f.params, True, row))
+    _flush(store, new_sigs, [])
 
 
 def _tasks(records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached,

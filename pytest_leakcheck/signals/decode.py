@@ -82,6 +82,9 @@ class Decoded:
     #: The upright 8-bit decode before borders are trimmed and before it is squashed
     #: (long side at least DETAIL for photos of DETAIL_FROM px and more), for ``detail_grey``.
     upright: Image.Image | None = None
+    #: The upright decode after border trimming: what ``grey`` and ``colour`` are squashed from
+    #: (``aligned``'s fine square is made from it too, and its size says how much detail it holds).
+    content: Image.Image | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
         rgb = rgb.crop(box)
     small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
     grey = rgb.convert("L").resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
-    return Decoded(grey, (w, h), small, upright=upright)
+    return Decoded(grey, (w, h), small, upright=upright, content=rgb)
 
 
 def _draft_size(w: int, h: int) -> tuple[int, int]:

@@ -45,6 +45,10 @@ class Family:
     #: Rows longer than ``layout`` (a variable-length list after a fixed head): only the
     #: head is loaded with the signatures; the detector reads the rest from the store.
     variable: bool = False
+    #: ``from_dims(width, height) -> bytes | None``: the row when the file's size alone decides it
+    #: (a family only large images carry), so a content already in the store is not decoded
+    #: again for it; None: decode.  A module-level function, like ``compute``.
+    from_dims: Callable[[int, int], bytes | None] | None = field(default=None, compare=False, repr=False)
 
     def unpack(self, column: np.ndarray) -> dict[str, np.ndarray]:
         """(N, bytes) uint8 rows -> the family's arrays, by name."""

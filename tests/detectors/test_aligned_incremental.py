@@ -18,6 +18,7 @@ from pytest_leakcheck.testing import photo, save
 
 from ..conftest import write_policy
 from .test_aligned import ALIGNED, _disguised
+from .test_aligned_fine import photos  # noqa: F401 (a fixture)
 
 
 @pytest.fixture
@@ -203,3 +204,46 @@ def test_inverted_file_finds_what_the_exact_search_finds(monkeypatch: pytest.Mon
         kept = [c for c in full1[n] if c >= 0 and c % 2 == 0 and c != row]
         if kept and kept[0] == full1[n][0]:
             assert half[sub[n][0]] == kept[0]
+
+
+def test_the_fine_verdict_is_the_same_incremental_or_fresh(photos: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large photos: a lookalike and a copy added after the first check are judged at 96 px by the
+    search around them exactly as a full search with the same levels judges them (stored pairs,
+    ``focus_search``, and hash matches through ``pair_scores``)."""
+    root = tmp_path / "data"
+    shutil.copytree(photos, root)
+    held = tmp_path / "held"
+    held.mkdir()
+    for name in ("test/look_1.jpg", "test/crop.jpg"):
+        shutil.move(root / name, held / Path(name).name)
+    monkeypatch.setattr(_alignstate, "LEVELS_AFTER", 0.2)
+    policy = root / "leakcheck.yaml"
+    first = check(policy)
+    for name in ("test/look_1.jpg", "test/crop.jpg"):
+        shutil.move(held / Path(name).name, root / name)
+    focused: list[int] = []
+    real = _alignsearch.focus_search
+
+    def spy(data, p, focus):
+        focused.append(int(focus.sum()))
+        return real(data, p, focus)
+
+    monkeypatch.setattr(_alignsearch, "focus_search", spy)
+    monkeypatch.setattr(_alignsearch, "search", lambda *a: pytest.fail("an incremental check searched everything"))
+    warm = check(policy)
+    assert focused == [2]
+    assert warm.stats["aligned"]["levels_at"] == first.stats["aligned"]["levels_at"]
+    monkeypatch.undo()
+    monkeypatch.setattr(_alignstate, "LEVELS_AFTER", 0.2)
+    _drop_pairs(root)
+    full = check(policy)
+    assert _findings(warm) == _findings(full)
+    fine = ("fine_threshold", "fine_pairs", "fine_judged", "fine_demoted", "fine_calibrated_on")
+    assert {k: warm.stats["aligned"][k] for k in fine} == {k: full.stats["aligned"][k] for k in fine}
+    judged = {(a, b): v for a, b, v in warm.stats["aligned"]["fine_pairs"]}
+    level = warm.stats["aligned"]["fine_threshold"]
+    assert judged[("test/look_1.jpg", "train/img_001.jpg")] < level <= judged[("test/crop.jpg", "train/img_003.jpg")]
+    errors = {frozenset(m.path for m in f.members) for f in warm.findings if f.severity == "error"}
+    assert any({"test/crop.jpg", "train/img_003.jpg"} <= e for e in errors)
+    assert not any({"test/look_1.jpg", "train/img_001.jpg"} <= e for e in errors)
