@@ -161,16 +161,21 @@ def test_no_pixels_are_stored(dataset: Path) -> None:
     n = report.stats["files"]
     cache = dataset / ".leakcheck/cache.sqlite"
     with closing(sqlite3.connect(cache)) as conn:
-        biggest = conn.execute("SELECT max(length(data)) FROM signatures").fetchone()[0]
+        biggest = conn.execute("SELECT max(length(data)) FROM signatures WHERE family != 'fine'").fetchone()[0]
+        fine = conn.execute("SELECT max(length(data)) FROM signatures WHERE family = 'fine'").fetchone()[0]
         rows = conn.execute("SELECT count(*) FROM files").fetchone()[0]
     assert rows == n
     # The largest row is the aligned detector's descriptors (on by default): a 32x32 grey
-    # square, an 8x8 colour layout and 128 gradient bins, 1,472 bytes.
+    # square and 128 gradient bins, 1,280 bytes.
     assert biggest <= 1500
+    # Large images (these 160 x 120 ones) also keep aligned's 96 px grey square, packed: at most
+    # its 9,216 bytes and a few more, a sixth of the picture's pixels.
+    assert fine <= 1 + 96 * 96 + 64
     # A 160x120 RGB image is 57,600 bytes of pixels; the store keeps under 12 kB per image
     # (8.5 kB measured at this size with the aligned descriptors, SQLite pages included),
+    # and under 10 kB more for each large image's fine square (two 4 kB pages and its cell),
     # plus aligned's stored model (its retrieval index and levels), a fixed cost per store.
-    assert cache.stat().st_size < 12_000 * n + 64_000
+    assert cache.stat().st_size < 12_000 * n + 10_000 * 20 + 64_000
 
 
 def test_garbage_at_the_store_path_is_left_alone(dataset: Path) -> None:
