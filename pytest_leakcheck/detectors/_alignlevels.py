@@ -279,7 +279,7 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     ij = np.array([(matches[n].i, matches[n].j) for n in check], np.int64)
     flip = np.array([matches[n].orientation == "hflip" for n in check])
     turned = [o if o not in COVERED else "identity" for o in (matches[n].orientation for n in check)]
-    scores = search.pair_scores(data, ij[:, 0], ij[:, 1], flip, always=1, turned=turned)
+    scores = _scores(run, data, ij, flip, turned, [matches[n].orientation for n in check])
     split_of = np.array(run.split_of, dtype=object)
     within = split_of[ij[:, 0]] == split_of[ij[:, 1]]
     warn, err = levels_of(cal, within)
@@ -294,3 +294,26 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
         weak = s < e + hair or demote
         out[n] = None if s < w else dataclasses.replace(matches[n], weak=True) if weak else matches[n]
     return [m for m in out if m is not None]
+
+
+def _scores(run: SearchRun, data: search.Data, ij: np.ndarray, flip: np.ndarray, turned: list[str],
+            orientations: list[str]) -> np.ndarray:
+    """``search.pair_scores`` of the matches, those scored by an earlier check taken from the store.
+
+    A check that changes something remembers today's scores; a focus check (the hook, a
+    pull request) reads them and writes nothing."""
+    key = keys.digest(("refined", keys.ALIGNED_VERSION, DESC_FAMILY.name, DESC_FAMILY.params))
+    pair_keys = state.pair_keys(run.sigs.digests, ij[:, 0], ij[:, 1], orientations)
+    known = state.known_scores(run.store, key)
+    todo = np.array([k not in known for k in pair_keys], bool)
+    scores = np.array([known.get(k, np.nan) for k in pair_keys], np.float64)
+    if todo.any():
+        # Once per key: a pair that phash and thumbnail both found in one orientation is one score.
+        first = {pair_keys[n]: n for n in reversed(np.flatnonzero(todo).tolist())}
+        t = np.array(sorted(first.values()), np.int64)
+        got = search.pair_scores(data, ij[t, 0], ij[t, 1], flip[t], always=1, turned=[turned[n] for n in t])
+        new = dict(zip((pair_keys[n] for n in t), got.tolist()))
+        scores[todo] = [new[k] for k, d in zip(pair_keys, todo) if d]
+    if run.focus is None and (todo.any() or len(known) != len(pair_keys)):
+        state.save_scores(run.store, key, pair_keys, scores)
+    return scores

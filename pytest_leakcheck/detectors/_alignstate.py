@@ -126,3 +126,32 @@ def carry(old_ids: np.ndarray, old: Pairs, ids: np.ndarray) -> tuple[Pairs, np.n
     lo, hi = np.minimum(mi, mj)[keep], np.maximum(mi, mj)[keep]
     kept = Pairs(lo, hi, old.score[keep], old.flipped[keep])
     return kept, ~hit, bool((new_of_old < 0).any())
+
+
+#: Snapshot kind of the scores ``refine`` gave hash and thumbnail matches.  A score depends
+#: on the two contents and the orientation alone (``_alignsearch.pair_scores``), so a check
+#: after a change scores only the matches it has not seen: re-scoring every match cost 4 s
+#: of the 14 s a 100-image pull request took at 200,000 images.
+REFINED = "aligned-refined"
+
+
+def pair_keys(digests: Sequence[bytes], i: np.ndarray, j: np.ndarray, orientations: Sequence[str]) -> list[bytes]:
+    """One 16-byte key per pair from its contents and orientation."""
+    return [hashlib.blake2b(digests[a] + b"\0" + digests[b] + b"\0" + o.encode(), digest_size=16).digest()
+            for a, b, o in zip(i.tolist(), j.tolist(), orientations)]
+
+
+def known_scores(store: Store, key: str) -> dict[bytes, float]:
+    """The scores remembered under ``key`` (the descriptors' fingerprint), by pair key."""
+    snap = store.load_snapshot(f"{REFINED}:{key}")
+    if snap is None:
+        return {}
+    return dict(zip((k.tobytes() for k in snap["key"]), snap["score"].tolist()))
+
+
+def save_scores(store: Store, key: str, pair_keys: list[bytes], scores: np.ndarray) -> None:
+    """Remember today's matches' scores (only today's: the snapshot stays the size of the matches)."""
+    store.save_snapshot(f"{REFINED}:{key}", {
+        "key": np.frombuffer(b"".join(pair_keys), np.uint8).reshape(-1, 16),
+        "score": np.asarray(scores, np.float64),
+    }, kind=REFINED)

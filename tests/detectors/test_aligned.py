@@ -285,11 +285,12 @@ def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
         sigs = compute(inv.records, policy, store, jobs=1)
         run = new_run(inv, sigs, policy, store, jobs=1)
         aligned.DETECTOR.find(run, policy.detectors.aligned)  # the calibration refine judges by
-    row = {r.path: i for i, r in enumerate(inv.records)}
-    real = Match(row["test/jpeg_q40.jpg"], row["train/img_001.jpg"], "phash", 2.0)
-    false = Match(row["test/distinct_03.jpg"], row["train/img_040.jpg"], "phash", 8.0)
-    rotated = Match(row["test/distinct_04.jpg"], row["train/img_041.jpg"], "phash", 8.0, "rot90")
-    kept = aligned.DETECTOR.refine(run, policy.detectors.aligned, [real, false, rotated])
+        row = {r.path: i for i, r in enumerate(inv.records)}
+        real = Match(row["test/jpeg_q40.jpg"], row["train/img_001.jpg"], "phash", 2.0)
+        false = Match(row["test/distinct_03.jpg"], row["train/img_040.jpg"], "phash", 8.0)
+        rotated = Match(row["test/distinct_04.jpg"], row["train/img_041.jpg"], "phash", 8.0, "rot90")
+        # Inside the store's block: refine remembers its scores there.
+        kept = aligned.DETECTOR.refine(run, policy.detectors.aligned, [real, false, rotated])
     # A rotated hit is judged too, the first image turned as the hash found it.
     assert kept == [real]
 
@@ -389,11 +390,13 @@ def test_hash_hits_take_the_aligned_levels(monkeypatch: pytest.MonkeyPatch) -> N
     run = SimpleNamespace(
         stats={"aligned": {"threshold": 0.7, "error_threshold": 0.9, "within_threshold": 0.8,
                            "within_error_threshold": 0.92}},
-        sigs=SimpleNamespace(valid=np.ones(6, bool)), orientations=("identity", "hflip"),
-        split_of=("train", "test", "train", "test", "train", "test"))
+        sigs=SimpleNamespace(valid=np.ones(6, bool), digests=tuple(bytes([k]) * 32 for k in range(6))),
+        orientations=("identity", "hflip"), split_of=("train", "test", "train", "test", "train", "test"),
+        focus=None)
     hits = [Match(0, 1, "phash", 4.0), Match(2, 1, "thumbnail", 0.97), Match(0, 3, "phash", 2.0, "hflip"),
             Match(0, 2, "phash", 1.0), Match(4, 5, "phash", 3.0, "rot90"), Match(4, 5, "identical_file", 0.0)]
-    got = aligned.DETECTOR.refine(run, aligned.AlignedSettings(), hits)  # type: ignore[arg-type]
+    with open_store(None) as run.store:  # refine remembers its scores there
+        got = aligned.DETECTOR.refine(run, aligned.AlignedSettings(), hits)  # type: ignore[arg-type]
     assert [(m.i, m.j, m.detector, m.weak) for m in got] == [
         (2, 1, "thumbnail", True), (0, 3, "phash", False), (0, 2, "phash", True),
         (4, 5, "phash", True), (4, 5, "identical_file", False)]

@@ -247,3 +247,35 @@ def test_the_fine_verdict_is_the_same_incremental_or_fresh(photos: Path, tmp_pat
     errors = {frozenset(m.path for m in f.members) for f in warm.findings if f.severity == "error"}
     assert any({"test/crop.jpg", "train/img_003.jpg"} <= e for e in errors)
     assert not any({"test/look_1.jpg", "train/img_001.jpg"} <= e for e in errors)
+
+
+def test_hash_matches_are_scored_once_and_the_next_check_scores_only_new_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``refine`` remembers each hash match's aligned score by content and orientation: a check
+    after a change scores only the matches it has not seen, and reports what a fresh check does."""
+    for i in range(30):
+        save(photo(i), tmp_path / f"train/img_{i:03d}.jpg", quality=92)
+    for i in (3, 8):  # re-encoded copies: pHash matches that aligned judges
+        save(photo(i), tmp_path / f"test/copy_{i}.jpg", quality=70)
+    write_policy(tmp_path, ALIGNED)
+    scored: list[int] = []
+    real = _alignsearch.pair_scores
+
+    def counted(data, i, j, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if kwargs.get("turned") is not None:  # refine's calls (the search's own pairs pass none)
+            scored.append(len(i))
+        return real(data, i, j, *args, **kwargs)
+
+    monkeypatch.setattr(_alignsearch, "pair_scores", counted)
+    first = check(write_policy(tmp_path, ALIGNED))
+    assert sum(scored) >= 2
+    save(photo(13), tmp_path / "test/copy_13.jpg", quality=70)  # one more copy
+    scored.clear()
+    again = check(write_policy(tmp_path, ALIGNED))
+    assert sum(scored) == 1  # the new copy's pair only (found by phash and thumbnail: one score)
+    assert len(_findings(again)) == len(_findings(first)) + 1
+    # The same report as a check that remembers nothing.
+    fresh = tmp_path.parent / "fresh"
+    shutil.copytree(tmp_path, fresh, ignore=shutil.ignore_patterns(".leakcheck"))
+    assert _findings(check(write_policy(fresh, ALIGNED))) == _findings(again)
