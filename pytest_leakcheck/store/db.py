@@ -305,9 +305,11 @@ def _prepare(conn: sqlite3.Connection, path: Path | None) -> sqlite3.Connection:
         # A new store, or one made before stores were stamped (is_ours proved
         # it by its meta table): from now on its header alone proves it.
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    # A quick read of every table proves the file is a usable store.
-    conn.execute("SELECT count(*) FROM files").fetchone()
-    conn.execute("SELECT count(*) FROM signatures").fetchone()
+    # A quick read of every table proves the file is a usable store.  One row each, not
+    # count(*): counting walked the whole table (0.1-0.2 s of a 1 s commit hook at 50,000
+    # images); damage further in is met where it is read, under ``recovering``.
+    conn.execute("SELECT 1 FROM files LIMIT 1").fetchone()
+    conn.execute("SELECT 1 FROM signatures LIMIT 1").fetchone()
     return conn
 
 
