@@ -87,6 +87,7 @@ def test_sigterm_campaign_small() -> None:
     done = subprocess.run([sys.executable, str(script), "--iterations", "3", "--images", "120"],
                           capture_output=True, text=True, timeout=900)
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["ok"], result
+    # The whole outcome as text: pytest shortens a dict to its first keys, hiding which count failed.
+    assert result["ok"], json.dumps(result) + "\n" + done.stderr[-3000:]
     assert result["signals"] + result["finished_first"] == 6
     assert result["hangs"] == result["workers_left"] == result["wrong_findings"] == 0
