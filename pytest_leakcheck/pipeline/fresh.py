@@ -49,7 +49,7 @@ class FreshRows:
                            np.int64, count=len(rows))
 
     def column(self, name: str, src: np.ndarray, rows: np.ndarray,
-               stored: Mapping[bytes, bytes | tuple[bool, bytes]], digests: Sequence[bytes | None],
+               stored: Mapping[bytes, tuple[bool, bytes]], digests: Sequence[bytes | None],
                head: bool) -> np.ndarray:
         """(len(rows), width) bytes of family ``name``: decoded rows from the buffer, the rest from ``stored``."""
         width, buf, has = self.width[name], self.buf[name], self.has[name]
@@ -60,7 +60,7 @@ class FreshRows:
         out[take] = buf[src[take]]
         rest = np.flatnonzero(~take)
         if len(rest):
-            blobs = [_payload(stored[digests[rows[k]]]) for k in rest]  # type: ignore[index]
+            blobs = [stored[digests[rows[k]]][1] for k in rest]  # type: ignore[index]  # (ok, bytes)
             if head:  # a variable-length row: its fixed head only (Family.variable)
                 blobs = [b[:width] for b in blobs]
             if any(len(b) != width for b in blobs):  # no version of this decode path wrote that
@@ -72,8 +72,3 @@ class FreshRows:
         """Let a family's buffer go once it is assembled."""
         self.buf.pop(name, None)
         self.has.pop(name, None)
-
-
-def _payload(entry: bytes | tuple[bool, bytes]) -> bytes:
-    """A family's bytes, read from the store as ``(ok, bytes)``."""
-    return entry if isinstance(entry, bytes) else entry[1]
