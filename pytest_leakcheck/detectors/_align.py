@@ -144,6 +144,10 @@ def _resample(scales: tuple[float, ...] = SCALES) -> tuple[np.ndarray, np.ndarra
     return np.einsum("sij,jk->sik", m, blur), blur
 
 
+#: Matrix entries below this are dropped (see _normal); squared, still a normal float32.
+TAIL_CUT = 1e-17
+
+
 def _gauss(sigma: float) -> np.ndarray:
     x = np.arange(S)
     g = np.exp(-0.5 * ((x[:, None] - x[None, :]) / sigma) ** 2)
@@ -151,15 +155,16 @@ def _gauss(sigma: float) -> np.ndarray:
 
 
 def _normal(m: np.ndarray) -> np.ndarray:
-    """``m`` with its subnormal float32 entries set to 0.
+    """``m`` with its entries under TAIL_CUT set to 0.
 
     The Gaussians' far tails (e^-90 and less) fall below float32's smallest
-    normal number; x86 multiplies by such numbers some 40 times slower, and
-    every product with these matrices paid for it (three quarters of the
-    calibration's time).  Their contribution (under 1e-37 of a grey level) is
-    below float32's resolution, so every score is unchanged.
+    normal number, and products of two small entries do too; x86 computes with
+    such numbers some 40 times slower, and every product with these matrices
+    paid for it (three quarters of the calibration's time).  An entry under
+    TAIL_CUT moves a value by under 255 x 1e-17 grey levels, far below float32's
+    resolution, so the scores are unchanged (tests/detectors/test_align_arithmetic.py).
     """
-    return np.where(np.abs(m) < np.finfo(np.float32).tiny, 0, m).astype(np.float32)
+    return np.where(np.abs(m) < TAIL_CUT, 0, m).astype(np.float32)
 
 
 _FINE, _BLUR = (_normal(m) for m in _resample())
