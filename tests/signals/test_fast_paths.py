@@ -1,0 +1,54 @@
+"""The workers' quicker routes give the bytes the plain ones gave (signatures are cached by content).
+
+Each test runs the shortcut next to the straightforward computation it
+replaced, written out here, on photos and on inputs that stress it (flat
+squares whose DCT has many equal values, noise).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from pytest_leakcheck.orientation import ORIENTATIONS
+from pytest_leakcheck.signals.decode import TRANSPOSE, Decoded
+from pytest_leakcheck.signals.families import hash_family, phash_bits
+from pytest_leakcheck.testing import photo
+
+
+def _squares() -> list[Image.Image]:
+    rng = np.random.default_rng(7)
+    out = [photo(seed, (64, 64)).convert("L") for seed in range(12)]
+    out += [Image.fromarray(rng.integers(0, 256, (64, 64), dtype=np.uint8)) for _ in range(6)]
+    out += [Image.new("L", (64, 64), 0), Image.new("L", (64, 64), 200)]  # every coefficient but one is 0
+    halves = np.zeros((64, 64), np.uint8)
+    halves[:, 32:] = 255
+    out.append(Image.fromarray(halves))  # ties between many non-zero coefficients
+    return out
+
+
+@pytest.mark.parametrize("bits", [64, 256])
+def test_phash_family_equals_hashing_each_transposed_image(bits: int) -> None:
+    """The family turns one float square per decode; before, each orientation transposed the image and hashed it."""
+    hash_size = round(bits**0.5)
+    side = 4 * hash_size
+    for grey in _squares():
+        decoded = Decoded(grey, grey.size)
+        square = grey.resize((side, side), Image.Resampling.LANCZOS)
+        for name in ORIENTATIONS:
+            family = hash_family("phash", bits, name)
+            op = TRANSPOSE[name]
+            want = phash_bits(square if op is None else square.transpose(op), hash_size)
+            assert family.compute(decoded, family) == np.packbits(want.ravel()).tobytes(), name
+
+
+def test_phash_median_is_numpys() -> None:
+    """The sorted median splits the coefficients where ``np.median`` did, ties included."""
+    for grey in _squares():
+        c = np.asarray(grey.resize((32, 32), Image.Resampling.LANCZOS), np.float64)
+        from pytest_leakcheck.signals.families import _dct_matrix
+
+        m = _dct_matrix(32)
+        low = (m @ c @ m.T)[:8, :8]
+        assert np.array_equal(phash_bits(grey, 8), low > np.median(low))
