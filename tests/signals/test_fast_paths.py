@@ -52,3 +52,23 @@ def test_phash_median_is_numpys() -> None:
         m = _dct_matrix(32)
         low = (m @ c @ m.T)[:8, :8]
         assert np.array_equal(phash_bits(grey, 8), low > np.median(low))
+
+
+def test_scene_row_equals_packing_each_keypoint() -> None:
+    """Keypoints are ordered and placed from arrays; before, from a Python tuple per keypoint."""
+    import cv2
+
+    from pytest_leakcheck.detectors import _scene as S
+    from pytest_leakcheck.testing import scene
+
+    for seed in range(4):
+        grey = np.asarray(scene(seed, (S.SIDE, S.SIDE * 3 // 4)).convert("L"))
+        orb = cv2.ORB_create(nfeatures=S.FEATURES, scaleFactor=1.3, nlevels=4, edgeThreshold=15,
+                             patchSize=15, fastThreshold=10)
+        kp, d = orb.detectAndCompute(grey, None)
+        assert len(kp) >= S.MIN_KEYPOINTS
+        order = np.argsort([-k.response for k in kp], kind="stable")[:S.FEATURES]
+        xy = np.clip(np.round(np.array([kp[i].pt for i in order], np.float64) * S.SUB), 0, 65535).astype("<u2")
+        h, w = grey.shape
+        want = np.array([len(order), w, h], "<u2").tobytes() + xy.tobytes() + d[order].tobytes()
+        assert S.extract(grey) == want
