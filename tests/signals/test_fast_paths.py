@@ -72,3 +72,34 @@ def test_scene_row_equals_packing_each_keypoint() -> None:
         h, w = grey.shape
         want = np.array([len(order), w, h], "<u2").tobytes() + xy.tobytes() + d[order].tobytes()
         assert S.extract(grey) == want
+
+
+def test_families_reading_the_shared_grey_content_give_what_converting_again_gave() -> None:
+    """``grey``, the fine square and the same-scene image start from one grey conversion now."""
+    import io
+    import zlib
+
+    from pytest_leakcheck.detectors import _alignfine as AF
+    from pytest_leakcheck.signals.decode import BASE, decode, detail_grey
+
+    framed = Image.new("RGB", (640, 480), (0, 0, 0))
+    framed.paste(photo(3, (640, 360)), (0, 60))  # letterboxed: content is not the upright decode
+    for img in (photo(1, (640, 480)), photo(2, (300, 220)), framed, photo(4, (48, 40))):
+        buf = io.BytesIO()
+        img.save(buf, "JPEG", quality=90)
+        d = decode(buf.getvalue(), 10**9, colour=32)
+        d.source, d.max_pixels = buf.getvalue(), 10**9
+        assert d.content is not None and d.upright is not None
+        lanczos = Image.Resampling.LANCZOS
+        assert d.grey.tobytes() == d.content.convert("L").resize((BASE, BASE), lanczos, reducing_gap=3.0).tobytes()
+        if min(d.content.size) >= AF.FINE_FROM:
+            square = np.asarray(d.content.convert("L").resize((AF.F, AF.F), lanczos, reducing_gap=3.0), np.uint8)
+            want = b"\1" + zlib.compress(np.diff(square, axis=1, prepend=np.uint8(0)).tobytes(), 1)
+            assert AF._row(d, AF.FINE_FAMILY) == want
+        if max(d.upright.size) >= 160:
+            want_grey = d.upright.convert("L")
+            if max(want_grey.size) > 160:
+                s = 160 / max(want_grey.size)
+                want_grey = want_grey.resize((round(want_grey.width * s), round(want_grey.height * s)),
+                                             Image.Resampling.BILINEAR)
+            assert np.array_equal(detail_grey(d, 160), np.asarray(want_grey))
