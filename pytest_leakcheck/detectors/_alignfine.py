@@ -75,7 +75,8 @@ def _row(decoded: Decoded, family: Family) -> bytes:
     content = decoded.content
     if content is None or min(content.size) < FINE_FROM:
         return b"\0"
-    grey = np.asarray(content.convert("L").resize((F, F), Image.Resampling.LANCZOS, reducing_gap=3.0), np.uint8)
+    grey = decoded.content_grey if decoded.content_grey is not None else content.convert("L")
+    grey = np.asarray(grey.resize((F, F), Image.Resampling.LANCZOS, reducing_gap=3.0), np.uint8)
     return b"\1" + zlib.compress(np.diff(grey, axis=1, prepend=np.uint8(0)).tobytes(), 1)
 
 

@@ -81,8 +81,10 @@ def extract(grey: np.ndarray, features: int = FEATURES) -> bytes:
     kp, d = orb.detectAndCompute(np.ascontiguousarray(grey), None)
     if d is None or len(kp) < MIN_KEYPOINTS:
         return np.array([0, w, h], "<u2").tobytes()
-    order = np.argsort([-k.response for k in kp], kind="stable")[:features]
-    pts = np.array([kp[i].pt for i in order], np.float64)
+    # Coordinates in one call, not a tuple per keypoint (a fifth of this function's own time):
+    # the same float32 values either way, widened exactly.
+    order = np.argsort(-np.array([k.response for k in kp]), kind="stable")[:features]
+    pts = cv2.KeyPoint_convert(kp).astype(np.float64)[order]
     xy = np.clip(np.round(pts * SUB), 0, 65535).astype("<u2")
     return np.array([len(order), w, h], "<u2").tobytes() + xy.tobytes() + d[order].tobytes()
 

@@ -39,7 +39,10 @@ Cached = dict[str, dict[bytes, tuple[bool, bytes]]]
 HASH_BATCH = 512
 #: Decode results written per store transaction, as they arrive: a run that
 #: dies (driver or worker) keeps what was written, and a rerun resumes there.
-FLUSH = 512
+#: About 160 photos of 13 rows, a third of a second of two workers' decoding: 512
+#: rows made 125 transactions at 5,000 photos, and each commit rewrites the leaf
+#: pages it touched into the WAL again (0.5 s of 1.7 s writing, wall).
+FLUSH = 2048
 
 
 def fingerprint(policy: Policy) -> str:

@@ -85,6 +85,8 @@ class Decoded:
     #: The upright decode after border trimming: what ``grey`` and ``colour`` are squashed from
     #: (``aligned``'s fine square is made from it too, and its size says how much detail it holds).
     content: Image.Image | None = None
+    #: ``content`` in grey, converted once: ``grey``, the fine square and ``detail_grey`` all start from it.
+    content_grey: Image.Image | None = None
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,9 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     if box is not None:
         rgb = rgb.crop(box)
     small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
-    grey = rgb.convert("L").resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
-    return Decoded(grey, (w, h), small, upright=upright, content=rgb)
+    content_grey = rgb.convert("L")
+    grey = content_grey.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
+    return Decoded(grey, (w, h), small, upright=upright, content=rgb, content_grey=content_grey)
 
 
 def _draft_size(w: int, h: int) -> tuple[int, int]:
@@ -141,14 +144,17 @@ def detail_grey(decoded: Decoded, side: int) -> np.ndarray:
     the smallest scale keeping ``side``, luma only.
     """
     img = decoded.upright
+    grey = decoded.content_grey if img is not None and img is decoded.content else None
     if img is None or max(img.size) < min(side, max(decoded.size)):
+        grey = None
         img = open_image(decoded.source, decoded.max_pixels)
         w, h = img.size
         long = max(w, h, 1)
         img.draft("L", (max(1, side * w // long), max(1, side * h // long)))
         imagedepth.check_memory(img)
         img = imagedepth.upright_rgb(img, imagedepth.orientation(img))
-    grey = img.convert("L")
+    if grey is None:  # trimmed borders, or decoded again: the shared grey is not this image's
+        grey = img.convert("L")
     if max(grey.size) > side:
         s = side / max(grey.size)
         grey = grey.resize((max(1, round(grey.width * s)), max(1, round(grey.height * s))),

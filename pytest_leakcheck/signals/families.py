@@ -127,32 +127,45 @@ def phash_bits(img: Image.Image, hash_size: int) -> np.ndarray:
     grey = img.convert("L")
     if grey.size != (side, side):
         grey = grey.resize((side, side), Image.Resampling.LANCZOS)
-    c = _dct_matrix(side)
-    dct = c @ np.asarray(grey, dtype=np.float64) @ c.T
-    low = dct[:hash_size, :hash_size]
-    return low > np.median(low)
+    return _phash_of(np.asarray(grey, dtype=np.float64), hash_size)
+
+
+def _phash_of(square: np.ndarray, hash_size: int) -> np.ndarray:
+    """The phash bits of a C-contiguous float64 grey square of side 4 x hash_size.
+
+    The matmuls are the ones ``phash_bits`` always ran (same operands, same
+    layout, so BLAS rounds the same way).  The median is the one ``np.median``
+    takes, the middle value or the halved sum of the two middle ones, read off
+    a sort: ``np.median``'s checks and dispatch cost more than the 8 x 8 DCT.
+    """
+    c = _dct_matrix(square.shape[0])
+    low = (c @ square @ c.T)[:hash_size, :hash_size]
+    ordered = np.sort(low, axis=None)
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return low > median
 
 
 def _hash(decoded: Decoded, family: Family) -> bytes:
     kind, bits, orientation = family.args
     hash_size = round(bits**0.5)
-    img = decoded.grey
     if kind == "phash":
-        # phash works on a 4 x hash_size square; resizing once serves every orientation.
+        # Every orientation hashes the same 4 x hash_size square, resized and made float once
+        # per decode; turning its array gives the values Pillow's transpose would (a
+        # permutation), without an image, a conversion and an array per orientation.
         key = ("phash-input", hash_size)
         if key not in decoded.memo:
             side = hash_size * 4
-            decoded.memo[key] = img.resize((side, side), Image.Resampling.LANCZOS)
-        img = decoded.memo[key]
-    op = TRANSPOSE[orientation]
-    oriented = img if op is None else img.transpose(op)
-    if kind == "phash":
-        hashed = phash_bits(oriented, hash_size)
-    else:
-        import imagehash  # whash pulls in PyWavelets; only workers that need it pay
+            decoded.memo[key] = np.asarray(decoded.grey.resize((side, side), Image.Resampling.LANCZOS),
+                                           dtype=np.float64)
+        turned = np.ascontiguousarray(_orientation.turn(decoded.memo[key], orientation))
+        return np.packbits(_phash_of(turned, hash_size).ravel()).tobytes()
+    import imagehash  # whash pulls in PyWavelets; only workers that need it pay
 
-        fn = {"dhash": imagehash.dhash, "ahash": imagehash.average_hash, "whash": imagehash.whash}[kind]
-        hashed = np.asarray(fn(oriented, hash_size=hash_size).hash, dtype=bool)
+    op = TRANSPOSE[orientation]
+    oriented = decoded.grey if op is None else decoded.grey.transpose(op)
+    fn = {"dhash": imagehash.dhash, "ahash": imagehash.average_hash, "whash": imagehash.whash}[kind]
+    hashed = np.asarray(fn(oriented, hash_size=hash_size).hash, dtype=bool)
     return np.packbits(hashed.ravel()).tobytes()
 
 

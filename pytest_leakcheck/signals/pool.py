@@ -11,7 +11,7 @@ So the pool is our own, not ``concurrent.futures.ProcessPoolExecutor``: that
 one has a manager thread reading the workers' results, and a worker killed
 while writing one leaves it blocked on the pipe for ever, with the driver
 waiting for it in ``shutdown`` (and again at interpreter exit).  Here the
-driver's own thread talks to each worker over a pipe of their own, one chunk
+driver's own thread talks to each worker over a pipe of their own, two chunks
 in flight each; stopping is SIGKILL to every worker, closing the pipes and a
 bounded join, with signals held so a second SIGTERM cannot cut it short.  Any
 other ``concurrent.futures.Executor`` (a Dask cluster, executors.py) can be
@@ -25,6 +25,7 @@ import os
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
 from multiprocessing.connection import Connection, wait
@@ -33,6 +34,9 @@ from typing import Any
 _HELD = {signal.SIGINT, signal.SIGTERM}
 #: How long stopping waits for one killed worker to be gone, in seconds.
 STOP_TIMEOUT = 2.0
+#: Chunks in flight per worker: the one it works on and one waiting in its pipe.  A chunk
+#: of tasks pickles to a few kB, far below the pipe's buffer, so a send never blocks.
+DEPTH = 2
 
 
 class WorkerDied(RuntimeError):
@@ -127,23 +131,24 @@ def _start(workers: list, count: int) -> None:
 
 
 def _results(fn: Callable, chunks: list, workers: list) -> Iterator:
-    """Deal chunks out, one in flight per worker, and yield results in order."""
-    busy: dict[Connection, int] = {}
+    """Deal chunks out, up to :data:`DEPTH` in flight per worker, and yield results in order.
+
+    A worker answers its chunks in the order it got them.  The second chunk waits in the
+    worker's pipe, so a worker that finishes while the driver is busy with results
+    (writing them to the store, 10-20 ms a transaction) starts the next one at once
+    instead of idling until the driver comes back to ``wait``.
+    """
+    queued: dict[Connection, deque[int]] = {conn: deque() for _, conn in workers}
     done: dict[int, list] = {}
     sent = given = 0
-    idle = [conn for _, conn in workers]
     while given < len(chunks):
-        while idle and sent < len(chunks):
-            conn = idle.pop()
-            conn.send((fn, chunks[sent]))
-            busy[conn] = sent
-            sent += 1
+        sent = _deal(fn, chunks, sent, queued)
         while given in done:
             yield from done.pop(given)
             given += 1
         if given >= len(chunks):
             break
-        for conn in wait(list(busy)):
+        for conn in wait([c for c, q in queued.items() if q]):
             try:
                 ok, payload = conn.recv()
             except (EOFError, OSError):
@@ -151,8 +156,24 @@ def _results(fn: Callable, chunks: list, workers: list) -> Iterator:
                                  "e.g. by the out-of-memory killer?)") from None
             if not ok:
                 raise payload
-            done[busy.pop(conn)] = payload
-            idle.append(conn)
+            done[queued[conn].popleft()] = payload
+
+
+def _deal(fn: Callable, chunks: list, sent: int, queued: dict[Connection, deque[int]]) -> int:
+    """Send chunks from ``sent`` on: first to idle workers, then a second to each busy one.
+
+    A second chunk is queued only while there are more chunks left than workers, so that
+    at the end no chunk waits behind a busy worker while another worker has nothing.
+    """
+    for depth in range(DEPTH):
+        for conn, q in queued.items():
+            if sent >= len(chunks):
+                return sent
+            if len(q) == depth and (depth == 0 or len(chunks) - sent > len(queued)):
+                conn.send((fn, chunks[sent]))
+                q.append(sent)
+                sent += 1
+    return sent
 
 
 def _stop(workers: list) -> None:

@@ -91,3 +91,28 @@ def test_sigterm_campaign_small() -> None:
     assert result["ok"], json.dumps(result) + "\n" + done.stderr[-3000:]
     assert result["signals"] + result["finished_first"] == 6
     assert result["hangs"] == result["workers_left"] == result["wrong_findings"] == 0
+
+
+def test_each_worker_gets_a_second_chunk_while_enough_remain() -> None:
+    """Two chunks in flight per worker keep it busy while the driver writes; the last few go one each."""
+    from collections import deque
+
+    from pytest_leakcheck.signals import pool
+
+    class Conn:
+        def __init__(self) -> None:
+            self.got: list[int] = []
+
+        def send(self, message: tuple) -> None:
+            self.got.append(message[1])
+
+    a, b = Conn(), Conn()
+    queued = {a: deque(), b: deque()}
+    assert pool._deal(len, list(range(10)), 0, queued) == 4  # type: ignore[arg-type]
+    assert (a.got, b.got) == ([0, 2], [1, 3])
+    queued[a].popleft()  # a answered chunk 0
+    assert pool._deal(len, list(range(10)), 4, queued) == 5  # type: ignore[arg-type]
+    assert a.got == [0, 2, 4]
+    c, d = Conn(), Conn()
+    assert pool._deal(len, list(range(3)), 0, {c: deque(), d: deque()}) == 2  # type: ignore[arg-type]
+    assert (c.got, d.got) == ([0], [1])  # the third waits for whichever worker finishes first

@@ -1,0 +1,105 @@
+"""The workers' quicker routes give the bytes the plain ones gave (signatures are cached by content).
+
+Each test runs the shortcut next to the straightforward computation it
+replaced, written out here, on photos and on inputs that stress it (flat
+squares whose DCT has many equal values, noise).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from pytest_leakcheck.orientation import ORIENTATIONS
+from pytest_leakcheck.signals.decode import TRANSPOSE, Decoded
+from pytest_leakcheck.signals.families import hash_family, phash_bits
+from pytest_leakcheck.testing import photo
+
+
+def _squares() -> list[Image.Image]:
+    rng = np.random.default_rng(7)
+    out = [photo(seed, (64, 64)).convert("L") for seed in range(12)]
+    out += [Image.fromarray(rng.integers(0, 256, (64, 64), dtype=np.uint8)) for _ in range(6)]
+    out += [Image.new("L", (64, 64), 0), Image.new("L", (64, 64), 200)]  # every coefficient but one is 0
+    halves = np.zeros((64, 64), np.uint8)
+    halves[:, 32:] = 255
+    out.append(Image.fromarray(halves))  # ties between many non-zero coefficients
+    return out
+
+
+@pytest.mark.parametrize("bits", [64, 256])
+def test_phash_family_equals_hashing_each_transposed_image(bits: int) -> None:
+    """The family turns one float square per decode; before, each orientation transposed the image and hashed it."""
+    hash_size = round(bits**0.5)
+    side = 4 * hash_size
+    for grey in _squares():
+        decoded = Decoded(grey, grey.size)
+        square = grey.resize((side, side), Image.Resampling.LANCZOS)
+        for name in ORIENTATIONS:
+            family = hash_family("phash", bits, name)
+            op = TRANSPOSE[name]
+            want = phash_bits(square if op is None else square.transpose(op), hash_size)
+            assert family.compute(decoded, family) == np.packbits(want.ravel()).tobytes(), name
+
+
+def test_phash_median_is_numpys() -> None:
+    """The sorted median splits the coefficients where ``np.median`` did, ties included."""
+    for grey in _squares():
+        c = np.asarray(grey.resize((32, 32), Image.Resampling.LANCZOS), np.float64)
+        from pytest_leakcheck.signals.families import _dct_matrix
+
+        m = _dct_matrix(32)
+        low = (m @ c @ m.T)[:8, :8]
+        assert np.array_equal(phash_bits(grey, 8), low > np.median(low))
+
+
+def test_scene_row_equals_packing_each_keypoint() -> None:
+    """Keypoints are ordered and placed from arrays; before, from a Python tuple per keypoint."""
+    import cv2
+
+    from pytest_leakcheck.detectors import _scene as S
+    from pytest_leakcheck.testing import scene
+
+    for seed in range(4):
+        grey = np.asarray(scene(seed, (S.SIDE, S.SIDE * 3 // 4)).convert("L"))
+        orb = cv2.ORB_create(nfeatures=S.FEATURES, scaleFactor=1.3, nlevels=4, edgeThreshold=15,
+                             patchSize=15, fastThreshold=10)
+        kp, d = orb.detectAndCompute(grey, None)
+        assert len(kp) >= S.MIN_KEYPOINTS
+        order = np.argsort([-k.response for k in kp], kind="stable")[:S.FEATURES]
+        xy = np.clip(np.round(np.array([kp[i].pt for i in order], np.float64) * S.SUB), 0, 65535).astype("<u2")
+        h, w = grey.shape
+        want = np.array([len(order), w, h], "<u2").tobytes() + xy.tobytes() + d[order].tobytes()
+        assert S.extract(grey) == want
+
+
+def test_families_reading_the_shared_grey_content_give_what_converting_again_gave() -> None:
+    """``grey``, the fine square and the same-scene image start from one grey conversion now."""
+    import io
+    import zlib
+
+    from pytest_leakcheck.detectors import _alignfine as AF
+    from pytest_leakcheck.signals.decode import BASE, decode, detail_grey
+
+    framed = Image.new("RGB", (640, 480), (0, 0, 0))
+    framed.paste(photo(3, (640, 360)), (0, 60))  # letterboxed: content is not the upright decode
+    for img in (photo(1, (640, 480)), photo(2, (300, 220)), framed, photo(4, (48, 40))):
+        buf = io.BytesIO()
+        img.save(buf, "JPEG", quality=90)
+        d = decode(buf.getvalue(), 10**9, colour=32)
+        d.source, d.max_pixels = buf.getvalue(), 10**9
+        assert d.content is not None and d.upright is not None
+        lanczos = Image.Resampling.LANCZOS
+        assert d.grey.tobytes() == d.content.convert("L").resize((BASE, BASE), lanczos, reducing_gap=3.0).tobytes()
+        if min(d.content.size) >= AF.FINE_FROM:
+            square = np.asarray(d.content.convert("L").resize((AF.F, AF.F), lanczos, reducing_gap=3.0), np.uint8)
+            want = b"\1" + zlib.compress(np.diff(square, axis=1, prepend=np.uint8(0)).tobytes(), 1)
+            assert AF._row(d, AF.FINE_FAMILY) == want
+        if max(d.upright.size) >= 160:
+            want_grey = d.upright.convert("L")
+            if max(want_grey.size) > 160:
+                s = 160 / max(want_grey.size)
+                want_grey = want_grey.resize((round(want_grey.width * s), round(want_grey.height * s)),
+                                             Image.Resampling.BILINEAR)
+            assert np.array_equal(detail_grey(d, 160), np.asarray(want_grey))
