@@ -57,7 +57,7 @@ MIN_THRESHOLD = 0.7
 # CIFAR (13 disjoint content-keyed samples) 0.012 at 4,000, as wide as the whole span between
 # too many test images flagged and too few copies found at error level, and 0.0065 at 8,000
 # (6 samples; benchmarks/growth.py --spread).  The 4,000 more cost 16 s of CPU there, +10 % of a
-# cold check, until the matrices lost their subnormal tails (_normal): now a fifth of that.  The
+# cold check, until the matrices lost their subnormal tails (_normal): now under a third of that.  The
 # levels are estimated again only when 5 % of the data changed.
 CALIBRATION_QUERIES = 8000
 # Tail fit: the top TAIL share of impostor maxima, at least TAIL_MIN of them.
