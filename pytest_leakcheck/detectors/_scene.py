@@ -209,8 +209,10 @@ def shared_words(wq, wr, k: int, z: float, same: bool = False) -> tuple[np.ndarr
     Returns (query, reference, z-score).
     """
     out_q, out_r, out_s = [], [], []
+    # The product converts a CSC operand to CSR: once here, not again for every block.
+    wrt = wr.T.tocsr()
     for start in range(0, wq.shape[0], 512):
-        block = (wq[start:start + 512] @ wr.T).toarray()
+        block = (wq[start:start + 512] @ wrt).toarray()
         if same:
             idx = np.arange(block.shape[0])
             block[idx, idx + start] = np.nan
