@@ -155,17 +155,20 @@ def words(desc: np.ndarray, n: np.ndarray, tables: int = TABLES, bits: int = BIT
 
     live = np.arange(desc.shape[1])[None, :] < n[:, None]  # (N, F)
     img = np.broadcast_to(np.arange(len(n))[:, None], live.shape)[live]  # (K,)
-    d = desc[live]  # (K, 32)
-    key = np.zeros((len(d), tables), np.uint32)
+    # Byte-major (32, K) and table-major (T, K): every lookup reads and ORs contiguous
+    # rows instead of columns 32 bytes apart, half the time of the (K, 32) layout.
+    d = np.ascontiguousarray(desc[live].T)
+    key = np.empty((tables, d.shape[1]), np.uint32)
+    share = np.empty(d.shape[1], np.uint32)
     for t, luts in enumerate(_byte_luts(tables, bits)):
+        key[t] = t << bits  # one id space per table
         for byte, lut in luts:
-            key[:, t] |= lut[d[:, byte]]
-        key[:, t] |= np.uint32(t << bits)  # one id space per table
+            key[t] |= np.take(lut, d[byte], out=share)
     # One sort gives each image's distinct words in order (a word twice in one image, as
     # repeated windows make, counts once), already in CSR order; a dense table of the
     # 2**23 possible words then numbers the ones present, with no second sort.
     # (np.unique is ten times slower here than a sort of rows that are nearly in order.)
-    pairs = np.sort((np.repeat(img, tables).astype(np.int64) << 32) | key.ravel())
+    pairs = np.sort(((img.astype(np.int64) << 32) | key).ravel())  # (T, K) sorts as (K, T) did
     pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]]
     rows, word = pairs >> 32, pairs & 0xFFFFFFFF
     column = np.zeros(tables << bits, np.int32)
@@ -206,8 +209,10 @@ def shared_words(wq, wr, k: int, z: float, same: bool = False) -> tuple[np.ndarr
     Returns (query, reference, z-score).
     """
     out_q, out_r, out_s = [], [], []
+    # The product converts a CSC operand to CSR: once here, not again for every block.
+    wrt = wr.T.tocsr()
     for start in range(0, wq.shape[0], 512):
-        block = (wq[start:start + 512] @ wr.T).toarray()
+        block = (wq[start:start + 512] @ wrt).toarray()
         if same:
             idx = np.arange(block.shape[0])
             block[idx, idx + start] = np.nan
@@ -230,19 +235,43 @@ def shared_words(wq, wr, k: int, z: float, same: bool = False) -> tuple[np.ndarr
     return np.concatenate(out_q), np.concatenate(out_r), np.concatenate(out_s)
 
 
-def tentative(da: np.ndarray, db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mutual nearest neighbours by Hamming distance that pass Lowe's ratio test."""
+def hamming(da: np.ndarray, db: np.ndarray) -> np.ndarray:
+    """(len(da), len(db)) int32 Hamming distances between 32-byte descriptors (four uint64 words).
+
+    The popcounts of two words sum to at most 128, so each half adds up in uint8 and
+    only the last add widens: fewer and narrower passes over the matrix, the distances
+    unchanged.  int32, not int16: numpy's argmin and min have SIMD loops for it.
+    """
     a, b = da.view(np.uint64), db.view(np.uint64)
-    d = np.bitwise_count(a[:, None, 0] ^ b[None, :, 0]).astype(np.int16)
-    for w in range(1, a.shape[1]):
-        d += np.bitwise_count(a[:, None, w] ^ b[None, :, w])
+    lo = np.bitwise_count(a[:, None, 0] ^ b[None, :, 0])
+    lo += np.bitwise_count(a[:, None, 1] ^ b[None, :, 1])
+    hi = np.bitwise_count(a[:, None, 2] ^ b[None, :, 2])
+    hi += np.bitwise_count(a[:, None, 3] ^ b[None, :, 3])
+    return np.add(lo, hi, dtype=np.int32)
+
+
+def tentative(da: np.ndarray, db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mutual nearest neighbours by Hamming distance that pass Lowe's ratio test.
+
+    Ties go to the first index (np.argmin's rule), both ways; the second distance is
+    the second smallest value of the row, equal to the first when the nearest is tied.
+    """
+    d = hamming(da, db)
     if d.shape[1] < 2:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    two = np.partition(d, 1, axis=1)[:, :2]
-    nearest = np.argmin(d, axis=1)
-    back = np.argmin(d, axis=0)
-    ok = (two[:, 0] <= MAX_HAMMING) & (two[:, 0] < RATIO * two[:, 1]) & (back[nearest] == np.arange(len(d)))
-    ia = np.flatnonzero(ok)
+    rows = np.arange(len(d))
+    nearest = d.argmin(axis=1)
+    first = d[rows, nearest]
+    # The row's minimum with the nearest's own cell masked is the second smallest value,
+    # what np.partition(d, 1)[:, 1] gave, in one SIMD pass instead of a partition per row.
+    d[rows, nearest] = np.iinfo(np.int32).max
+    second = d.min(axis=1)
+    d[rows, nearest] = first
+    ia = np.flatnonzero((first <= MAX_HAMMING) & (first < RATIO * second))
+    # Only the columns of the rows left (about one in seven) need their own nearest: a
+    # column-wise argmin, strided, costs more than the rest of the selection together.
+    back = d[:, nearest[ia]].argmin(axis=0)
+    ia = ia[back == ia]
     return ia, nearest[ia]
 
 
