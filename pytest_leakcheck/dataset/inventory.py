@@ -172,8 +172,10 @@ def _walk_url(policy: Policy) -> Listing:
     except OSError as exc:
         raise PolicyError(f"cannot list root {policy.root}: {exc}", path=policy.display(("root",)), key="root",
                           fix="check the URL and the AWS_* credentials and endpoint in the environment") from None
+    # Hidden objects are examined as hidden files on disk are (VCS_FOLDERS aside): a copy
+    # under ``test/.cache/`` in a bucket is as much a leak as one in a folder.
     images = [(rel, st) for rel, st in found
-              if rel.lower().endswith(exts) and not any(part.startswith(".") for part in rel.split("/"))]
+              if rel.lower().endswith(exts) and not any(part in VCS_FOLDERS for part in rel.split("/")[:-1])]
     kept = [(rel, st) for rel, st in images if not (ignore is not None and ignore.match(rel))]
     return Listing(kept, [], len(images) - len(kept))  # type: ignore[arg-type]
 

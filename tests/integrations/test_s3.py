@@ -226,3 +226,21 @@ def test_a_bucket_the_job_has_not_enabled_is_refused_before_any_request(
     assert not log.exists() or log.read_text().strip() == ""
     monkeypatch.setenv("LEAKCHECK_ALLOW_REMOTE", f"s3://{BUCKET}/{PREFIX}")
     assert check(_s3_policy(tmp_path / "remote", url), use_cache=False).errors
+
+
+@pytest.mark.slow
+def test_hidden_objects_are_examined_as_hidden_files_on_disk(tmp_path: Path, s3: str) -> None:
+    local = tmp_path / "local"
+    for rel, seed in (("train/a.jpg", 1), ("train/b.jpg", 2), ("train/c.jpg", 3),
+                      ("test/.a-copy.jpg", 1), ("test/.cache/b-copy.jpg", 2), ("test/.git/c-copy.jpg", 3)):
+        save(photo(seed), local / rel)
+    write_policy(local, "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n")
+    url = f"s3://{BUCKET}/hidden"
+    _upload(local, url)
+    on_disk = check(local / "leakcheck.yaml", use_cache=False)
+    in_s3 = check(_s3_policy(tmp_path / "remote", url + "/"), use_cache=False)
+    leaked = {m.path for f in in_s3.errors for m in f.members if m.split == "test"}
+    # Hidden files are copies like any other; version-control folders are never data.
+    assert leaked == {"test/.a-copy.jpg", "test/.cache/b-copy.jpg"}
+    assert in_s3.stats["files"] == on_disk.stats["files"] == 5
+    assert {m.path for f in on_disk.errors for m in f.members if m.split == "test"} == leaked
