@@ -7,6 +7,9 @@ search: the detector imports this module where it computes.
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,6 +18,7 @@ from ..search.kernels import Match
 from ..search.run import SearchRun
 from ..signals.decode import DECODE_PATH, Decoded, detail_grey
 from ..signals.families import Family
+from ..signals.pool import Running
 from ..store import keys
 from . import _scene as S
 
@@ -26,6 +30,10 @@ IMPOSTORS = 256
 IMPOSTOR_CANDIDATES = 2
 #: Inlier points kept per match for the report's picture (normalised 0..1 coordinates).
 POINTS = 40
+#: Candidate pairs from which a full search verifies them in the check's worker processes,
+#: while the next detectors search: forking the workers costs tens of milliseconds, and
+#: 2,000 pairs take about 0.3 s here.
+BACKGROUND_FROM = 2000
 
 
 def _row(decoded: Decoded, family: Family) -> bytes:
@@ -84,14 +92,97 @@ def levels(impostors: np.ndarray, det: Any) -> dict[str, Any]:
 
 
 
+@dataclass
+class _Search:
+    """What verification needs, set up in the driver: the features, the levels, the pairs."""
+
+    feats: S.Features
+    cal: dict[str, Any]
+    pairs: list[tuple[int, int]]
+
+
+@dataclass
+class _Begun:
+    """A search whose pairs are verified in worker processes (see :func:`begin`)."""
+
+    run: SearchRun
+    settings: Any
+    name: str
+    search: _Search
+    work: Running
+    running: bool = field(default=True)
+
+    def result(self) -> list[Match]:
+        global _SHARED
+        try:
+            verified = self.work.results()
+        finally:
+            _SHARED = None
+        return _finish(self.run, self.settings, self.name, self.search, verified)
+
+    def __enter__(self) -> _Begun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _SHARED
+        self.work.stop()
+        _SHARED = None
+
+
+#: The search the forked workers verify against (set in the driver just before they fork).
+_SHARED: _Search | None = None
+
+
+def _verify_shared(pair: tuple[int, int]) -> tuple[int, Any]:
+    """One pair's verification in a worker, against :data:`_SHARED`."""
+    assert _SHARED is not None
+    return S.verify(_SHARED.feats, pair[0], pair[1], at_least=_SHARED.cal["threshold"])
+
+
 def find(run: SearchRun, settings: Any, name: str) -> list[Match]:
     """Matches at or above the warning level (weak below the error level); calibration in ``run.stats``.
 
     Incremental: with a focus (new or changed files) only pairs touching
     them are verified, at the levels the last full search calibrated.
     """
-    if not run.sigs.has("scene_n"):
+    search = _prepare(run, settings)
+    if search is None:
         return []
+    warn = search.cal["threshold"]
+    return _finish(run, settings, name, search, [S.verify(search.feats, i, j, at_least=warn) for i, j in search.pairs])
+
+
+def begin(run: SearchRun, settings: Any, name: str) -> Any:
+    """:func:`find`, with a full search's pairs verified in the check's worker processes (``jobs``)
+    while the next detectors search; the same result, pair for pair (each RANSAC is seeded by its pair).
+
+    Only where that pays and is safe: a full local search (no focus, no cluster) with many
+    pairs, and workers that are forked (they read the features without a copy sent).
+    """
+    from .base import Done
+
+    global _SHARED
+    search = _prepare(run, settings)
+    if search is None:
+        return Done([])
+    jobs = run.jobs or os.cpu_count() or 1
+    if (run.focus is not None or run.executor is not None or jobs < 2 or len(search.pairs) < BACKGROUND_FROM
+            or multiprocessing.get_start_method() != "fork"):
+        warn = search.cal["threshold"]
+        return Done(_finish(run, settings, name, search,
+                            [S.verify(search.feats, i, j, at_least=warn) for i, j in search.pairs]))
+    _SHARED = search
+    try:
+        return _Begun(run, settings, name, search, Running(_verify_shared, search.pairs, jobs))
+    except BaseException:
+        _SHARED = None
+        raise
+
+
+def _prepare(run: SearchRun, settings: Any) -> _Search | None:
+    """Features, levels and candidate pairs (``run.stats`` filled); None when nothing is searchable."""
+    if not run.sigs.has("scene_n"):
+        return None
     heads = run.sigs.arrays["scene_n"][:, 0]
     feats = S.load(run.store, FAMILY, run.sigs.digests,
                    np.flatnonzero(run.sigs.valid & (heads >= S.MIN_KEYPOINTS)), len(heads))
@@ -99,21 +190,26 @@ def find(run: SearchRun, settings: Any, name: str) -> list[Match]:
     counts = {"images": usable, "skipped": int(run.sigs.valid.sum()) - usable}
     if feats is None:
         run.stats["same_scene"] = counts
-        return []
+        return None
     rows = np.flatnonzero(feats.local >= 0)
     plain = S.words(feats.desc, feats.n)
     words = (plain, S.weighted(plain))
     cal = _calibration(run, settings, feats, words, rows)
+    run.stats["same_scene"] = {**cal, **counts}
+    return _Search(feats, cal, S.candidate_pairs(run, feats, words, settings.candidates))
+
+
+def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
+            verified: list[tuple[int, Any]]) -> list[Match]:
+    """Matches from each pair's (inliers, points); the points kept in the store for the report."""
     matches, points = [], {}
-    warn, err = cal["threshold"], cal["error_threshold"]
-    for i, j in S.candidate_pairs(run, feats, words, settings.candidates):
-        count, pts = S.verify(feats, i, j, at_least=warn)
+    warn, err = search.cal["threshold"], search.cal["error_threshold"]
+    for (i, j), (count, pts) in zip(search.pairs, verified):
         if count >= warn:
             matches.append(Match(i, j, name, float(count), "identity", weak=count < err))
-            points[_pair_key(run, i, j)] = S.normalised(pts, feats, i, j, POINTS)
+            points[_pair_key(run, i, j)] = S.normalised(pts, search.feats, i, j, POINTS)
     known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
     run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps({**known, **points})})
-    run.stats["same_scene"] = {**cal, **counts}
     return matches
 
 def _calibration(run: SearchRun, det: Any, feats: S.Features, words: Any,

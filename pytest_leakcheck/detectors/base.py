@@ -31,6 +31,36 @@ if TYPE_CHECKING:  # numpy-backed types: loading a policy must not import numpy 
     from ..signals.families import Family, Signatures
 
 
+class Pending(Protocol):
+    """A search begun (:meth:`Detector.begin`), used as a context: leaving it stops what still runs."""
+
+    #: Whether ``result()`` may still have to wait (for the progress shown meanwhile).
+    running: bool
+
+    def result(self) -> list[Match]: ...
+
+    def __enter__(self) -> Pending: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+@dataclass
+class Done:
+    """A search that ended when it began."""
+
+    matches: list[Match]
+    running: bool = False
+
+    def result(self) -> list[Match]:
+        return self.matches
+
+    def __enter__(self) -> Done:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
 class PolicyView(Protocol):
     """The parts of a policy a detector may read."""
 
@@ -100,6 +130,14 @@ class Detector:
     def find(self, run: SearchRun, settings: Any) -> list[Match]:
         """Every match in ``run`` (only pairs touching ``run.focus`` when it is set)."""
         raise NotImplementedError
+
+    def begin(self, run: SearchRun, settings: Any) -> Pending:
+        """The search of :meth:`find`, begun; its ``result()`` is what ``find`` returns.
+
+        The default searches at once.  A detector whose search can go on in worker
+        processes while the next detectors search (``same_scene``) returns before it ends.
+        """
+        return Done(self.find(run, settings))
 
     def refine(self, run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
         """A second look at every detector's matches (e.g. verification); default: keep all."""

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..policy.config import SEVERITIES, Ctx
-from .base import Detector, PolicyView, section
+from .base import Detector, Pending, PolicyView, section
 
 if TYPE_CHECKING:  # the search is imported where it runs: a policy loads without numpy or OpenCV
     from ..search.kernels import Match
@@ -113,6 +113,12 @@ class SameScene(Detector):
         from . import _scenefind
 
         return _scenefind.find(run, settings, self.name)
+
+    def begin(self, run: SearchRun, settings: SceneSettings) -> Pending:
+        """:meth:`find`, its verification going on in worker processes while the next detectors search."""
+        from . import _scenefind
+
+        return _scenefind.begin(run, settings, self.name)
 
     def refine(self, run: SearchRun, settings: SceneSettings, matches: list[Match]) -> list[Match]:
         """The report's evidence: the matched points of every same-scene match, reused ones too."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from contextlib import ExitStack
 from concurrent.futures import Executor
 from typing import Any
 
@@ -91,18 +92,29 @@ def _sorted(matches: list[Match]) -> list[Match]:
 
 
 def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
-    """Every match the ``chosen`` detectors find in ``run``, sorted, one per pair and detector."""
+    """Every match the ``chosen`` detectors find in ``run``, sorted, one per pair and detector.
+
+    Each detector's search is begun in turn (``Detector.begin``); one that goes on in
+    worker processes (same-scene's verification) works while the next ones search, and
+    its result is taken after them.  Any exception stops what still runs.
+    """
     matches: list[Match] = []
     progress = run.progress
-    for det, settings in chosen:
-        # One stage per detector: a slow one (aligned) shows as itself, not as "searching".
-        progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
-        matches += det.find(run, settings)
-        ticks = run.take_ticks()  # a detector that counted its own blocks (run.ticks)
-        if ticks is not None:
-            ticks.finish()
-        else:
-            progress.advance(len(run.comparisons))
+    with ExitStack() as running:
+        begun = []
+        for det, settings in chosen:
+            # One stage per detector: a slow one (aligned) shows as itself, not as "searching".
+            progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
+            begun.append((det, running.enter_context(det.begin(run, settings))))
+            ticks = run.take_ticks()  # a detector that counted its own blocks (run.ticks)
+            if ticks is not None:
+                ticks.finish()
+            else:
+                progress.advance(len(run.comparisons))
+        for det, pending in begun:
+            if pending.running:
+                progress.start(f"finishing ({det.name})")
+            matches += pending.result()
     progress.done()
     return _sorted(matches)
 

@@ -149,14 +149,58 @@ def _results(fn: Callable, chunks: list, workers: list) -> Iterator:
         if given >= len(chunks):
             break
         for conn in wait([c for c, q in queued.items() if q]):
-            try:
-                ok, payload = conn.recv()
-            except (EOFError, OSError):
-                raise WorkerDied("a decode worker ended without a result (killed from outside, "
-                                 "e.g. by the out-of-memory killer?)") from None
-            if not ok:
-                raise payload
-            done[queued[conn].popleft()] = payload
+            done[queued[conn].popleft()] = _answer(conn)
+
+
+def _answer(conn: Connection) -> list:
+    """One chunk's results from a worker; its exception raised here, its death as WorkerDied."""
+    try:
+        ok, payload = conn.recv()
+    except (EOFError, OSError):
+        raise WorkerDied("a worker ended without a result (killed from outside, "
+                         "e.g. by the out-of-memory killer?)") from None
+    if not ok:
+        raise payload
+    return payload
+
+
+class Running:
+    """``fn`` over ``items`` in ``jobs`` worker processes, one chunk each, dealt at once: they
+    work while the driver does something else (the next detector's search).
+
+    :meth:`results` waits for them and returns every result in order; leaving the
+    context (an exception, a SIGTERM's Terminated) kills whatever still runs, as
+    :func:`map_all` does.  Workers are forked, so ``fn`` may read what the driver
+    set up before (a module's global), without pickling it.
+    """
+
+    def __init__(self, fn: Callable, items: Sequence, jobs: int) -> None:
+        size = -(-len(items) // max(1, min(jobs, len(items))))
+        chunks = [items[k:k + size] for k in range(0, len(items), size)]
+        self.workers: list[tuple[Any, Connection]] = []
+        try:
+            _start(self.workers, len(chunks))
+            for (_, conn), chunk in zip(self.workers, chunks):
+                conn.send((fn, chunk))  # read at once by a worker waiting for it: never blocks for long
+        except BaseException:
+            self.stop()
+            raise
+
+    def results(self) -> list:
+        try:
+            return [r for _, conn in self.workers for r in _answer(conn)]
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        workers, self.workers = self.workers, []
+        _stop(workers)
+
+    def __enter__(self) -> Running:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def _deal(fn: Callable, chunks: list, sent: int, queued: dict[Connection, deque[int]]) -> int:

@@ -149,3 +149,29 @@ def test_loading_a_policy_does_not_import_opencv(reshots: Path) -> None:
             "import pytest_leakcheck.detectors; print('cv2' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_verifying_in_worker_processes_gives_the_report_of_verifying_inline(
+        reshots: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The background path (forked workers verify while aligned searches) changes nothing."""
+    from pytest_leakcheck.report.model import report_dict
+    from pytest_leakcheck.signals.pool import Running
+
+    started = []
+
+    class Counted(Running):
+        def __init__(self, *args, **kwargs) -> None:
+            started.append(args[1])
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(_scenefind, "Running", Counted)
+    monkeypatch.setattr(_scenefind, "BACKGROUND_FROM", 10**9)
+    inline = report_dict(check(reshots / "leakcheck.yaml", use_cache=False, jobs=2))
+    assert not started
+    monkeypatch.setattr(_scenefind, "BACKGROUND_FROM", 1)
+    background = report_dict(check(reshots / "leakcheck.yaml", use_cache=False, jobs=2))
+    assert len(started) == 1 and len(started[0]) >= 4  # the pairs went to the workers
+    for report in (inline, background):
+        report["stats"] = {k: v for k, v in report["stats"].items() if not k.startswith("seconds")}
+    assert background == inline
+    assert any(p["detector"] == "same-scene" for f in background["findings"] for p in f["pairs"])
