@@ -92,6 +92,9 @@ class Detector:
     rank: ClassVar[int]
     #: Whether matches between two unchanged files can be reused from the last full search.
     incremental: ClassVar[bool] = True
+    #: Whether :meth:`begin` may leave work running in worker processes: such a detector's
+    #: search is begun before the others', so that they all search while it works.
+    begins_first: ClassVar[bool] = False
     #: Key of the evidence this detector's matches give a finding, and whether lower is stronger.
     evidence_key: ClassVar[str | None] = None
     lower_is_stronger: ClassVar[bool] = False

@@ -68,6 +68,7 @@ class SameScene(Detector):
     kind = "same-scene"
     rank = 60
     evidence_key = "scene_inliers"
+    begins_first = True  # its verification runs in worker processes while the others search
     default = SceneSettings()
     init_comment = ("Other shots of the same scene (a re-shot, a step aside, a burst), by local\n"
                     "features checked for one geometry (docs/detectors.md). A leak in a\n"

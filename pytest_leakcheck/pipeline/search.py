@@ -102,7 +102,8 @@ def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
     progress = run.progress
     with ExitStack() as running:
         begun = []
-        for det, settings in chosen:
+        # Matches are sorted afterwards, so the order searches begin in changes nothing found.
+        for det, settings in sorted(chosen, key=lambda pair: not pair[0].begins_first):
             # One stage per detector: a slow one (aligned) shows as itself, not as "searching".
             progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
             begun.append((det, running.enter_context(det.begin(run, settings))))
