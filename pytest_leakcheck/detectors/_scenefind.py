@@ -172,9 +172,13 @@ def begin(run: SearchRun, settings: Any, name: str) -> Any:
         return Done(_finish(run, settings, name, search,
                             [S.verify(search.feats, i, j, at_least=warn) for i, j in search.pairs]))
     _SHARED = search
+    work = None
     try:
-        return _Begun(run, settings, name, search, Running(_verify_shared, search.pairs, jobs))
-    except BaseException:
+        work = Running(_verify_shared, search.pairs, jobs)
+        return _Begun(run, settings, name, search, work)
+    except BaseException:  # a SIGTERM's Terminated too: no worker outlives the search
+        if work is not None:
+            work.stop()
         _SHARED = None
         raise
 

@@ -175,3 +175,52 @@ def test_verifying_in_worker_processes_gives_the_report_of_verifying_inline(
         report["stats"] = {k: v for k, v in report["stats"].items() if not k.startswith("seconds")}
     assert background == inline
     assert any(p["detector"] == "same-scene" for f in background["findings"] for p in f["pairs"])
+
+
+def test_a_sigterm_while_workers_verify_stops_them_and_exits_143(reshots: Path, tmp_path: Path) -> None:
+    """Workers left verifying while the next detector searches are killed when the check stops."""
+    import shutil
+    import time
+
+    root = tmp_path / "data"
+    shutil.copytree(reshots, root)
+    pids = tmp_path / "pids"
+    code = f"""
+import os, signal, sys, threading, time
+from pytest_leakcheck.detectors import _scenefind
+from pytest_leakcheck.signals import pool
+_scenefind.BACKGROUND_FROM = 1
+real = _scenefind._verify_shared
+def slow(pair):  # the workers are forked after this is set: they verify for a minute
+    time.sleep(60)
+    return real(pair)
+_scenefind._verify_shared = slow
+start = pool.Running.__init__
+def started(self, *a, **k):
+    start(self, *a, **k)
+    open({str(pids)!r}, "w").write(" ".join(str(p.pid) for p, _ in self.workers))
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+pool.Running.__init__ = started
+from pytest_leakcheck.detectors import aligned
+search = aligned.Aligned.find
+def searching(self, run, settings):  # the SIGTERM comes while aligned searches, the workers busy
+    time.sleep(5)
+    return search(self, run, settings)
+aligned.Aligned.find = searching
+from pytest_leakcheck.cli.app import main
+rc = main(["check", "--policy", {str(root / "leakcheck.yaml")!r}, "--jobs", "2"])
+# Before this process exits (its exit would end daemonic children anyway): are they gone?
+def alive(pid):
+    try:
+        return "State:\tZ" not in open(f"/proc/{{pid}}/status").read()  # a zombie is dead
+    except FileNotFoundError:
+        return False
+workers = [int(p) for p in open({str(pids)!r}).read().split()]
+print("alive", sum(alive(p) for p in workers), len(workers))
+sys.exit(rc)
+"""
+    t = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 143 and "terminated" in out.stderr, out.stderr
+    assert time.monotonic() - t < 30  # it did not wait for the workers' minute
+    assert out.stdout.split()[-3:] == ["alive", "0", "2"], out.stdout
