@@ -12,10 +12,10 @@ look at everyone's matches (``refine``: verification).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from concurrent.futures import Executor
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,8 @@ from ..policy.load import Policy
 from ..progress import SILENT, Progress
 from ..signals.families import Signatures, search_orientations
 from ..store.db import Store
+
+T = TypeVar("T")
 
 
 def comparisons(inv: Inventory, policy: Policy) -> list[tuple[str, str]]:
@@ -91,33 +93,47 @@ def _sorted(matches: list[Match]) -> list[Match]:
     return dedupe(matches)
 
 
-def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
-    """Every match the ``chosen`` detectors find in ``run``, sorted, one per pair and detector.
+def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]], alongside: Sequence[tuple[Detector, Any]] = (),
+         focus: np.ndarray | None = None) -> tuple[list[Match], list[Match]]:
+    """Every match the ``chosen`` detectors find in ``run``, sorted, one per pair and detector;
+    and apart, those of the ``alongside`` detectors (searched with ``focus``, not ``run.focus``).
 
-    Each detector's search is begun in turn (``Detector.begin``); one that goes on in
-    worker processes (same-scene's verification) works while the next ones search, and
-    its result is taken after them.  Any exception stops what still runs.
+    Each chosen detector's search is begun in turn (``Detector.begin``); one that goes on in
+    worker processes (same-scene's verification) works while the others search, the
+    ``alongside`` ones (``aligned``) included, and its result is taken after them.  Any
+    exception stops what still runs.
     """
     matches: list[Match] = []
-    progress = run.progress
+    beside: list[Match] = []
     with ExitStack() as running:
         begun = []
         # Matches are sorted afterwards, so the order searches begin in changes nothing found.
         for det, settings in sorted(chosen, key=lambda pair: not pair[0].begins_first):
-            # One stage per detector: a slow one (aligned) shows as itself, not as "searching".
-            progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
-            begun.append((det, running.enter_context(det.begin(run, settings))))
-            ticks = run.take_ticks()  # a detector that counted its own blocks (run.ticks)
-            if ticks is not None:
-                ticks.finish()
-            else:
-                progress.advance(len(run.comparisons))
+            begun.append((det, running.enter_context(_staged(run, det, lambda: det.begin(run, settings)))))
+        inner, run.focus = run.focus, focus
+        try:
+            for det, settings in alongside:
+                beside += _staged(run, det, lambda: det.find(run, settings))
+        finally:
+            run.focus = inner
         for det, pending in begun:
             if pending.running:
-                progress.start(f"finishing ({det.name})")
+                run.progress.start(f"finishing ({det.name})")
             matches += pending.result()
-    progress.done()
-    return _sorted(matches)
+    run.progress.done()
+    return _sorted(matches), _sorted(beside)
+
+
+def _staged(run: SearchRun, det: Detector, search: Callable[[], T]) -> T:
+    """``search()`` as the detector's own progress stage: a slow one (aligned) shows as itself."""
+    run.progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
+    out = search()
+    ticks = run.take_ticks()  # a detector that counted its own blocks (run.ticks)
+    if ticks is not None:
+        ticks.finish()
+    else:
+        run.progress.advance(len(run.comparisons))
+    return out
 
 
 def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
@@ -126,11 +142,12 @@ def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
     """All matches of the enabled detectors, and the figures they report (``stats``)."""
     enabled = detectors.enabled(policy)
     reusable = [(d, s) for d, s in enabled if d.incremental]
-    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs, progress=progress, executor=executor)
-    matches = find(run, reusable) if focus is not None else _incremental(run, policy, reusable)
+    # Detectors that keep their own incremental state search every time, beside the others.
     slow = [(d, s) for d, s in enabled if not d.incremental]
-    if slow:
-        matches += find(run, slow)
+    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs, progress=progress, executor=executor)
+    matches, beside = (find(run, reusable, slow, focus) if focus is not None
+                       else _incremental(run, policy, reusable, slow))
+    matches += beside
     progress.start("verifying", len(enabled), unit="detector")
     for det, settings in enabled:
         matches = det.refine(run, settings, matches)
@@ -184,17 +201,19 @@ def _unchanged(run: SearchRun, prev: dict[str, np.ndarray]) -> tuple[np.ndarray,
     return changed, new_of_old
 
 
-def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector, Any]]) -> list[Match]:
-    """:func:`find` over the whole dataset, reusing the last full search where nothing changed."""
+def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector, Any]],
+                 alongside: Sequence[tuple[Detector, Any]] = ()) -> tuple[list[Match], list[Match]]:
+    """:func:`find` over the whole dataset, reusing the last full search where nothing changed;
+    and the matches of the ``alongside`` detectors, which search the whole dataset meanwhile."""
     key = _matches_key(policy, chosen, keys.signatures(detectors.families(policy), policy.files.max_pixels))
     prev = run.store.load_snapshot(key)
     if prev is None:
-        result = find(run, chosen)
+        result, beside = find(run, chosen, alongside)
         changed, new_of_old = np.ones(len(run.paths), dtype=bool), np.zeros(0, dtype=np.int64)
     else:
         changed, new_of_old = _unchanged(run, prev)
         run.focus = changed if run.primary is None else with_heads(changed, heads(run.split_of, run.sigs.digests))
-        found = find(run, chosen) if changed.any() else []
+        found, beside = find(run, chosen if changed.any() else [], alongside)
         run.focus = None
         mi, mj = new_of_old[prev["i"]], new_of_old[prev["j"]]
         keep = (mi >= 0) & (mj >= 0)
@@ -208,7 +227,7 @@ def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector
     if prev is None or changed.any() or (new_of_old < 0).any():
         run.store.save_snapshot(key, _match_arrays(run, result), kind="matches")
     _near_misses(run, f"{key}:near-misses", fresh=prev is None, searched=prev is None or bool(changed.any()))
-    return result
+    return result, beside
 
 
 def _near_misses(run: SearchRun, key: str, *, fresh: bool, searched: bool) -> None:
