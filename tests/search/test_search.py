@@ -211,11 +211,11 @@ def test_incremental_search_equals_a_full_search(leaky_dataset: Path, monkeypatc
     searched = []
     real = search.find
 
-    def spy(run, chosen):
+    def spy(run, chosen, *alongside):
         # aligned caches its result whole (tests/detectors/test_aligned.py): count the incremental detectors' searches.
         if any(det.incremental for det, _ in chosen):
             searched.append(None if run.focus is None else run.focus.copy())
-        return real(run, chosen)
+        return real(run, chosen, *alongside)
 
     monkeypatch.setattr(search, "find", spy)
     warm = check(policy, jobs=1)
