@@ -170,11 +170,14 @@ def _normal(m: np.ndarray) -> np.ndarray:
 
 _FINE, _BLUR = (_normal(m) for m in _resample())
 _WIDE = _normal(_gauss(DETAIL_SIGMA))
+# The high pass's blur of each zoom's and of the reference's view, made once, not per pair
+# (their tails would be subnormal again: _normal).
+_WIDE_FINE, _WIDE_BLUR = _normal(_WIDE @ _FINE), _normal(_WIDE @ _BLUR)
 
 
-def _high_pass(m: np.ndarray, grey: np.ndarray) -> np.ndarray:
-    """``m @ g @ m.T`` minus its Gaussian blur (the 2-d high pass, not a product of 1-d ones)."""
-    wide = _normal(_WIDE @ m)  # its tails would be subnormal again (see _normal)
+def _high_pass(m: np.ndarray, wide: np.ndarray, grey: np.ndarray) -> np.ndarray:
+    """``m @ g @ m.T`` minus its Gaussian blur ``wide @ g @ wide.T``, ``wide`` being ``_WIDE @ m``
+    (the 2-d high pass, not a product of 1-d ones)."""
     return m @ grey @ m.swapaxes(-1, -2) - wide @ grey @ wide.swapaxes(-1, -2)
 _HALF = np.kron(np.eye(S // 2, dtype=np.float32), np.full((1, 2), 0.5, np.float32))
 # The 16 px search tries every COARSE_STEP-th zoom; the 32 px search then tries the
@@ -328,12 +331,12 @@ def detail(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.n
     n = len(qgrey)
     side = S - T + 1
     sy, sx = shift // side, shift % side
-    q = _high_pass(_FINE[zoom], _mirror(qgrey, flipped))
+    q = _high_pass(_FINE[zoom], _WIDE_FINE[zoom], _mirror(qgrey, flipped))
     rows = (sy[:, None] + np.arange(T))[:, :, None]
     cols = (sx[:, None] + np.arange(T))[:, None, :]
     w = q[np.arange(n)[:, None, None], rows, cols].reshape(n, T * T)
     off = (S - T) // 2
-    t = _high_pass(_BLUR, np.asarray(rgrey, np.float32))[:, off:off + T, off:off + T].reshape(n, T * T)
+    t = _high_pass(_BLUR, _WIDE_BLUR, np.asarray(rgrey, np.float32))[:, off:off + T, off:off + T].reshape(n, T * T)
     w = w - w.mean(1, keepdims=True)
     t = t - t.mean(1, keepdims=True)
     nw, nt = np.linalg.norm(w, axis=1), np.linalg.norm(t, axis=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ from ..signals.families import Family
 from ..signals.pool import Running
 from ..store import keys
 from . import _scene as S
+from .base import Done
 
 #: Impostors sampled for the calibration (evenly spaced over the usable rows): the levels
 #: rest on the floor unless impostors reach it, so a few hundred tell whether they do
@@ -110,7 +111,7 @@ class _Begun:
     name: str
     search: _Search
     work: Running
-    running: bool = field(default=True)
+    running: bool = True
 
     def result(self) -> list[Match]:
         global _SHARED
@@ -139,6 +140,11 @@ def _verify_shared(pair: tuple[int, int]) -> tuple[int, Any]:
     return S.verify(_SHARED.feats, pair[0], pair[1], at_least=_SHARED.cal["threshold"])
 
 
+def _verified(search: _Search) -> list[tuple[int, Any]]:
+    """(inliers, points) of every pair, here."""
+    return [S.verify(search.feats, i, j, at_least=search.cal["threshold"]) for i, j in search.pairs]
+
+
 def find(run: SearchRun, settings: Any, name: str) -> list[Match]:
     """Matches at or above the warning level (weak below the error level); calibration in ``run.stats``.
 
@@ -148,8 +154,7 @@ def find(run: SearchRun, settings: Any, name: str) -> list[Match]:
     search = _prepare(run, settings)
     if search is None:
         return []
-    warn = search.cal["threshold"]
-    return _finish(run, settings, name, search, [S.verify(search.feats, i, j, at_least=warn) for i, j in search.pairs])
+    return _finish(run, settings, name, search, _verified(search))
 
 
 def begin(run: SearchRun, settings: Any, name: str) -> Any:
@@ -159,8 +164,6 @@ def begin(run: SearchRun, settings: Any, name: str) -> Any:
     Only where that pays and is safe: a full local search (no focus, no cluster) with many
     pairs, and workers that are forked (they read the features without a copy sent).
     """
-    from .base import Done
-
     global _SHARED
     search = _prepare(run, settings)
     if search is None:
@@ -168,9 +171,7 @@ def begin(run: SearchRun, settings: Any, name: str) -> Any:
     jobs = run.jobs or os.cpu_count() or 1
     if (run.focus is not None or run.executor is not None or jobs < 2 or len(search.pairs) < BACKGROUND_FROM
             or multiprocessing.get_start_method() != "fork"):
-        warn = search.cal["threshold"]
-        return Done(_finish(run, settings, name, search,
-                            [S.verify(search.feats, i, j, at_least=warn) for i, j in search.pairs]))
+        return Done(_finish(run, settings, name, search, _verified(search)))
     _SHARED = search
     work = None
     try:

@@ -20,7 +20,7 @@ def _subnormal(m: np.ndarray) -> int:
     return int(((m != 0) & (np.abs(m) < TINY)).sum())
 
 
-@pytest.mark.parametrize("name", ["_FINE", "_BLUR", "_WIDE", "_COARSE"])
+@pytest.mark.parametrize("name", ["_FINE", "_BLUR", "_WIDE", "_COARSE", "_WIDE_FINE", "_WIDE_BLUR"])
 def test_products_of_two_entries_stay_normal(name: str) -> None:
     m = getattr(A, name)
     assert float(np.abs(m[m != 0]).min()) ** 2 >= TINY
@@ -49,7 +49,10 @@ def test_scores_equal_those_of_the_unflushed_matrices(monkeypatch: pytest.Monkey
     fine, blur = A._resample()
     monkeypatch.setattr(A, "_FINE", fine)
     monkeypatch.setattr(A, "_BLUR", blur)
-    monkeypatch.setattr(A, "_WIDE", A._gauss(A.DETAIL_SIGMA))
+    wide = A._gauss(A.DETAIL_SIGMA)
+    monkeypatch.setattr(A, "_WIDE", wide)
+    monkeypatch.setattr(A, "_WIDE_FINE", wide @ fine)
+    monkeypatch.setattr(A, "_WIDE_BLUR", wide @ blur)
     monkeypatch.setattr(A, "_COARSE", np.einsum("ij,sjk->sik", A._HALF, fine[::A.COARSE_STEP]))
     monkeypatch.setattr(A, "_normal", lambda m: m)
     raw = _scores(np.random.default_rng(3))
