@@ -389,7 +389,6 @@ def _pooled(policy: Policy) -> Policy:
     return replace(
         policy,
         splits=(("all", ("**",)),),
-        manifest=None,
         split_sources=None,
         split_names=("all",),
         pairs=(),

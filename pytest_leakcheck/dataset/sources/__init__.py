@@ -13,15 +13,16 @@ from types import ModuleType
 from typing import Any
 
 from ...policy.config import Ctx
-from . import coco, huggingface, table, webdataset, yolo
+from . import coco, huggingface, manifest, table, webdataset, yolo
 from .base import Assignment, Guess, Rows, SourceFile, SplitSources, clean_path
 
 __all__ = ["KINDS", "Assignment", "Guess", "Rows", "SourceFile", "SplitSources", "clean_path", "inputs", "parse",
            "read", "recognise"]
 
-#: Key under ``splits:`` -> module.  ``metadata`` is a table named by one Hugging Face metadata file.
+#: Key under ``splits:`` -> module.  ``metadata`` is a table named by one Hugging Face metadata file;
+#: ``manifest`` the ``path,split[,group]`` table that ``leakcheck split`` writes.
 _MODULES: dict[str, ModuleType] = {
-    "table": table, "metadata": table, "coco": coco, "yolo": yolo, "huggingface": huggingface,
+    "manifest": manifest, "table": table, "metadata": table, "coco": coco, "yolo": yolo, "huggingface": huggingface,
     "webdataset": webdataset,
 }
 KINDS = tuple(_MODULES)
@@ -30,7 +31,7 @@ _RECOGNISE = (table, huggingface, webdataset, yolo, coco)
 
 
 def parse(ctx: Ctx, raw: Any, root: Path) -> SplitSources | None:
-    """``splits: {KIND: ...}`` validated by its module; None for globs or a manifest."""
+    """``splits: {KIND: ...}`` validated by its module; None for glob splits."""
     if not isinstance(raw, dict) or not any(k in raw for k in KINDS):
         return None
     kind = next(k for k in KINDS if k in raw)
@@ -54,6 +55,16 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
         if guess is not None:
             return guess
     return None
+
+
+def missing(spec: SplitSources | None) -> tuple[Path, ...]:
+    """Local files the source names that do not exist (yet: ``leakcheck split`` writes a manifest)."""
+    return tuple(f.path for f in spec.files if isinstance(f.path, Path) and not f.path.is_file()) if spec else ()
+
+
+def missing_fix(spec: SplitSources) -> str:
+    """How to make the file a source names, for the loader's "not found" message."""
+    return getattr(_MODULES[spec.kind], "MISSING_FIX", "fix the path; it is relative to `root`")
 
 
 def inputs(spec: SplitSources | None) -> tuple[Path, ...]:
