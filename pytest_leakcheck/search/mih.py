@@ -130,7 +130,7 @@ def choose(na: int, k_count: int, nb: int, words: int, max_distance: int) -> Pla
     """The cheapest index layout and direction for (Na, K) queries against Nb references."""
     brute = float(na) * k_count * nb * words + _STEP
     best = Plan((), False, math.inf, brute)
-    if brute < _SMALL:  # a few milliseconds of brute force: not worth planning (about 1 ms)
+    if brute < _SMALL:  # so little brute force that planning would cost as much
         return best
     for per_word in range(3, 17):
         chunks = _layout(words, per_word, max_distance)
