@@ -208,7 +208,7 @@ def searching(self, run, settings):  # the SIGTERM comes while aligned searches,
     time.sleep(5)
     return search(self, run, settings)
 aligned.Aligned.find = searching
-from pytest_leakcheck.cli.app import main
+from pytest_leakcheck.cli import main
 rc = main(["check", "--policy", {str(root / "leakcheck.yaml")!r}, "--jobs", "2"])
 # Before this process exits (its exit would end daemonic children anyway): are they gone?
 def alive(pid):

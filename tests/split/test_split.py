@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_USAGE
-from pytest_leakcheck.cli.app import main
+from pytest_leakcheck.cli import main
 from pytest_leakcheck.split.plan import assign, components
 from pytest_leakcheck.testing import brighter, jpeg_quality, photo, save
 
