@@ -75,7 +75,7 @@ def _photo(task: tuple[int, str]) -> None:
 
 def _policy(root: Path) -> str:
     """What ``leakcheck init`` writes for the folder (a train and a test folder)."""
-    from pytest_leakcheck.dataset.recognise import detect, policy_text
+    from pytest_leakcheck.init.recognise import detect, policy_text
 
     return policy_text(detect(root))
 

@@ -90,7 +90,7 @@ def run(root: Path, text: str, jobs: int) -> tuple[float, object, int]:
 
 def init_policy(root: Path) -> str:
     try:
-        from pytest_leakcheck.dataset.recognise import detect, policy_text
+        from pytest_leakcheck.init.recognise import detect, policy_text
     except ImportError:  # the flat tree before the layers move
         from pytest_leakcheck.layout import detect, policy_text
     return policy_text(detect(root))

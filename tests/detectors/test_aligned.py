@@ -250,7 +250,7 @@ def test_policy_errors(tmp_path: Path, body: str, key: str) -> None:
 def test_on_by_default_and_in_what_init_writes(tmp_path: Path) -> None:
     """The schema default and the policy `leakcheck init` writes both turn aligned on, with descriptors."""
     from pytest_leakcheck.detectors import families
-    from pytest_leakcheck.dataset.recognise import detect, policy_text
+    from pytest_leakcheck.init.recognise import detect, policy_text
 
     policy = load(write_policy(tmp_path, POLICY))
     assert policy.detectors.aligned.severity == "error"

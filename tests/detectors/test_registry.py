@@ -15,7 +15,7 @@ import pytest
 
 import pytest_leakcheck
 from pytest_leakcheck import detectors
-from pytest_leakcheck.dataset.recognise import Layout, policy_text
+from pytest_leakcheck.init.recognise import Layout, policy_text
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.render import render
 from pytest_leakcheck.report.model import Finding, Link, Member, Pair, Report
@@ -138,7 +138,7 @@ def test_no_module_outside_detectors_names_a_detector_or_its_signals() -> None:
     words |= {key for d in detectors.registry() for key in d.signal_text}
     words |= {d.evidence_key for d in detectors.registry() if d.evidence_key}
     readers = [*sorted((PACKAGE / "render").glob("*.py")), PACKAGE / "report/model.py",
-               PACKAGE / "dataset/recognise.py"]
+               PACKAGE / "init/recognise.py"]
     named = {}
     for path in readers:
         # String literals only: a docstring or comment may mention a detector as an example.

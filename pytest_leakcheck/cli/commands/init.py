@@ -29,7 +29,7 @@ def init(root: Path, out: Path | None, *, force: bool) -> int:
     out = out or root / DEFAULT_POLICY_NAME
     if out.exists() and not force:
         raise UsageError(f"{out} already exists", fix="pass --force to overwrite it")
-    from ...dataset import recognise
+    from ...init import recognise
 
     found = recognise.detect(root)  # nothing recognised: exit 2, never placeholder globs
     for line in found.found:  # names from the dataset: one log line each

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import detectors
-from . import groupids, sources
-from .sources.base import Assignment, Guess, folders, split_word
+from . import groupids
+from ..dataset import sources
+from ..dataset.sources.base import Assignment, Guess, folders, split_word
 from ..errors import UsageError
 from ..files.escape import yaml_comment, yaml_scalar
 from ..files.globs import literal

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pytest_leakcheck.dataset import groupids
+from pytest_leakcheck.init import groupids
 
 
 def _splits(paths: list[str]) -> dict[str, str]:
