@@ -243,7 +243,7 @@ def _on_sigterm() -> Any:
 
 def _check(args: argparse.Namespace) -> int:
     from ..ci import pullrequest
-    from ..pipeline.core import check
+    from ..pipeline.run import check
     from ..policy.load import load
 
     if args.jobs is not None and args.jobs < 1:
@@ -340,7 +340,7 @@ def _load_policy(args: argparse.Namespace) -> Policy:
 
 
 def _run(args: argparse.Namespace, policy: Policy) -> Report:
-    from ..pipeline.core import check
+    from ..pipeline.run import check
 
     progress = _progress(args)
     report = check(policy=policy, jobs=args.jobs, use_cache=not args.no_cache, progress=progress)
@@ -434,7 +434,7 @@ def _hook(args: argparse.Namespace) -> int:
     staged = classify(policy, args.files)
     if staged.nothing:  # no staged image or policy input: nothing to hash, nothing to import
         return EXIT_CLEAN
-    from ..pipeline.core import check
+    from ..pipeline.run import check
     from ..render import render
 
     if staged.inputs:  # a split, group or verdict may have moved anywhere: check as `check` does

@@ -41,8 +41,11 @@ def run(args: argparse.Namespace, policy_path: Path, write: Callable[..., None])
     if folders is not None:  # repair the tree: the folders are the kept assignment
         names = _folder_names(policy.split_names)
         current = splitapply.current_splits(policy)  # refuses a split glob that matches nothing, as `check` does
-    plan = split.plan(policy, test=args.test or 0.2, val=args.val, seed=args.seed, stratify=args.stratify,
-                      keep=args.keep, names=names, jobs=args.jobs, use_cache=not args.no_cache, current=current)
+    from ..pipeline.options import RunOptions
+
+    shares = split.Shares(args.test or 0.2, args.val, args.seed, args.stratify, names)
+    plan = split.plan(policy, shares, keep=args.keep, current=current,
+                      opts=RunOptions(jobs=args.jobs, use_cache=not args.no_cache))
     # Split names, labels and paths come from the policy and the dataset: one log line each.
     sys.stdout.write(log_text(splitapply.summary(plan, targets=folders is None)))
     if folders is not None:
