@@ -195,9 +195,9 @@ def assign(
         held = keep >= 0
         votes = np.zeros((n_comp, len(t)), dtype=np.int64)
         np.add.at(votes, (comp[held], keep[held]), 1)
-        kept = votes.sum(axis=1) > 0
+        voted = votes.sum(axis=1) > 0
         # The split holding most of a component's files; ties go to the earlier split.
-        out[kept] = votes[kept].argmax(axis=1)
+        out[voted] = votes[voted].argmax(axis=1)
         placed = out[comp] >= 0
         np.subtract.at(deficit, (out[comp][placed], labels[placed]), 1.0)
     _fill(np.flatnonzero(out < 0), lay, deficit, t > 0, rng, out)
