@@ -1,7 +1,8 @@
-"""The stages above the detectors: preflight, signatures, matches, findings, and check()/run() that run them.
+"""The stages above the detectors: preflight, signatures, matches, findings, and run.py's check() that runs them.
 
-``check`` and ``run`` (run.py) are loaded on first use, so that importing one
-stage module does not import the whole assembly.
+``check`` is loaded on first use, so that importing one stage module does not
+import the whole assembly.  ``run()`` is not re-exported: ``pipeline.run`` names
+the module.
 """
 
 from __future__ import annotations
@@ -9,14 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .run import check, run
+    from .run import check
 
-__all__ = ["check", "run"]
+__all__ = ["check"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("check", "run"):
-        from . import run as module
+    if name == "check":
+        from .run import check
 
-        return getattr(module, name)
+        return check
     raise AttributeError(name)

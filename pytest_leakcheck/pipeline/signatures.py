@@ -161,26 +161,25 @@ def _compute_rows(
     error_params = keys.error_params(DECODE_PATH, policy.files.max_pixels)
     wanted = [(f.name, f.params) for f in fams] + [keys.DIMS, ("error", error_params)]
     cached: Cached = store.get_families([d for d in digests if d], wanted)
-    decoded = FreshRows(len(records), {f.name: f.row_bytes for f in fams} | {keys.DIMS[0]: 16},
-                        {f.name for f in fams if f.variable})
-    decoding = _Decoding(records, digests, cached, fams, policy, store, opts, error_params, decoded)
+    fresh_rows = FreshRows(len(records), {f.name: f.row_bytes for f in fams} | {keys.DIMS[0]: 16},
+                           {f.name for f in fams if f.variable})
+    decoding = _Decoding(records, digests, cached, fams, policy, store, opts, error_params, fresh_rows)
     decoding.run()
-    fresh, gone = decoding.decoded, decoding.gone
     hashed = set(to_hash)  # in object storage, digested by the workers' decode (the one download)
     new_files = [(rec.path, rec.size, rec.mtime_ns, digests[i])
                  for i, rec in enumerate(records) if i in hashed and digests[i] is not None]
     if new_files:
         store.put_files(new_files)
     t_decode = time.perf_counter()
-    sigs = _assemble(digests, cached, fams, policy.files.max_pixels, decoded)
-    sigs.errors.update(gone)
+    sigs = _assemble(digests, cached, fams, policy.files.max_pixels, fresh_rows)
+    sigs.errors.update(decoding.gone)
     sigs.errors.update(unread)
     sigs.stats.update({
         "files": len(records),
         "hashed": len(to_hash),
-        "decoded": len(fresh),
+        "decoded": len(decoding.decoded),
         # Files whose signatures all came from the store, renamed copies included.
-        "reused": sum(1 for d in digests if d is not None and d not in fresh),
+        "reused": sum(1 for d in digests if d is not None and d not in decoding.decoded),
         "seconds_hash": round(t_hash - t0, 3),
         "seconds_decode": round(t_decode - t_hash, 3),
         "seconds_total": time.perf_counter() - t0,
@@ -297,6 +296,7 @@ class _Decoding:
     new_files: list[tuple[str, int, int, bytes]] = field(default_factory=list)
 
     def run(self) -> None:
+        """Every round, until no content lacks a family (or every copy of it was tried)."""
         _from_dims(self.cached, self.fams, self.store)
         while True:
             rows, tasks = self.tasks()
