@@ -239,7 +239,8 @@ def _loaded(policy_path: str, root: str | None = None):
     import dataclasses
 
     from pytest_leakcheck.detectors import _alignsearch as search
-    from pytest_leakcheck.pipeline import search as stage
+    from pytest_leakcheck.pipeline import matches as stage
+    from pytest_leakcheck.pipeline.run import RunOptions
     from pytest_leakcheck.pipeline.signatures import compute
     from pytest_leakcheck.dataset import groups, inventory
     from pytest_leakcheck.policy.load import load
@@ -251,8 +252,8 @@ def _loaded(policy_path: str, root: str | None = None):
         policy = dataclasses.replace(policy, root=Path(root))
     inv = groups.resolve(inventory.scan(policy))
     with open_store(locate(inv.policy.cache, inv.policy.store_folders)) as store:
-        sigs = compute(inv.records, inv.policy, store, jobs=2, update_snapshot=False)
-        run = stage.new_run(inv, sigs, inv.policy, store)
+        sigs = compute(inv.records, inv.policy, store, RunOptions(jobs=2), update_snapshot=False)
+        run = stage.new_run(inv, sigs, inv.policy, store, RunOptions())
     index = search.fit(sigs, np.flatnonzero(sigs.valid))
     return sigs, run, search.prepare(sigs, True, index)
 

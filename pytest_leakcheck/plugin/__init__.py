@@ -107,7 +107,7 @@ class LeakcheckSession:
 
     def _run(self) -> Report:
         from ..files.atomic import write_atomic
-        from ..pipeline.core import check
+        from ..pipeline.run import check
         from ..render import render
 
         report = check(policy=self.policy)

@@ -275,15 +275,16 @@ def test_hash_hits_that_do_not_line_up_are_dropped(leaky_dataset: Path) -> None:
     """With aligned on, a hash match between two distinct images is dropped, a real copy kept."""
     from pytest_leakcheck.dataset.inventory import scan
     from pytest_leakcheck.search.kernels import Match
-    from pytest_leakcheck.pipeline.search import new_run
+    from pytest_leakcheck.pipeline.matches import new_run
+    from pytest_leakcheck.pipeline.run import RunOptions
     from pytest_leakcheck.pipeline.signatures import compute
 
     write_policy(leaky_dataset, ALIGNED)
     policy = load(leaky_dataset / "leakcheck.yaml")
     inv = scan(policy)
     with open_store(None) as store:
-        sigs = compute(inv.records, policy, store, jobs=1)
-        run = new_run(inv, sigs, policy, store, jobs=1)
+        sigs = compute(inv.records, policy, store, RunOptions(jobs=1))
+        run = new_run(inv, sigs, policy, store, RunOptions(jobs=1))
         aligned.DETECTOR.find(run, policy.detectors.aligned)  # the calibration refine judges by
         row = {r.path: i for i, r in enumerate(inv.records)}
         real = Match(row["test/jpeg_q40.jpg"], row["train/img_001.jpg"], "phash", 2.0)

@@ -241,7 +241,7 @@ def test_fixture_allows_custom_assertions(pytester: pytest.Pytester) -> None:
 
 COUNTING_CONFTEST = """
 import os
-import pytest_leakcheck.pipeline.core as core
+import pytest_leakcheck.pipeline.run as core
 
 _check = core.check
 

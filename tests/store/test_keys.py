@@ -13,7 +13,7 @@ from pytest_leakcheck.detectors import _alignsearch, _scenefind
 from pytest_leakcheck.detectors.same_scene import DETECTOR as SAME_SCENE
 from pytest_leakcheck.detectors._alignlevels import _key
 from pytest_leakcheck.detectors._alignsearch import DESC_FAMILY
-from pytest_leakcheck.pipeline.search import _matches_key
+from pytest_leakcheck.pipeline.matches import _matches_key
 from pytest_leakcheck.pipeline.signatures import fingerprint
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.store import keys

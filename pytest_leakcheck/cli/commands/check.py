@@ -61,7 +61,7 @@ def executor_address(flag: str | None) -> str | None:
 
 def check(policy_file: Path | None, run_with: Engine, executor: str | None, since: Since, how: Rendering) -> int:
     from ...ci import pullrequest
-    from ...pipeline.core import check as run_check
+    from ...pipeline.run import check as run_check
     from ...policy.load import load
 
     if since.base_report and not since.ref:

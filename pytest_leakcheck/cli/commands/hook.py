@@ -31,7 +31,7 @@ def hook(policy_file: Path | None, files: Sequence[str], max_findings: int) -> i
     staged = classify(policy, files)
     if staged.nothing:  # no staged image or policy input: nothing to hash, nothing to import
         return EXIT_CLEAN
-    from ...pipeline.core import check
+    from ...pipeline.run import check
     from ...render import render
 
     if staged.inputs:  # a split, group or verdict may have moved anywhere: check as `check` does

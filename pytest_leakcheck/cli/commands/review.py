@@ -62,7 +62,7 @@ def _load(given: Path | None) -> Policy:
 
 
 def _run(policy: Policy, run_with: Engine) -> Report:
-    from ...pipeline.core import check
+    from ...pipeline.run import check
 
     timer = output.progress(run_with.quiet)
     found = check(policy=policy, jobs=run_with.jobs, use_cache=run_with.use_cache, progress=timer)

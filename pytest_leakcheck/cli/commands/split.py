@@ -74,10 +74,12 @@ def _plan(args: argparse.Namespace, policy: Policy, names: tuple[str, ...], curr
 
     from ...files.names import log_text
     from ...split import apply as splitapply
+    from ...pipeline.options import RunOptions
     from ...split import plan as planner
 
-    plan = planner.plan(policy, test=args.test or 0.2, val=args.val, seed=args.seed, stratify=args.stratify,
-                        keep=args.keep, names=names, jobs=args.jobs, use_cache=not args.no_cache, current=current)
+    shares = planner.Shares(args.test or 0.2, args.val, args.seed, args.stratify, names)
+    plan = planner.plan(policy, shares, keep=args.keep, current=current,
+                        opts=RunOptions(jobs=args.jobs, use_cache=not args.no_cache))
     sys.stdout.write(log_text(splitapply.summary(plan, targets=targets)))
     return plan
 

@@ -1,4 +1,4 @@
-"""The search stage: every enabled detector over the split pairs the policy compares.
+"""The search stage, producing the matches: every enabled detector over the split pairs the policy compares.
 
 It builds one :class:`~pytest_leakcheck.search.run.SearchRun` and loops over
 the detector registry.  A full check reuses the last full search where
@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from concurrent.futures import Executor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -28,9 +27,11 @@ from ..dataset.inventory import Inventory
 from ..search.kernels import Match, dedupe
 from ..files.names import from_bytes, to_bytes
 from ..policy.load import Policy
-from ..progress import SILENT, Progress
 from ..signals.families import Signatures, search_orientations
 from ..store.db import Store
+
+if TYPE_CHECKING:
+    from .options import RunOptions
 
 T = TypeVar("T")
 
@@ -62,9 +63,9 @@ def _collapsing(policy: Policy) -> bool:
     return any(det.name == "identical-file" for det, _ in detectors.enabled(policy))
 
 
-def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
-            focus: np.ndarray | None = None, jobs: int | None = None, progress: Progress = SILENT,
-            executor: Executor | None = None) -> SearchRun:
+def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, opts: RunOptions, *,
+            focus: np.ndarray | None = None) -> SearchRun:
+    """The :class:`SearchRun` over ``inv``; ``opts.executor`` is a connected executor or ``None``."""
     head = heads([r.split for r in inv.records], sigs.digests) if _collapsing(policy) else None
     primary = None if head is None else head == np.arange(len(head))
     if focus is not None and head is not None:
@@ -79,10 +80,10 @@ def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
         root=policy.root,
         paths=tuple(r.path for r in inv.records),
         max_pixels=policy.files.max_pixels,
-        jobs=jobs,
+        jobs=opts.jobs,
         focus=focus,
-        progress=progress,
-        executor=executor,
+        progress=opts.progress,
+        executor=opts.pool,
         primary=primary,
     )
 
@@ -136,15 +137,15 @@ def _staged(run: SearchRun, det: Detector, search: Callable[[], T]) -> T:
     return out
 
 
-def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, *,
-           focus: np.ndarray | None = None, jobs: int | None = None,
-           progress: Progress = SILENT, executor: Executor | None = None) -> tuple[list[Match], dict[str, Any]]:
+def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, opts: RunOptions, *,
+           focus: np.ndarray | None = None) -> tuple[list[Match], dict[str, Any]]:
     """All matches of the enabled detectors, and the figures they report (``stats``)."""
     enabled = detectors.enabled(policy)
     reusable = [(d, s) for d, s in enabled if d.incremental]
     # Detectors that keep their own incremental state search every time, beside the others.
     slow = [(d, s) for d, s in enabled if not d.incremental]
-    run = new_run(inv, sigs, policy, store, focus=focus, jobs=jobs, progress=progress, executor=executor)
+    run = new_run(inv, sigs, policy, store, opts, focus=focus)
+    progress = opts.progress
     matches, beside = (find(run, reusable, slow, focus) if focus is not None
                        else _incremental(run, policy, reusable, slow))
     matches += beside

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pytest_leakcheck.errors import StoreDamaged
-from pytest_leakcheck.pipeline.fresh import FreshRows
+from pytest_leakcheck.pipeline.decoded_rows import FreshRows
 
 
 def test_a_column_takes_decoded_rows_from_the_buffer_and_the_rest_from_the_store() -> None:

@@ -1,13 +1,11 @@
 """Decoded signature rows, written into one buffer per family as they arrive.
 
-A cold check used to keep every decoded family's bytes in a dict by content
-until all files were decoded, then join them into arrays: at 200,000 images
-2.6 million small bytes objects and dict entries (0.56 GB for 0.34 GB of
-signatures), and the join copied each family once more, so the end of
-decoding was the check's peak (1.38 GB).  Here each row's bytes go straight
-into its family's (N, row bytes) buffer at the file's row, and assembling a
-family is at most one gather.  Rows that come from the store (``cached``)
-are read as before.
+Each row's bytes go straight into its family's (N, row bytes) buffer at the
+file's row, and assembling a family is at most one gather: no small bytes
+object and dict entry per content and family, and no join copying each family
+once more at the end of decoding, where a cold check's memory peaks (measured
+by ``benchmarks/speed.py``).  Rows that come from the store (``cached``) are
+read from it.
 """
 
 from __future__ import annotations
