@@ -11,7 +11,7 @@ do (``tests/store/test_keys.py`` changes every input and checks the key).
 Per-content signature rows are keyed by ``(digest, family, params)``
 (``store/db.py``), where ``params`` is the family's own fingerprint: its
 size, kind and decode path, written where the family is defined
-(``signals/families.py``, ``detectors/aligned.py``).
+(``signals/families.py``, ``detectors/aligned/__init__.py``).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ SNAPSHOT_VERSION = "snapshot-v2"
 #: v3: matches carry the weak flag, and hash pairs are searched both ways.
 # v4: only the first exact copy in each split is searched (trust-bounds).
 MATCHES_VERSION = "matches-v4"
-#: The aligned detector's model and pairs (``detectors/_alignstate.py``).
+#: The aligned detector's model and pairs (``detectors/aligned/state.py``).
 #: v5: stored pairs and levels, content-keyed samples, the inverted file.
 # v6: small-data error floor and the hair above the error level (the quality branch).
 ALIGNED_VERSION = "aligned-v6"
-#: same-scene's calibrated levels and matched points (``detectors/_scenefind.py``), and
+#: same-scene's calibrated levels and matched points (``detectors/same_scene/find.py``), and
 #: its matches' parameters.  v2: RANSAC only past the tentative-match gate (impostors too),
 #: keypoints from the shared decode.
 SAME_SCENE_VERSION = "same-scene-v2"

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import detectors
-from pytest_leakcheck.detectors import _alignsearch, _scenefind
+from pytest_leakcheck.detectors.aligned import pairs
+from pytest_leakcheck.detectors.same_scene import find
 from pytest_leakcheck.detectors.same_scene import DETECTOR as SAME_SCENE
-from pytest_leakcheck.detectors._alignlevels import _key
-from pytest_leakcheck.detectors._alignsearch import DESC_FAMILY
+from pytest_leakcheck.detectors.aligned.levels import _key
+from pytest_leakcheck.detectors.aligned.pairs import DESC_FAMILY
 from pytest_leakcheck.pipeline.search import _matches_key
 from pytest_leakcheck.pipeline.signatures import fingerprint
 from pytest_leakcheck.policy.load import load
@@ -72,13 +73,13 @@ def _keys(tmp_path: Path, text: str) -> dict[str, str]:
     comparisons = list(policy.pairs)
     if policy.within_split != "off":
         comparisons += [("train", "train"), ("test", "test")]
-    plan = _alignsearch.plan({}, comparisons, [], policy.detectors.aligned.candidates,
+    plan = pairs.plan({}, comparisons, [], policy.detectors.aligned.candidates,
                              "hflip" in policy.orientations)
     scene = policy.detectors.of(SAME_SCENE)
     return {"signatures": snap, "fingerprint": fingerprint(policy), "matches": _matches_key(policy, enabled, snap),
             "aligned": _key(policy.detectors.aligned, plan),
-            "scene levels": _scenefind.store_key("calibration", scene, comparisons),
-            "scene points": _scenefind.store_key("points", scene, comparisons)}
+            "scene levels": find.store_key("calibration", scene, comparisons),
+            "scene points": find.store_key("points", scene, comparisons)}
 
 
 @pytest.mark.parametrize("change", sorted(FAMILY_CHANGES))
@@ -124,7 +125,7 @@ def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path) ->
     assert DESC_FAMILY in fams
     base_snap = keys.signatures(fams, 100)
     base_fpr = keys.fingerprint(fams, "decode", "pixels")
-    plan = _alignsearch.plan({}, [("train", "test")], [], 8, True)
+    plan = pairs.plan({}, [("train", "test")], [], 8, True)
     for n, fam in enumerate(fams):
         changed = [*fams]
         changed[n] = dataclasses.replace(fam, params=fam.params + ";v-next")
@@ -133,9 +134,9 @@ def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path) ->
     assert keys.fingerprint(fams, "decode-next", "pixels") != base_fpr
     assert keys.fingerprint(fams, "decode", "pixels-next") != base_fpr
     scene = policy.detectors.of(SAME_SCENE)
-    bumped = dataclasses.replace(_scenefind.FAMILY, params=_scenefind.FAMILY.params + ";v-next")
+    bumped = dataclasses.replace(find.FAMILY, params=find.FAMILY.params + ";v-next")
     assert (keys.same_scene("calibration", scene, bumped, [("train", "test")])
-            != keys.same_scene("calibration", scene, _scenefind.FAMILY, [("train", "test")]))
+            != keys.same_scene("calibration", scene, find.FAMILY, [("train", "test")]))
     bumped = dataclasses.replace(DESC_FAMILY, params=DESC_FAMILY.params + ";v-next")
     assert (keys.aligned(policy.detectors.aligned, True, plan.targets, bumped)
             != keys.aligned(policy.detectors.aligned, True, plan.targets, DESC_FAMILY))

@@ -9,7 +9,7 @@ rare LSH words of those descriptors are candidates (a re-shot inside one split
 leaks nothing), and a
 candidate is a match when a homography carries enough of its matched
 keypoints onto each other (inliers of a vectorised RANSAC).  The arithmetic is
-in ``_scene.py``; OpenCV is imported only there, only when computing.
+in ``features.py``; OpenCV is imported only there, only when computing.
 
 Whether a re-shot is a leak depends on the task: in a classification
 benchmark it is (ciFAIR replaced "very similar" test images too), in instance
@@ -31,13 +31,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import SEVERITIES, Ctx
-from .base import Detector, Pending, PolicyView, section
+from ...policy.config import SEVERITIES, Ctx
+from ..base import Detector, Pending, PolicyView, section
 
 if TYPE_CHECKING:  # the search is imported where it runs: a policy loads without numpy or OpenCV
-    from ..search.kernels import Match
-    from ..search.run import SearchRun
-    from ..signals.families import Family
+    from ...search.kernels import Match
+    from ...search.run import SearchRun
+    from ...signals.families import Family
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class SameScene(Detector):
         )
 
     def families(self, settings: SceneSettings, policy: PolicyView) -> tuple[Family, ...]:
-        from ._scenefind import FAMILY
+        from .find import FAMILY
 
         return () if settings.severity == "off" else (FAMILY,)
 
@@ -109,23 +109,23 @@ class SameScene(Detector):
         """Matches at or above the warning level (weak below the error level); calibration in ``run.stats``.
 
         Incremental: with a focus (new or changed files) only pairs touching
-        them are verified, at the levels the last full search calibrated (``_scenefind.find``).
+        them are verified, at the levels the last full search calibrated (``find.find``).
         """
-        from . import _scenefind
+        from . import find
 
-        return _scenefind.find(run, settings, self.name)
+        return find.find(run, settings, self.name)
 
     def begin(self, run: SearchRun, settings: SceneSettings) -> Pending:
         """:meth:`find`, its verification going on in worker processes while the next detectors search."""
-        from . import _scenefind
+        from . import find
 
-        return _scenefind.begin(run, settings, self.name)
+        return find.begin(run, settings, self.name)
 
     def refine(self, run: SearchRun, settings: SceneSettings, matches: list[Match]) -> list[Match]:
         """The report's evidence: the matched points of every same-scene match, reused ones too."""
-        from . import _scenefind
+        from . import find
 
-        return _scenefind.refine(run, settings, matches, self.name)
+        return find.refine(run, settings, matches, self.name)
 
     def strength(self, match: Match, settings: SceneSettings) -> float:
         # Inliers on a 0..1 scale: the floor maps to about 0.5, twice the floor to about 0.75.
@@ -142,17 +142,9 @@ class SameScene(Detector):
         return out + ")"
 
     def params(self, settings: SceneSettings) -> str:
-        from ._scenefind import _params
+        from . import find
 
-        return _params(settings)
+        return find.params(settings)
 
 
 DETECTOR = SameScene()
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("levels", "FAMILY", "IMPOSTORS", "IMPOSTOR_CANDIDATES", "POINTS"):  # moved to _scenefind
-        from . import _scenefind
-
-        return getattr(_scenefind, name)
-    raise AttributeError(name)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..signals.decode import DETAIL, DETAIL_FROM
+from ...signals.decode import DETAIL, DETAIL_FROM
 
 #: Keypoints kept per image (strongest first): the row size in the store.
 FEATURES = 192

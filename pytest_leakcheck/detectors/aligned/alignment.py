@@ -9,7 +9,7 @@ same photograph.  Per image we cache two tiny descriptors computed from one
   colour changes.
 
 Each query gets its top-k neighbours by the (PCA-reduced) gradient
-descriptor, for itself and its mirror image (``_retrieve.py``).  Each candidate is aligned by
+descriptor, for itself and its mirror image (``multiview.py``).  Each candidate is aligned by
 normalised cross-correlation of lightly blurred grey images over zoom x
 shift, first at 16 px, then at 32 px around the best coarse alignment, and
 judged by the correlation of detail (high-pass images) there: plain grey
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import orientation as _orientation
+from ... import orientation as _orientation
 
 S = 32  # side of the descriptor square
 SCALES = (0.8, 0.86, 0.93, 1.0, 1.07, 1.16, 1.25)  # ~7 % steps: < 0.5 px error at the crop edge

@@ -2,7 +2,7 @@
 the data, and each query's top-k references by blocked products, in linear memory.
 
 The descriptors themselves, and everything after retrieval (alignment, the
-verdict, calibration), are in ``_align.py``.
+verdict, calibration), are in ``alignment.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..search import lists
+from . import lists
 
 R = TypeVar("R")
 
