@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from growth import smooth_greys  # noqa: E402
 
-from pytest_leakcheck.detectors.aligned import alignment, pairs  # noqa: E402
+from pytest_leakcheck.detectors.aligned import descriptors, pairs  # noqa: E402
 from pytest_leakcheck.detectors.aligned import DETECTOR, AlignedSettings  # noqa: E402
 from pytest_leakcheck.search.run import SearchRun  # noqa: E402
 from pytest_leakcheck.signals.executors import connect  # noqa: E402
@@ -50,7 +50,7 @@ def rows(n: int, seed: int = 0) -> Signatures:
     copies = rng.choice(n, size=2 * (n // 100), replace=False).reshape(2, -1)
     shifted = np.roll(grey[copies[0]], 1, axis=2).astype(np.float32) + rng.normal(0, 3, (copies.shape[1], 32, 32))
     grey[copies[1]] = np.clip(shifted, 0, 255).astype(np.uint8)
-    hog = np.concatenate([alignment.hog(grey[a:a + 8192].astype(np.float32)).astype(np.float16)
+    hog = np.concatenate([descriptors.hog(grey[a:a + 8192].astype(np.float32)).astype(np.float16)
                           for a in range(0, n, 8192)])
     digests = tuple(rng.bytes(32) for _ in range(n))
     return Signatures(digests, np.ones(n, bool), {}, np.full((n, 2), 32, np.int64),

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageFilter
 
-from pytest_leakcheck.detectors.aligned import alignment, hires, hires_levels
+from pytest_leakcheck.detectors.aligned import alignment, descriptors, families, hires, hires_levels
 from pytest_leakcheck.signals.decode import decode
 from pytest_leakcheck.testing import photo
 
@@ -36,9 +36,9 @@ def squares(img: Image.Image) -> tuple[np.ndarray, np.ndarray]:
     buf = io.BytesIO()
     img.convert("RGB").save(buf, "JPEG", quality=90)
     decoded = decode(buf.getvalue(), 10**9, colour=alignment.S)
-    fine = hires.square(hires.FINE_FAMILY.compute(decoded, hires.FINE_FAMILY))
+    fine = hires.square(families.HIRES_FAMILY.compute(decoded, families.HIRES_FAMILY))
     assert fine is not None, "not a large image"
-    return alignment.describe(np.asarray(decoded.colour))["grey32"], fine
+    return descriptors.describe(np.asarray(decoded.colour))["grey32"], fine
 
 
 def lookalike(a: Image.Image, b: Image.Image, radius: float = 8) -> Image.Image:

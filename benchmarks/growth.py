@@ -165,12 +165,12 @@ def smooth_greys(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def _sim_sigs(n: int, seed: int):
-    from pytest_leakcheck.detectors.aligned import alignment
+    from pytest_leakcheck.detectors.aligned import descriptors
     from pytest_leakcheck.signals.families import Signatures
 
     rng = np.random.default_rng(seed)
     grey = smooth_greys(rng, n)
-    hog = np.concatenate([alignment.hog(grey[a:a + 8192].astype(np.float32)).astype(np.float16)
+    hog = np.concatenate([descriptors.hog(grey[a:a + 8192].astype(np.float32)).astype(np.float16)
                           for a in range(0, n, 8192)])
     digests = tuple(rng.bytes(32) for _ in range(n))
     return Signatures(digests, np.ones(n, bool), {}, np.full((n, 2), 32, np.int64),

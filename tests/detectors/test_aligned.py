@@ -11,7 +11,7 @@ from PIL import Image, ImageFilter
 
 from pytest_leakcheck import check
 from pytest_leakcheck.detectors import aligned
-from pytest_leakcheck.detectors.aligned import alignment, levels, pairs
+from pytest_leakcheck.detectors.aligned import alignment, descriptors, levels, pairs
 from pytest_leakcheck.search import multiview
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy.load import load
@@ -122,10 +122,10 @@ def test_levels_state_their_sampling_noise() -> None:
 def test_mirror_and_upside_down_descriptors_are_permutations() -> None:
     """The mirrored and upside-down gradient descriptors are index maps of the cached one, exactly."""
     g = np.random.default_rng(0).uniform(0, 255, (4, alignment.S, alignment.S)).astype(np.float32)
-    h = alignment.hog(g)
-    assert np.allclose(alignment.hog(np.ascontiguousarray(g[:, :, ::-1]))[:, :], h[:, alignment.HOG_HFLIP], atol=1e-6)
-    assert np.allclose(alignment.hog(np.ascontiguousarray(g[:, ::-1, ::-1])), h[:, alignment.HOG_ROT180], atol=1e-6)
-    assert not np.allclose(h, h[:, alignment.HOG_HFLIP])
+    h = descriptors.hog(g)
+    assert np.allclose(descriptors.hog(np.ascontiguousarray(g[:, :, ::-1]))[:, :], h[:, descriptors.HOG_HFLIP], atol=1e-6)
+    assert np.allclose(descriptors.hog(np.ascontiguousarray(g[:, ::-1, ::-1])), h[:, descriptors.HOG_ROT180], atol=1e-6)
+    assert not np.allclose(h, h[:, descriptors.HOG_HFLIP])
 
 
 def test_topk_equals_a_full_sort() -> None:
@@ -324,7 +324,7 @@ def test_pair_verdict_does_not_depend_on_which_file_is_in_which_split(tmp_path: 
 def _grey(img: Image.Image) -> np.ndarray:
     """The cached grey descriptor of an image, as the decode computes it from its 32 px colour square."""
     square = np.asarray(img.convert("RGB").resize((alignment.S, alignment.S), Image.Resampling.BOX))
-    return alignment.describe(square)["grey32"].astype(np.float32)[None]
+    return descriptors.describe(square)["grey32"].astype(np.float32)[None]
 
 
 def _detail_score(query: Image.Image, reference: Image.Image) -> float:

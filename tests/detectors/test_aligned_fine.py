@@ -11,7 +11,7 @@ from PIL import Image, ImageFilter
 
 from pytest_leakcheck import check
 from pytest_leakcheck.detectors import aligned
-from pytest_leakcheck.detectors.aligned import alignment, hires, hires_levels, levels, pairs
+from pytest_leakcheck.detectors.aligned import alignment, descriptors, families, hires, hires_levels, levels, pairs
 from pytest_leakcheck.render.text import render as render_text
 from pytest_leakcheck.signals.decode import decode
 from pytest_leakcheck.testing import jpeg_quality, photo, save
@@ -127,7 +127,7 @@ def _sign(img: Image.Image, **options: object) -> bytes:
     buf = io.BytesIO()
     img.save(buf, "JPEG", **options)
     decoded = decode(buf.getvalue(), 10**8, colour=32)
-    return hires.FINE_FAMILY.compute(decoded, hires.FINE_FAMILY)
+    return families.HIRES_FAMILY.compute(decoded, families.HIRES_FAMILY)
 
 
 def test_only_large_images_store_a_fine_square() -> None:
@@ -146,9 +146,9 @@ def test_the_fine_square_lines_up_with_the_32_px_one() -> None:
     buf = io.BytesIO()
     img.save(buf, "JPEG", quality=95)
     decoded = decode(buf.getvalue(), 10**8, colour=32)
-    fine = hires.square(hires.FINE_FAMILY.compute(decoded, hires.FINE_FAMILY))
+    fine = hires.square(families.HIRES_FAMILY.compute(decoded, families.HIRES_FAMILY))
     reduced = fine.reshape(32, 3, 32, 3).astype(np.float32).mean((1, 3))
-    grey32 = alignment.describe(np.asarray(decoded.colour))["grey32"].astype(np.float32)
+    grey32 = descriptors.describe(np.asarray(decoded.colour))["grey32"].astype(np.float32)
     assert np.corrcoef(reduced.ravel(), grey32.ravel())[0, 1] > 0.99
 
 
@@ -179,7 +179,7 @@ def test_small_images_never_enter_the_fine_path(tmp_path: Path, monkeypatch: pyt
     with_fine = check(tmp_path / "leakcheck.yaml", use_cache=False)
     assert with_fine.findings  # the copies are there to be judged
     monkeypatch.setattr(aligned.Aligned, "families",
-                        lambda self, s, p: () if s.severity == "off" else (pairs.DESC_FAMILY,))
+                        lambda self, s, p: () if s.severity == "off" else (families.DESC_FAMILY,))
     without = check(tmp_path / "leakcheck.yaml", use_cache=False)
     assert [(f.kind, f.severity, [m.path for m in f.members]) for f in with_fine.findings] == \
         [(f.kind, f.severity, [m.path for m in f.members]) for f in without.findings]
@@ -199,8 +199,8 @@ def test_an_upgrade_decodes_no_small_image_again(tmp_path: Path, monkeypatch: py
     (tmp_path / "leakcheck.yaml").write_text(POLICY)
     with monkeypatch.context() as m:  # the detector as it was: its descriptors alone, its model keyed by them
         m.setattr(aligned.Aligned, "families",
-                  lambda self, s, p: () if s.severity == "off" else (pairs.DESC_FAMILY,))
-        m.setattr(levels, "_KEYED", pairs.DESC_FAMILY)
+                  lambda self, s, p: () if s.severity == "off" else (families.DESC_FAMILY,))
+        m.setattr(levels, "_KEYED", families.DESC_FAMILY)
         before = check(tmp_path / "leakcheck.yaml")
     assert before.stats["decoded"] == 8
     after = check(tmp_path / "leakcheck.yaml")

@@ -79,7 +79,7 @@ def test_families_reading_the_shared_grey_content_give_what_converting_again_gav
     import io
     import zlib
 
-    from pytest_leakcheck.detectors.aligned import hires
+    from pytest_leakcheck.detectors.aligned import families, hires
     from pytest_leakcheck.signals.decode import BASE, decode, detail_grey
 
     framed = Image.new("RGB", (640, 480), (0, 0, 0))
@@ -95,7 +95,7 @@ def test_families_reading_the_shared_grey_content_give_what_converting_again_gav
         if min(d.content.size) >= hires.FINE_FROM:
             square = np.asarray(d.content.convert("L").resize((hires.F, hires.F), lanczos, reducing_gap=3.0), np.uint8)
             want = b"\1" + zlib.compress(np.diff(square, axis=1, prepend=np.uint8(0)).tobytes(), 1)
-            assert hires._row(d, hires.FINE_FAMILY) == want
+            assert hires.row(d, families.HIRES_FAMILY) == want
         if max(d.upright.size) >= 160:
             want_grey = d.upright.convert("L")
             if max(want_grey.size) > 160:

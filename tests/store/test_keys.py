@@ -13,7 +13,7 @@ from pytest_leakcheck.detectors.aligned import pairs
 from pytest_leakcheck.detectors.same_scene import find
 from pytest_leakcheck.detectors.same_scene import DETECTOR as SAME_SCENE
 from pytest_leakcheck.detectors.aligned.levels import _key
-from pytest_leakcheck.detectors.aligned.pairs import DESC_FAMILY
+from pytest_leakcheck.detectors.aligned.families import DESC_FAMILY
 from pytest_leakcheck.pipeline.search import _matches_key
 from pytest_leakcheck.pipeline.signatures import fingerprint
 from pytest_leakcheck.policy.load import load

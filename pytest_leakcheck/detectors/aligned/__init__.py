@@ -83,10 +83,9 @@ class Aligned(Detector):
         )
 
     def families(self, settings: AlignedSettings, policy: PolicyView) -> tuple[Family, ...]:
-        from .hires import FINE_FAMILY
-        from .pairs import DESC_FAMILY
+        from .families import DESC_FAMILY, HIRES_FAMILY
 
-        return () if settings.severity == "off" else (DESC_FAMILY, FINE_FAMILY)
+        return () if settings.severity == "off" else (DESC_FAMILY, HIRES_FAMILY)
 
     def orientations(self, settings: AlignedSettings, policy: PolicyView) -> tuple[str, ...]:
         """Identity, and the mirror when the policy asks for it: no rotations."""

@@ -61,7 +61,7 @@ _CHUNK = 32  # pairs per block
 # The family: one flag byte, then the square for large images only
 
 
-def _row(decoded: Decoded, family: Family) -> bytes:
+def row(decoded: Decoded, family: Family) -> bytes:
     """``\\x01`` and the F x F grey square of the content, packed (:func:`square` unpacks it), or
     ``\\x00`` alone for a small image.
 
@@ -99,12 +99,11 @@ FINE_PARAMS = "fine-" + hashlib.blake2b(f"grey{F}-dzip;from{FINE_FROM};{DECODE_P
                                         digest_size=8).hexdigest()
 
 
-def _small(width: int, height: int) -> bytes | None:
+def small(width: int, height: int) -> bytes | None:
     """A file under FINE_FROM px on a side decodes to less (a decode never enlarges): its row, undecoded."""
     return b"\0" if min(width, height) < FINE_FROM else None
 
 
-FINE_FAMILY = Family("fine", FINE_PARAMS, (("fine", "u1", 1),), _row, variable=True, from_dims=_small)
 
 
 @lru_cache(maxsize=4)

@@ -23,7 +23,7 @@ import numpy as np
 from ...search.run import SearchRun
 from ...signals.families import Signatures
 from ...store.db import Store
-from . import alignment
+from . import alignment, descriptors, families
 from . import hires
 from . import pairs
 
@@ -64,7 +64,7 @@ def large(sigs: Signatures) -> np.ndarray:
 def squares(store: Store, digests: Sequence[bytes], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The fine squares of ``rows`` from the store (the signatures hold only each row's flag):
     (n, F, F) uint8, and whether each was found."""
-    fam = hires.FINE_FAMILY
+    fam = families.HIRES_FAMILY
     stored = store.get_signatures([digests[r] for r in rows], fam.name, fam.params)
     out = np.zeros((len(rows), hires.F, hires.F), np.uint8)
     found = np.zeros(len(rows), bool)
@@ -141,7 +141,7 @@ def calibration(run: SearchRun, data: pairs.Data, p: pairs.Plan, turned_copy: fl
         return {}
     pick = pairs.by_content(run.sigs.digests, rows, FINE_IMPOSTORS)
     q, r, f = _impostor_pairs(data, p, pick, big, turned_copy)
-    fam = hires.FINE_FAMILY
+    fam = families.HIRES_FAMILY
     imp = np.zeros(0, np.float32)
     if len(q):
         need = np.unique(np.concatenate([q, r]))
@@ -172,8 +172,8 @@ def _impostor_pairs(data: pairs.Data, p: pairs.Plan, pick: np.ndarray, big: np.n
         rows = pick[p.split_of[pick] == a]
         if not len(rows):
             continue
-        hog = data.hog[rows][:, alignment.HOG_ROT180].astype(np.float32)
-        views = [data.index.project(hog), *([data.index.project(hog[:, alignment.HOG_HFLIP])] if p.mirror else [])]
+        hog = data.hog[rows][:, descriptors.HOG_ROT180].astype(np.float32)
+        views = [data.index.project(hog), *([data.index.project(hog[:, descriptors.HOG_HFLIP])] if p.mirror else [])]
         cand, flip = pairs.retrieve(data, p, a, rows, views)
         cand, flip = cand.reshape(len(rows), -1), flip.reshape(len(rows), -1)
         cand = np.where((cand >= 0) & big[np.maximum(cand, 0)], cand, -1)

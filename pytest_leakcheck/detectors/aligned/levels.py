@@ -22,8 +22,7 @@ from . import hires_levels
 from . import pairs
 from . import state
 from .alignment import calibrate
-from .hires import FINE_FAMILY
-from .pairs import DESC_FAMILY
+from .families import DESC_FAMILY, HIRES_FAMILY
 
 #: What alignment covers: the mirror is one of the views every query is verified in.
 COVERED = ("identity", "hflip")
@@ -39,7 +38,7 @@ class _Families:
 
 #: The stored model holds the fine level too: a model from before it (or from another fine
 #: square) is estimated again, not read without one.
-_KEYED = _Families(f"{DESC_FAMILY.name}+{FINE_FAMILY.name}", f"{DESC_FAMILY.params}+{FINE_FAMILY.params}")
+_KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}", f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}")
 
 
 def _key(det: Any, p: pairs.Plan) -> str:

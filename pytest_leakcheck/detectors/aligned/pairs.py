@@ -14,8 +14,6 @@ this module plans the search over splits:
   ``calibration``/``matches`` turn the scores into the two levels and the
   matches above them.
 
-It also holds the ``desc`` family the search reads (``DESC_FAMILY``).
-
 The verification and calibration blocks run on this process's threads, or,
 given a :data:`Farm` (``cluster``: the owner's Dask cluster), wherever it
 sends them: the same module-level block functions, the same inputs per block,
@@ -31,26 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ...signals.decode import COLOUR, DECODE_PATH, Decoded
-from ...signals.families import Family, Signatures
-from . import alignment
+from ...signals.families import Signatures
+from . import alignment, descriptors
 from ...search import multiview
-
-#: The descriptors, in the order they are packed into the family's bytes: dtype and values per image.
-DESCRIPTORS = {"grey32": ("u1", 1024), "hog": ("<f2", 128)}
-
-
-def _desc(decoded: Decoded, family: Family) -> bytes:
-    out = alignment.describe(np.asarray(decoded.colour))
-    return b"".join(out[d].tobytes() for d in DESCRIPTORS)
-
-
-DESC_FAMILY = Family(
-    # v2: the unused 8x8 colour layout is no longer computed or stored.
-    "desc", f"{'+'.join(DESCRIPTORS)};rgb{COLOUR}-box;{DECODE_PATH};v2",
-    tuple((f"desc:{name}", dtype, width) for name, (dtype, width) in DESCRIPTORS.items()),
-    _desc, colour=True,
-)
 
 # Query rows per verification block; their candidate lists are padded to the block's longest.
 _BLOCK = 1024
@@ -215,7 +196,7 @@ def retrieve(data: Data, p: Plan, a: str, qrows: np.ndarray,
     """(n, G, k) global candidate rows of split-``a`` rows in each split ``a`` asks (-1 padded), and mirror flags."""
     if views is None:
         mirrored = p.mirror and data.mirror and data.index is not None
-        views = [data.vec[qrows], *([_project(data.index, data.hog[qrows], alignment.HOG_HFLIP)] if mirrored else [])]
+        views = [data.vec[qrows], *([_project(data.index, data.hog[qrows], descriptors.HOG_HFLIP)] if mirrored else [])]
     out = np.full((len(qrows), len(p.targets[a]), p.k), -1, np.int64)
     flip = np.zeros(out.shape, bool)
     for g, b in enumerate(p.targets[a]):
@@ -462,8 +443,8 @@ def impostor_block(data: Data, p: Plan, job: tuple[str, np.ndarray]) -> np.ndarr
 def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarray:
     """(n, G): each upside-down row's best score in each split it asks."""
     assert data.index is not None
-    hog = data.hog[rows][:, alignment.HOG_ROT180].astype(np.float32)
-    views = [data.index.project(hog), *([data.index.project(hog[:, alignment.HOG_HFLIP])] if p.mirror else [])]
+    hog = data.hog[rows][:, descriptors.HOG_ROT180].astype(np.float32)
+    views = [data.index.project(hog), *([data.index.project(hog[:, descriptors.HOG_HFLIP])] if p.mirror else [])]
     grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1])
     cand, flip = retrieve(data, p, a, rows, views)
     n, groups = len(rows), len(p.targets[a])
