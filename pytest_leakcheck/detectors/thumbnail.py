@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..policy.config import SEVERITIES, Ctx
 from ..search import BACKENDS
 from .base import Detector, PolicyView, section
-from .phash import far, hash_distance
+from .hashing import far, hash_distance
 
 if TYPE_CHECKING:
     from ..search.run import SearchRun
