@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import detectors
-from pytest_leakcheck.detectors.aligned import pairs
+from pytest_leakcheck.detectors.aligned import pairs, state
 from pytest_leakcheck.detectors.same_scene import find
 from pytest_leakcheck.detectors.same_scene import DETECTOR as SAME_SCENE
 from pytest_leakcheck.detectors.aligned.levels import _key
@@ -117,7 +117,7 @@ def test_the_pixel_limit_changes_the_snapshot_and_error_keys(tmp_path: Path) -> 
     assert keys.error_params("path", 10) != keys.error_params("path", 11)
 
 
-def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path) -> None:
+def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever a family's fingerprint holds (sizes, kind, decode path, its version), a change to it
     changes the snapshot key, the fingerprint and, for aligned's descriptors, the aligned key."""
     policy = load(write_policy(tmp_path, BASE))
@@ -134,21 +134,22 @@ def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path) ->
     assert keys.fingerprint(fams, "decode-next", "pixels") != base_fpr
     assert keys.fingerprint(fams, "decode", "pixels-next") != base_fpr
     scene = policy.detectors.of(SAME_SCENE)
-    bumped = dataclasses.replace(find.FAMILY, params=find.FAMILY.params + ";v-next")
-    assert (keys.same_scene("calibration", scene, bumped, [("train", "test")])
-            != keys.same_scene("calibration", scene, find.FAMILY, [("train", "test")]))
+    before = find.store_key("calibration", scene, [("train", "test")])
+    with monkeypatch.context() as m:
+        m.setattr(find, "FAMILY", dataclasses.replace(find.FAMILY, params=find.FAMILY.params + ";v-next"))
+        assert find.store_key("calibration", scene, [("train", "test")]) != before
     bumped = dataclasses.replace(DESC_FAMILY, params=DESC_FAMILY.params + ";v-next")
-    assert (keys.aligned(policy.detectors.aligned, True, plan.targets, bumped)
-            != keys.aligned(policy.detectors.aligned, True, plan.targets, DESC_FAMILY))
+    assert (state.store_key(policy.detectors.aligned, True, plan.targets, bumped)
+            != state.store_key(policy.detectors.aligned, True, plan.targets, DESC_FAMILY))
 
 
 def test_versions_reach_their_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base = _keys(tmp_path, BASE)
-    for name, which in (("SNAPSHOT_VERSION", "signatures"), ("MATCHES_VERSION", "matches"),
-                        ("ALIGNED_VERSION", "aligned"), ("SAME_SCENE_VERSION", "scene levels"),
-                        ("SAME_SCENE_VERSION", "scene points"), ("SAME_SCENE_VERSION", "matches")):
+    for module, name, which in ((keys, "SNAPSHOT_VERSION", "signatures"), (keys, "MATCHES_VERSION", "matches"),
+                                (state, "STORE_VERSION", "aligned"), (find, "STORE_VERSION", "scene levels"),
+                                (find, "STORE_VERSION", "scene points"), (find, "STORE_VERSION", "matches")):
         with monkeypatch.context() as m:
-            m.setattr(keys, name, getattr(keys, name) + "-next")
+            m.setattr(module, name, getattr(module, name) + "-next")
             assert _keys(tmp_path, BASE)[which] != base[which], name
     with monkeypatch.context() as m:
         m.setattr(keys, "DIMS", ("dims", "v-next"))

@@ -30,7 +30,7 @@ COVERED = ("identity", "hflip")
 
 @dataclasses.dataclass(frozen=True)
 class _Families:
-    """The families the stored model rests on, as one name and fingerprint for ``keys.aligned``."""
+    """The families the stored model rests on, as one name and fingerprint for ``state.store_key``."""
 
     name: str
     params: str
@@ -43,7 +43,7 @@ _KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}", f"{DESC_FAMILY.par
 
 def _key(det: Any, p: pairs.Plan) -> str:
     """Everything the stored model and pairs depend on besides the data: settings, descriptors, split pairs."""
-    return keys.aligned(det, p.mirror, sorted(p.targets.items()), _KEYED)
+    return state.store_key(det, p.mirror, sorted(p.targets.items()), _KEYED)
 
 
 
@@ -301,7 +301,7 @@ def _scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: np.ndarray, 
 
     A check that changes something remembers today's scores; a focus check (the hook, a
     pull request) reads them and writes nothing."""
-    key = keys.digest(("refined", keys.ALIGNED_VERSION, DESC_FAMILY.name, DESC_FAMILY.params))
+    key = keys.digest(("refined", state.STORE_VERSION, DESC_FAMILY.name, DESC_FAMILY.params))
     pair_keys = state.pair_keys(run.sigs.digests, ij[:, 0], ij[:, 1], orientations)
     known = state.known_scores(run.store, key)
     todo = np.array([k not in known for k in pair_keys], bool)

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ...store import keys
 from ...store.db import Store
 from . import alignment
 from .pairs import Pairs
@@ -44,6 +45,15 @@ LEVELS_AFTER = 0.05
 #: Share above which the index is fitted again and everything searched again, as on a first check.
 INDEX_AFTER = 0.5
 MODEL, PAIRS = "aligned-model", "aligned-pairs"
+#: The version of the stored model, pairs and refined scores (:func:`store_key`, ``levels.py``).
+#: v5: stored pairs and levels, content-keyed samples, the inverted file.
+# v6: small-data error floor and the hair above the error level (the quality branch).
+STORE_VERSION = "aligned-v6"
+
+
+def store_key(settings: Any, mirror: bool, targets: Any, family: keys.Keyed) -> str:
+    """The stored model and pairs: the detector's settings, the split pairs, its descriptors."""
+    return keys.detector_key("", STORE_VERSION, (repr(settings), mirror, targets, family.name, family.params))
 
 
 def row_ids(paths: Sequence[str], splits: Sequence[str], digests: Sequence[bytes]) -> np.ndarray:

@@ -50,15 +50,22 @@ FAMILY = Family(
 )
 
 
+#: The version of same-scene's stored levels and points and of its matches' parameters.
+#: v2: RANSAC only past the tentative-match gate (impostors too), keypoints from the shared decode.
+STORE_VERSION = "same-scene-v2"
+
+
 def params(det: Any) -> str:
     """What same-scene's matches depend on, for the store's match key (``keys.matches``)."""
-    return (f"{keys.SAME_SCENE_VERSION};k={det.candidates};warn={det.false_alarms_per_10k};"
+    return (f"{STORE_VERSION};k={det.candidates};warn={det.false_alarms_per_10k};"
             f"err={det.error_false_alarms_per_10k};min={det.min_inliers};{FAMILY.params}")
 
 
 def store_key(kind: str, det: Any, comparisons: Any) -> str:
-    """Key of the stored levels (``calibration``) or matched points (``points``): ``store/keys.py``."""
-    return keys.same_scene(kind, det, FAMILY, comparisons)
+    """Key of the stored levels (``calibration``) or matched points (``points``): the settings, the split
+    pairs compared (the within-split levels are their own), the keypoint family."""
+    return keys.detector_key(f"same-scene-{kind}", STORE_VERSION,
+                             (repr(det), sorted(comparisons), FAMILY.name, FAMILY.params))
 
 
 def _pair_key(run: SearchRun, i: int, j: int) -> str:
