@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from ...progress import no_tick
+from ...search import multiview
 from ...signals.families import Signatures
 from . import alignment, descriptors
-from ...search import multiview
 
 # Query rows per verification block; their candidate lists are padded to the block's longest.
 _BLOCK = 1024
@@ -78,10 +79,6 @@ class Templates:
         if mirrored.any():
             out[mirrored] = out[mirrored].reshape(-1, t, t)[:, :, ::-1].reshape(-1, t * t)
         return out
-
-
-def _no_tick(n: int = 1) -> None:
-    """Progress nobody watches (a search run outside a check)."""
 
 
 @dataclass(frozen=True)
@@ -294,7 +291,7 @@ def verify_block(data: Data, p: Plan | None, job: Job) -> tuple[np.ndarray, ...]
 
 
 def _directed(data: Data, qrows: np.ndarray, lists: Lists,
-              tick: Callable[[int], None] = _no_tick, farm: Farm | None = None) -> list[np.ndarray]:
+              tick: Callable[[int], None] = no_tick, farm: Farm | None = None) -> list[np.ndarray]:
     """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block
     (``tick(1)`` after each: progress), here or on the ``farm``."""
 
@@ -336,7 +333,7 @@ def blocks(p: Plan) -> int:
     return sum(-(-n // _BLOCK) for n in rows) + imp
 
 
-def search(data: Data, p: Plan, tick: Callable[[int], None] = _no_tick, farm: Farm | None = None) -> Pairs:
+def search(data: Data, p: Plan, tick: Callable[[int], None] = no_tick, farm: Farm | None = None) -> Pairs:
     """Every row of every compared split against its lists: symmetric pairs.
 
     The retrieval runs here; with a ``farm`` the verification blocks run there."""
@@ -403,7 +400,7 @@ def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | Non
 
 
 def impostors(data: Data, p: Plan, digests: Sequence[bytes],
-              tick: Callable[[int], None] = _no_tick, farm: Farm | None = None) -> dict[str, np.ndarray]:
+              tick: Callable[[int], None] = no_tick, farm: Farm | None = None) -> dict[str, np.ndarray]:
     """Best symmetric score of each of a content-keyed sample of rows (:func:`by_content`) turned upside down,
     against the other splits (``cross``) and against its own split (``within``).
 

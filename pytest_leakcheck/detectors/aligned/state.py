@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from ...search.multiview import Index
 from ...store import keys
 from ...store.db import Store
 from . import alignment
 from .pairs import Pairs
-from ...search.multiview import Index
 
 #: Share of rows changed since the levels were estimated above which they are estimated again.
 LEVELS_AFTER = 0.05
