@@ -62,7 +62,7 @@ def score(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], mi
     for q, r in ((a[0], b[0]), (b[0], a[0])):
         tmpl2 = alignment.mirrored_templates(alignment.templates(r[None], coarse=True))
         coarse = max(coarse, float(alignment.verify(q[None].astype(np.float32), np.zeros((1, 1), np.int64), flip[:, None],
-                                            r[None], tmpl2, always=1)[0, 0]))
+                                                    alignment.References(r[None], tmpl2), always=1)[0, 0]))
     return coarse, float(hires.both_ways(a[0][None], b[0][None], a[1][None], b[1][None], flip)[0])
 
 

@@ -41,7 +41,7 @@ def _scores(rng: np.random.Generator) -> np.ndarray:
     cand[60:, 0] = np.arange(60, 120)
     flip = rng.random(cand.shape) < 0.3
     tmpl2 = alignment.mirrored_templates(alignment.templates(grey, coarse=True))
-    return alignment.verify(q, cand, flip, grey, tmpl2, always=3)
+    return alignment.verify(q, cand, flip, alignment.References(grey, tmpl2), always=3)
 
 
 def test_scores_equal_those_of_the_unflushed_matrices(monkeypatch: pytest.MonkeyPatch) -> None:

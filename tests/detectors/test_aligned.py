@@ -330,7 +330,8 @@ def _grey(img: Image.Image) -> np.ndarray:
 def _detail_score(query: Image.Image, reference: Image.Image) -> float:
     q, r = _grey(query), _grey(reference)
     tmpl2 = alignment.mirrored_templates(alignment.templates(r, coarse=True))
-    return float(alignment.verify(q, np.zeros((1, 1), np.int64), np.zeros((1, 1), bool), r, tmpl2, always=1)[0, 0])
+    return float(alignment.verify(q, np.zeros((1, 1), np.int64), np.zeros((1, 1), bool), alignment.References(r, tmpl2),
+                                  always=1)[0, 0])
 
 
 def _lookalike(img: Image.Image, other: Image.Image) -> Image.Image:

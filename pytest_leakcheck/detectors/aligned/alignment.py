@@ -21,6 +21,8 @@ cut-offs for the false-alarm rates the policy asks for.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -290,21 +292,30 @@ def mirrored_templates(tmpl: np.ndarray) -> np.ndarray:
     return np.concatenate([tmpl, tmpl.reshape(len(tmpl), t, t)[:, :, ::-1].reshape(len(tmpl), t * t)])
 
 
-def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, grey: np.ndarray,
-           tmpl2: np.ndarray, gate: float = REFINE_GATE, always: int = 0) -> np.ndarray:
+@dataclass(frozen=True)
+class References:
+    """What candidates are indexed into: grey squares (M, 32, 32) and their coarse templates
+    (2M, t*t, mirrors after the originals: :func:`mirrored_templates`, or anything indexed so)."""
+
+    grey: np.ndarray
+    tmpl2: Any
+
+
+def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, refs: References,
+           gate: float = REFINE_GATE, always: int = 0) -> np.ndarray:
     """Detail scores (N, C) of each query against its candidates (NaN: not verified).
 
     ``flipped`` (N, C): the candidate is compared with the mirrored query.
-    ``grey`` (M, 32, 32) and ``tmpl2`` (2M, t*t, from
-    :func:`mirrored_templates`) are indexed by ``cand``.  A 16 px search over
+    ``refs`` are indexed by ``cand``.  A 16 px search over
     zoom x shift gates the candidates: those at or above ``gate``, and each
     query's best ``always`` whatever their 16 px score, are aligned at 32 px
     and scored by :func:`detail`.  The calibration scores its impostors'
     best few that way, so its levels err towards fewer alarms; checking
     another detector's match scores it whatever it correlates.
     """
+    grey = refs.grey
     m = len(grey)
-    raw, best = coarse(qgrey, np.where(cand >= 0, cand + m * flipped, -1), tmpl2)
+    raw, best = coarse(qgrey, np.where(cand >= 0, cand + m * flipped, -1), refs.tmpl2)
     ranked = np.nan_to_num(raw, nan=-np.inf)
     pick = ranked >= gate
     if always:

@@ -98,9 +98,9 @@ def scores(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray,
     return out
 
 
-def judge(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray, todo: np.ndarray,
-          cal: dict[str, Any], turned: Sequence[str] | None = None) -> np.ndarray:
-    """Fine scores of the ``todo`` pairs (NaN elsewhere), recorded in ``run.stats["aligned"]``.
+def judge(run: SearchRun, found: pairs.Pairs, todo: np.ndarray, cal: dict[str, Any],
+          turned: Sequence[str] | None = None) -> np.ndarray:
+    """Fine scores of the ``todo`` pairs of ``found`` (NaN elsewhere), recorded in ``run.stats["aligned"]``.
 
     ``fine_pairs`` lists every pair judged at F px (paths, fine score), once
     however many detectors' matches asked (aligned's own, then pHash's and the
@@ -108,11 +108,12 @@ def judge(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray, tod
     finding of the report already, so the list is never longer than the report.
     ``fine_judged`` and ``fine_demoted`` count them, and those below the level.
     """
+    i, j = found.i, found.j
     out = np.full(len(i), np.nan, np.float32)
     if "fine_threshold" not in cal or not np.any(todo):
         return out
     at = np.flatnonzero(todo)
-    out[at] = scores(run, np.asarray(i)[at], np.asarray(j)[at], np.asarray(flipped)[at],
+    out[at] = scores(run, np.asarray(i)[at], np.asarray(j)[at], np.asarray(found.flipped)[at],
                      None if turned is None else [turned[n] for n in at])
     stats = run.stats.setdefault("aligned", {})
     known = {(a, b): v for a, b, v in stats.get("fine_pairs", [])}
@@ -178,7 +179,7 @@ def _impostor_pairs(data: pairs.Data, p: pairs.Plan, pick: np.ndarray, big: np.n
         cand, flip = cand.reshape(len(rows), -1), flip.reshape(len(rows), -1)
         cand = np.where((cand >= 0) & big[np.maximum(cand, 0)], cand, -1)
         grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1]).astype(np.float32)
-        sc = np.nan_to_num(alignment.verify(grey, cand, flip, data.grey, data.tmpl2, always=1), nan=-np.inf)
+        sc = np.nan_to_num(alignment.verify(grey, cand, flip, data.references, always=1), nan=-np.inf)
         best = sc.argmax(1)
         top = sc[np.arange(len(rows)), best]
         keep = np.isfinite(top) & (top < turned_copy)

@@ -208,7 +208,7 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     todo = strong(found, cal, p.split_of)
     if run.focus is not None:
         todo &= run.focus[found.i] | run.focus[found.j]
-    scores = hires_levels.judge(run, found.i, found.j, found.flipped, todo, cal)
+    scores = hires_levels.judge(run, found, todo, cal)
     return _focus(run, matches(found, cal, p.split_of, scores))
 
 
@@ -285,7 +285,8 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     out = list(matches)
     hair = float(cal.get("hair", HAIR))
     # Error-level verdicts between large images are judged at 96 px too, as aligned's own pairs are.
-    fs = hires_levels.judge(run, ij[:, 0], ij[:, 1], flip, np.isfinite(scores) & (scores >= err + hair), cal, turned)
+    asked = pairs.Pairs(ij[:, 0], ij[:, 1], scores, flip)
+    fs = hires_levels.judge(run, asked, np.isfinite(scores) & (scores >= err + hair), cal, turned)
     low = fs < float(cal.get("fine_threshold", -np.inf))
     for n, s, w, e, demote in zip(check, scores, warn, err, low):
         if not np.isfinite(s):

@@ -95,6 +95,11 @@ class Data:
     mirror: bool
     lists: np.ndarray | None = None  # (N,) each row's list in the inverted file, when the index has one
 
+    @property
+    def references(self) -> alignment.References:
+        """The rows as verification's candidates."""
+        return alignment.References(self.grey, self.tmpl2)
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -282,7 +287,7 @@ def verify_block(data: Data, p: Plan | None, job: Job) -> tuple[np.ndarray, ...]
     (local query, candidate row, mirrored); the same here and on a cluster's worker."""
     qrows, ql, r, fl = job
     cand, flip = _pad(ql, len(qrows), r, fl)
-    raw = alignment.verify(data.grey[qrows].astype(np.float32), cand, flip, data.grey, data.tmpl2)
+    raw = alignment.verify(data.grey[qrows].astype(np.float32), cand, flip, data.references)
     # Only scores some calibration could let through are kept (no level is below
     # MIN_THRESHOLD): most candidates are unrelated, and keeping every one held about
     # 1 KB per row until the pairs were made.
@@ -394,7 +399,7 @@ def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | Non
             grey = data.grey[q].astype(np.float32)
             if how is not None:
                 grey = alignment.turn(grey, how)
-            raw = alignment.verify(grey, r[:, None], f[:, None], data.grey, data.tmpl2, always=always)
+            raw = alignment.verify(grey, r[:, None], f[:, None], data.references, always=always)
             best = np.fmax(best, raw[:, 0])
     return best
 
@@ -447,7 +452,7 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     n, groups = len(rows), len(p.targets[a])
     cand, flip = cand.reshape(n, groups * p.k), flip.reshape(n, groups * p.k)
     # Every impostor's best few are scored, whatever their 16 px correlation.
-    fwd = np.nan_to_num(alignment.verify(grey.astype(np.float32), cand, flip, data.grey, data.tmpl2, always=alignment.REFINE_TOP),
+    fwd = np.nan_to_num(alignment.verify(grey.astype(np.float32), cand, flip, data.references, always=alignment.REFINE_TOP),
                         nan=-np.inf)
     # Backwards too, for the best few: the candidate's windows against the upside-down row.
     top = np.argsort(-fwd, 1)[:, :_REVERSE_TOP]
@@ -455,7 +460,7 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     keep = cand[qi, kk] >= 0
     qi, kk = qi[keep], kk[keep]
     tmpl2 = Templates(grey)
-    back = alignment.verify(data.grey[cand[qi, kk]].astype(np.float32), qi[:, None], flip[qi, kk][:, None], grey, tmpl2,
-                    always=1)
+    back = alignment.verify(data.grey[cand[qi, kk]].astype(np.float32), qi[:, None], flip[qi, kk][:, None],
+                            alignment.References(grey, tmpl2), always=1)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
     return fwd.reshape(n, groups, p.k).max(2)

@@ -205,10 +205,10 @@ def _prepare(run: SearchRun, settings: Any) -> _Search | None:
         return None
     rows = np.flatnonzero(feats.local >= 0)
     plain = features.words(feats.desc, feats.n)
-    words = (plain, features.weighted(plain))
-    cal = _calibration(run, settings, feats, words, rows)
+    ix = features.Indexed(feats, (plain, features.weighted(plain)))
+    cal = _calibration(run, settings, ix, rows)
     run.stats["same_scene"] = {**cal, **counts}
-    return _Search(feats, cal, features.candidate_pairs(run, feats, words, settings.candidates))
+    return _Search(feats, cal, features.candidate_pairs(run, ix, settings.candidates))
 
 
 def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
@@ -224,14 +224,13 @@ def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
     run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps({**known, **points})})
     return matches
 
-def _calibration(run: SearchRun, det: Any, feats: features.Features, words: Any,
-                 rows: np.ndarray) -> dict[str, Any]:
+def _calibration(run: SearchRun, det: Any, ix: features.Indexed, rows: np.ndarray) -> dict[str, Any]:
     """The levels: from the last full search when this one is focused, else measured now."""
     if run.focus is not None:
         cached = run.store.get_meta(store_key("calibration", det, run.comparisons))
         if cached:
             return json.loads(cached)
-    cal = levels(features.impostors(run, feats, words, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers), det)
+    cal = levels(features.impostors(run, ix, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers), det)
     run.store.put_meta({store_key("calibration", det, run.comparisons): json.dumps(cal)})
     return cal
 
