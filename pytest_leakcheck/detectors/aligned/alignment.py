@@ -105,7 +105,7 @@ def _normal(m: np.ndarray) -> np.ndarray:
     such numbers some 40 times slower, and every product with these matrices
     paid for it (three quarters of the calibration's time).  An entry under
     TAIL_CUT moves a value by under 255 x 1e-17 grey levels, far below float32's
-    resolution, so the scores are unchanged (tests/detectors/test_align_arithmetic.py).
+    resolution, so the scores are unchanged (tests/detectors/aligned/test_alignment.py).
     """
     return np.where(np.abs(m) < TAIL_CUT, 0, m).astype(np.float32)
 

@@ -17,9 +17,9 @@ from pytest_leakcheck.render.text import render as render_text
 from pytest_leakcheck.store.db import open_store
 from pytest_leakcheck.testing import photo, save
 
-from ..conftest import write_policy
-from .test_aligned import ALIGNED, _disguised
-from .test_aligned_fine import photos  # noqa: F401 (a fixture)
+from ...conftest import write_policy
+from .test_detector import ALIGNED, _disguised
+from .test_hires import photos  # noqa: F401 (a fixture)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from pytest_leakcheck.detectors.aligned import alignment
 
@@ -58,3 +59,16 @@ def test_scores_equal_those_of_the_unflushed_matrices(monkeypatch: pytest.Monkey
     raw = _scores(np.random.default_rng(3))
     assert np.isfinite(raw).sum() >= 360 and np.nanmax(raw) > 0.99
     np.testing.assert_array_equal(flushed, raw)
+
+
+@pytest.mark.parametrize("name", [o for o in alignment.TURNS])
+def test_turns_are_pillows_transposes_and_undo_each_other(name: str) -> None:
+    """Each orientation turns a grey square as Pillow turns the image, and its inverse turns it back."""
+    from pytest_leakcheck.signals.decode import TRANSPOSE
+
+    g = np.random.default_rng(4).integers(0, 256, (1, alignment.S, alignment.S)).astype(np.uint8)
+    how, back = alignment.TURNS[name]
+    pil = g[0] if TRANSPOSE[name] is None else np.asarray(Image.fromarray(g[0]).transpose(TRANSPOSE[name]))
+    assert (how(g)[0] == pil).all()
+    assert (alignment.TURNS[back][0](how(g)) == g).all()
+    assert (alignment.turn(g, [name]) == how(g)).all()

@@ -11,12 +11,12 @@ from PIL import Image, ImageFilter
 
 from pytest_leakcheck import check
 from pytest_leakcheck.detectors import aligned
-from pytest_leakcheck.detectors.aligned import alignment, descriptors, families, hires, hires_levels, levels, pairs
+from pytest_leakcheck.detectors.aligned import descriptors, families, hires, hires_levels, levels
 from pytest_leakcheck.render.text import render as render_text
 from pytest_leakcheck.signals.decode import decode
 from pytest_leakcheck.testing import jpeg_quality, photo, save
 
-from .test_aligned import _disguised
+from .test_detector import _disguised
 
 SIZE = (640, 480)
 POLICY = ("version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n"

@@ -20,9 +20,9 @@ from pytest_leakcheck.detectors.aligned import levels, pairs
 from pytest_leakcheck.errors import ClusterLost, LeakcheckError
 from pytest_leakcheck.testing import photo, save
 
-from ..conftest import write_policy
-from ..signals.test_dask import comparable
-from .test_aligned import ALIGNED, _disguised
+from ...conftest import write_policy
+from ...signals.test_dask import comparable
+from .test_detector import ALIGNED, _disguised
 
 distributed = pytest.importorskip("distributed", reason="the Dask tests need pip install 'pytest-leakcheck[dask]'")
 
