@@ -312,7 +312,7 @@ def topk(
     if backend == "faiss":
         faissindex = _faiss()
 
-        q_coords, r_coords = _coordinates(queries, refs, as_float32, as_float32)
+        q_coords, r_coords = _coordinates(Sides(queries, refs))
         # Ranked by the leading coordinates alone (the rest's norm left out of the query):
         # the PCA estimate of the cosine orders candidates better than its upper bound.
         q_coords[:, -1] = 0.0
