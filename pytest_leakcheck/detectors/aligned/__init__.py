@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...policy.config import SEVERITIES, Ctx
-from ..base import Detector, PolicyView, section
+from ..base import Detector, PolicyView
+from ..settings import Choice, Number, parse_settings
 
 if TYPE_CHECKING:  # the arithmetic is imported where it runs: a policy loads without numpy
     from ...search.kernels import Match
@@ -49,6 +50,11 @@ class AlignedSettings:
     candidates: int = 8
 
 
+#: The policy section's keys, in the order they are checked.
+FIELDS = {"severity": Choice(SEVERITIES), "false_alarms_per_10k": Number(float, 0.1, 1000),
+          "error_false_alarms_per_10k": Number(float, 0.1, 1000), "candidates": Number(int, 1, 64)}
+
+
 class Aligned(Detector):
     name = "aligned"
     section = "aligned"
@@ -69,18 +75,7 @@ class Aligned(Detector):
                    "warnings for probable ones; `aligned: {severity: off}` makes a cold check faster")
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> AlignedSettings:
-        raw = section(ctx, raw, at, ("severity", "false_alarms_per_10k", "error_false_alarms_per_10k", "candidates"))
-        d = self.default
-
-        def rate(key: str, default: float) -> float:
-            return ctx.number(raw.get(key, default), (*at, key), float, 0.1, 1000)
-
-        return AlignedSettings(
-            severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
-            false_alarms_per_10k=rate("false_alarms_per_10k", d.false_alarms_per_10k),
-            error_false_alarms_per_10k=rate("error_false_alarms_per_10k", d.error_false_alarms_per_10k),
-            candidates=ctx.number(raw.get("candidates", d.candidates), (*at, "candidates"), int, 1, 64),
-        )
+        return parse_settings(ctx, raw, at, AlignedSettings, FIELDS)
 
     def families(self, settings: AlignedSettings, policy: PolicyView) -> tuple[Family, ...]:
         from .families import DESC_FAMILY, HIRES_FAMILY

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...policy.config import SEVERITIES, Ctx
-from ..base import Detector, Pending, PolicyView, section
+from ..base import Detector, Pending, PolicyView
+from ..settings import Choice, Number, parse_settings
 
 if TYPE_CHECKING:  # the search is imported where it runs: a policy loads without numpy or OpenCV
     from ...search.kernels import Match
@@ -62,6 +63,12 @@ class SceneSettings:
     min_inliers: int = 12
 
 
+#: The policy section's keys, in the order they are checked.
+FIELDS = {"severity": Choice(SEVERITIES), "false_alarms_per_10k": Number(float, 0.1, 1000),
+          "error_false_alarms_per_10k": Number(float, 0.1, 1000), "candidates": Number(int, 1, 64),
+          "min_inliers": Number(int, 6, 192)}
+
+
 class SameScene(Detector):
     name = "same-scene"
     section = "same_scene"
@@ -78,22 +85,9 @@ class SameScene(Detector):
                    "classification benchmark, turn it off for instance retrieval")
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> SceneSettings:
-        keys = ("severity", "false_alarms_per_10k", "error_false_alarms_per_10k", "candidates", "min_inliers")
         if isinstance(raw, str):  # `same_scene: warning`, as the simple detectors are written
             raw = {"severity": raw}
-        raw = section(ctx, raw, at, keys)
-        d = self.default
-
-        def rate(key: str, default: float) -> float:
-            return ctx.number(raw.get(key, default), (*at, key), float, 0.1, 1000)
-
-        return SceneSettings(
-            severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
-            false_alarms_per_10k=rate("false_alarms_per_10k", d.false_alarms_per_10k),
-            error_false_alarms_per_10k=rate("error_false_alarms_per_10k", d.error_false_alarms_per_10k),
-            candidates=ctx.number(raw.get("candidates", d.candidates), (*at, "candidates"), int, 1, 64),
-            min_inliers=ctx.number(raw.get("min_inliers", d.min_inliers), (*at, "min_inliers"), int, 6, 192),
-        )
+        return parse_settings(ctx, raw, at, SceneSettings, FIELDS)
 
     def families(self, settings: SceneSettings, policy: PolicyView) -> tuple[Family, ...]:
         from .find import FAMILY
