@@ -183,11 +183,6 @@ def fit_lists(vec: np.ndarray, n_rows: int) -> np.ndarray | None:
     return lists.fit(vec, n_lists)
 
 
-def _assign(vec: np.ndarray, cent: np.ndarray) -> np.ndarray:
-    """Nearest centroid of each row, in blocks."""
-    return lists.assign(vec, cent)
-
-
 def ivf_topk(queries: list[np.ndarray], ref: np.ndarray, ref_list: np.ndarray, cent: np.ndarray, k: int,
              exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`topk` among the references in each query view's NPROBE nearest lists.

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ...progress import no_tick
-from ...search import multiview
+from ...search import lists, multiview
 from ...signals.families import Signatures
 from . import alignment, descriptors
 
@@ -162,8 +162,8 @@ def prepare(sigs: Signatures, mirror: bool, index: multiview.Index | None) -> Da
     if index is None:
         return Data(grey, Templates(grey), hog, None, np.zeros((len(grey), 0), np.float32), mirror)
     vec = _project(index, hog)
-    lists = None if index.centroids is None else multiview._assign(vec, index.centroids)
-    return Data(grey, Templates(grey), hog, index, vec, mirror, lists)
+    row_lists = None if index.centroids is None else lists.assign(vec, index.centroids)
+    return Data(grey, Templates(grey), hog, index, vec, mirror, row_lists)
 
 
 def _project(index: multiview.Index, hog: np.ndarray, perm: np.ndarray | None = None) -> np.ndarray:

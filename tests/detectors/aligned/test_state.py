@@ -11,7 +11,7 @@ import pytest
 
 from pytest_leakcheck import check
 from pytest_leakcheck.detectors.aligned import pairs, state
-from pytest_leakcheck.search import multiview
+from pytest_leakcheck.search import lists, multiview
 from pytest_leakcheck.report.model import report_dict
 from pytest_leakcheck.render.text import render as render_text
 from pytest_leakcheck.store.db import open_store
@@ -190,17 +190,17 @@ def test_inverted_file_finds_what_the_exact_search_finds(monkeypatch: pytest.Mon
     x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
     cent = multiview.fit_lists(x, len(x) * 1024 // 100)
     assert cent is not None
-    lists = multiview._assign(x, cent)
+    row_lists = lists.assign(x, cent)
     q = np.arange(0, 6000, 7)
     exact, _ = multiview.topk([x[q]], x, 8, q)
-    got, _ = multiview.ivf_topk([x[q]], x, lists, cent, 8, q)
+    got, _ = multiview.ivf_topk([x[q]], x, row_lists, cent, 8, q)
     assert not (got == q[:, None]).any()
     recall = np.mean([len(set(a) & set(b)) / 8 for a, b in zip(exact, got)])
     assert recall >= 0.95
     # A query's top-1 seen among half the references is still its top-1 there (if it was kept).
     half = np.arange(0, 6000, 2)
-    sub, _ = multiview.ivf_topk([x[q]], x[half], lists[half], cent, 1, np.where(q % 2 == 0, q // 2, -1))
-    full1, _ = multiview.ivf_topk([x[q]], x, lists, cent, 2, q)
+    sub, _ = multiview.ivf_topk([x[q]], x[half], row_lists[half], cent, 1, np.where(q % 2 == 0, q // 2, -1))
+    full1, _ = multiview.ivf_topk([x[q]], x, row_lists, cent, 2, q)
     for n, row in enumerate(q):
         kept = [c for c in full1[n] if c >= 0 and c % 2 == 0 and c != row]
         if kept and kept[0] == full1[n][0]:
