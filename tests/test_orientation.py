@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from pytest_leakcheck import orientation as O
-from pytest_leakcheck.detectors import _align
+from pytest_leakcheck.detectors.aligned import alignment
 from pytest_leakcheck.policy import config
 from pytest_leakcheck.search import kernels
 from pytest_leakcheck.signals import decode, families
@@ -49,7 +49,7 @@ def test_every_table_is_the_one_definition() -> None:
     assert families.INVERSE == O.INVERSE
     stack = np.stack([PROBE[:7, :7], PROBE[5:, :7]])
     for name in O.ORIENTATIONS:
-        fn, back = _align.TURNS[name]
+        fn, back = alignment.TURNS[name]
         assert back == O.INVERSE[name]
         assert np.array_equal(fn(stack), O.turn(stack, name))
         flat = stack.reshape(2, -1)

@@ -79,6 +79,42 @@ def glint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[detectors
     monkeypatch.delitem(__import__("sys").modules, "pytest_leakcheck.detectors.glint", raising=False)
 
 
+#: A detector written as a package, the way ``aligned/`` and ``same_scene/`` are: the class in
+#: ``__init__.py``, its arithmetic in a submodule imported only when it searches.
+SPARKLE_INIT = GLINT.replace("glint", "sparkle").replace("Glint", "Sparkle").replace(
+    "from ..policy.config", "from ...policy.config").replace("from .base", "from ..base").replace(
+    "rank = 45", "rank = 46") + \
+    "\nfrom . import _arith  # noqa: E402  (the folder's private helper: no detector of its own)\n"
+SPARKLE_HELPER = "DETECTOR = None  # a helper inside a detector's folder is never a detector\nSIDE = 7\n"
+#: A module whose name says it is private: whatever it sets, it is no detector.
+HIDDEN = GLINT.replace("glint", "hidden").replace("Glint", "Hidden").replace("rank = 45", "rank = 47")
+
+
+@pytest.fixture
+def sparkle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[detectors.Detector]:
+    """The registry with a ``sparkle/`` package and a ``_hidden.py`` module in the package's folder list."""
+    folder = tmp_path / "more_detectors"
+    (folder / "sparkle").mkdir(parents=True)
+    (folder / "sparkle" / "__init__.py").write_text(SPARKLE_INIT)
+    (folder / "sparkle" / "_arith.py").write_text(SPARKLE_HELPER)
+    (folder / "_hidden.py").write_text(HIDDEN)
+    monkeypatch.setattr(detectors, "__path__", [*detectors.__path__, str(folder)])
+    detectors.registry.cache_clear()
+    yield detectors.get("sparkle")
+    monkeypatch.undo()
+    detectors.registry.cache_clear()
+    for name in ("sparkle._arith", "sparkle", "_hidden"):
+        monkeypatch.delitem(__import__("sys").modules, f"pytest_leakcheck.detectors.{name}", raising=False)
+
+
+def test_a_detector_package_is_registered_and_its_private_modules_are_not(sparkle: detectors.Detector) -> None:
+    assert sparkle.name == "sparkle" and sparkle.rank == 46
+    names = detectors.names()
+    assert "sparkle" in names and "hidden" not in names
+    assert names.index("sparkle") == names.index("aligned") + 1  # by rank, among the real ones
+    assert __import__("sys").modules["pytest_leakcheck.detectors.sparkle._arith"].SIDE == 7
+
+
 def _report() -> Report:
     members = (Member("train/a.jpg", "train", "00" * 32),
                Member("test/b.jpg", "test", "11" * 32, Link("train/a.jpg", "glint", 0.7712, "hflip")))

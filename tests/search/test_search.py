@@ -212,7 +212,7 @@ def test_incremental_search_equals_a_full_search(leaky_dataset: Path, monkeypatc
     real = matches.find
 
     def spy(run, chosen, *alongside):
-        # aligned caches its result whole (tests/detectors/test_aligned.py): count the incremental detectors' searches.
+        # aligned caches its result whole (tests/detectors/aligned/test_detector.py): count the incremental detectors' searches.
         if any(det.incremental for det, _ in chosen):
             searched.append(None if run.focus is None else run.focus.copy())
         return real(run, chosen, *alongside)

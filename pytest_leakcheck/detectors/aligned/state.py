@@ -7,7 +7,7 @@ Two snapshots, each replaced whole when it changes:
   estimated and on which rows;
 - the **pairs** (``aligned-pairs:<key>``): every pair the last full search
   verified at or above the lowest level any calibration can give
-  (``_align.MIN_THRESHOLD``), between rows named by path, split and content.
+  (``alignment.MIN_THRESHOLD``), between rows named by path, split and content.
 
 Rows are named by a 64-bit id of (path, split, content digest): a row whose
 id is in the stored pairs' rows is unchanged, and a pair between two
@@ -34,16 +34,26 @@ from typing import Any
 
 import numpy as np
 
-from ..store.db import Store
-from . import _align as A
-from ._alignsearch import Pairs
-from ._retrieve import Index
+from ...search.multiview import Index
+from ...store import keys
+from ...store.db import Store
+from . import alignment
+from .pairs import Pairs
 
 #: Share of rows changed since the levels were estimated above which they are estimated again.
 LEVELS_AFTER = 0.05
 #: Share above which the index is fitted again and everything searched again, as on a first check.
 INDEX_AFTER = 0.5
 MODEL, PAIRS = "aligned-model", "aligned-pairs"
+#: The version of the stored model, pairs and refined scores (:func:`store_key`, ``levels.py``).
+#: v5: stored pairs and levels, content-keyed samples, the inverted file.
+# v6: small-data error floor and the hair above the error level (the quality branch).
+STORE_VERSION = "aligned-v6"
+
+
+def store_key(settings: Any, mirror: bool, targets: Any, family: keys.Keyed) -> str:
+    """The stored model and pairs: the detector's settings, the split pairs, its descriptors."""
+    return keys.detector_key("", STORE_VERSION, (repr(settings), mirror, targets, family.name, family.params))
 
 
 def row_ids(paths: Sequence[str], splits: Sequence[str], digests: Sequence[bytes]) -> np.ndarray:
@@ -106,7 +116,7 @@ def load_pairs(store: Store, key: str) -> tuple[np.ndarray, Pairs] | None:
 
 
 def save_pairs(store: Store, key: str, ids: np.ndarray, pairs: Pairs) -> None:
-    keep = pairs.score >= A.MIN_THRESHOLD  # no calibration goes below it
+    keep = pairs.score >= alignment.MIN_THRESHOLD  # no calibration goes below it
     store.save_snapshot(f"{PAIRS}:{key}", {
         "ids": ids, "i": pairs.i[keep].astype(np.int64), "j": pairs.j[keep].astype(np.int64),
         "score": pairs.score[keep].astype(np.float64), "flipped": pairs.flipped[keep].astype(bool),
@@ -129,7 +139,7 @@ def carry(old_ids: np.ndarray, old: Pairs, ids: np.ndarray) -> tuple[Pairs, np.n
 
 
 #: Snapshot kind of the scores ``refine`` gave hash and thumbnail matches.  A score depends
-#: on the two contents and the orientation alone (``_alignsearch.pair_scores``), so a check
+#: on the two contents and the orientation alone (``pairs.pair_scores``), so a check
 #: after a change scores only the matches it has not seen: re-scoring every match cost 4 s
 #: of the 14 s a 100-image pull request took at 200,000 images.
 REFINED = "aligned-refined"

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from PIL import Image, ImageFilter
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors import _align, _alignlevels, _alignsearch, _retrieve, aligned
+from pytest_leakcheck.detectors import aligned
+from pytest_leakcheck.detectors.aligned import alignment, descriptors, pairs
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.render.text import render as render_text
 from pytest_leakcheck.store.db import open_store
 from pytest_leakcheck.testing import photo, save
 
-from ..conftest import POLICY, expected_leaks, write_policy
-from .test_detection import _leak_pairs
+from ...conftest import POLICY, expected_leaks, write_policy
+from ..test_detection import _leak_pairs
 
 ALIGNED = POLICY + "detectors:\n  aligned: {severity: error}\n"
 HASHES = POLICY + "detectors:\n  aligned: {severity: off}\n"
@@ -69,77 +69,6 @@ def test_disguised_copy_found_only_by_aligned(disguised: Path) -> None:
     assert "aligned score" in text and f"aligned threshold {report.stats['aligned']['threshold']:.3f}" in text
 
 
-def test_calibration_hits_requested_rate() -> None:
-    """The threshold lets through the requested share of impostor scores, never below the floor."""
-    scores = np.random.default_rng(1).normal(0.5, 0.05, 200_000)
-    for per_10k in (20, 50, 400):
-        rate = (scores >= _align.calibrate(scores, per_10k, floor=0)).mean() * 1e4
-        assert abs(rate - per_10k) < 0.15 * per_10k
-    assert _align.calibrate(np.full(100, 0.1), 50) == _align.MIN_THRESHOLD
-
-
-def test_calibration_extrapolates_the_tail() -> None:
-    """From 2,000 impostors, a rate of a few per 10,000 comes from the fitted tail, not the sample maximum."""
-    rng = np.random.default_rng(3)
-    # Distance to a perfect score exponential in log scale: the family the fit assumes.
-    def draw(n: int) -> np.ndarray:
-        return -np.expm1(-(0.7 + rng.exponential(0.15, n)))
-
-    sample, truth = draw(2000), draw(2_000_000)
-    for per_10k in (2, 5):
-        thr = _align.calibrate(sample, per_10k, floor=0)
-        rate = (truth >= thr).mean() * 1e4
-        assert per_10k / 2.5 < rate < per_10k * 2.5
-        assert thr < 1
-    # Too few above the asked level for a quantile: the fit goes beyond the largest impostor.
-    far = _align.calibrate(sample, 2, floor=0)
-    assert far > sample.max() or (sample >= far).sum() <= 1
-
-
-def test_levels_state_their_sampling_noise() -> None:
-    """The bootstrap standard error of the levels matches their spread across independent
-    samples, and shrinks as the sample grows (why the calibration samples 8,000 impostors)."""
-    rng = np.random.default_rng(5)
-    settings = aligned.AlignedSettings()
-
-    def draw(n: int) -> np.ndarray:  # the family the tail fit assumes, as above
-        return -np.expm1(-(0.7 + rng.exponential(0.15, n)))
-
-    for n in (2000, _align.CALIBRATION_QUERIES):
-        spread = np.std([[_align.calibrate(s, settings.false_alarms_per_10k, floor=0),
-                          _align.calibrate(s, settings.error_false_alarms_per_10k, floor=0)]
-                         for s in (draw(n) for _ in range(40))], axis=0, ddof=1)
-        se = np.array(_alignlevels.levels_se(draw(n), settings))
-        assert (spread / 2 < se).all() and (se < spread * 2).all(), (n, se, spread)
-        if n == 2000:
-            small = se
-    assert (se < small / 1.5).all()
-    assert _alignlevels.levels_se(np.zeros(1), settings) == (0.0, 0.0)
-
-
-def test_mirror_and_upside_down_descriptors_are_permutations() -> None:
-    """The mirrored and upside-down gradient descriptors are index maps of the cached one, exactly."""
-    g = np.random.default_rng(0).uniform(0, 255, (4, _align.S, _align.S)).astype(np.float32)
-    h = _align.hog(g)
-    assert np.allclose(_align.hog(np.ascontiguousarray(g[:, :, ::-1]))[:, :], h[:, _align.HOG_HFLIP], atol=1e-6)
-    assert np.allclose(_align.hog(np.ascontiguousarray(g[:, ::-1, ::-1])), h[:, _align.HOG_ROT180], atol=1e-6)
-    assert not np.allclose(h, h[:, _align.HOG_HFLIP])
-
-
-def test_topk_equals_a_full_sort() -> None:
-    """The bounded top-k returns exactly the k best references (best over views), excluding the query itself."""
-    rng = np.random.default_rng(2)
-    ref = rng.normal(size=(3000, 16)).astype(np.float32)
-    q0, q1 = ref[:50] + 0.1, rng.normal(size=(50, 16)).astype(np.float32)
-    exclude = np.arange(50)
-    idx, view = _retrieve.topk([q0, q1], ref, 5, exclude)
-    s = np.maximum(q0 @ ref.T, q1 @ ref.T)
-    s[np.arange(50), exclude] = -np.inf
-    expect = np.argsort(-s, 1)[:, :5]
-    assert (np.sort(idx, 1) == np.sort(expect, 1)).all()
-    assert (view == (np.take_along_axis(q1 @ ref.T, idx, 1) >= np.take_along_axis(q0 @ ref.T, idx, 1))).all()
-
-
 @pytest.mark.slow
 def test_focus_searches_only_around_the_focus(disguised: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A focus check reuses the last full check's calibration and never runs the full search."""
@@ -150,7 +79,7 @@ def test_focus_searches_only_around_the_focus(disguised: Path, monkeypatch: pyte
     def refuse(*args, **kwargs):
         raise AssertionError("a focus check ran the full aligned search")
 
-    monkeypatch.setattr(_alignsearch, "search", refuse)
+    monkeypatch.setattr(pairs, "search", refuse)
     focus = check(disguised / "leakcheck.yaml", focus=["test/disguised5.jpg"])
     assert {**focus.stats["aligned"], "changed_since": 0} == full.stats["aligned"]
     assert {m.path for f in focus.findings for m in f.members} == {"test/disguised5.jpg", "train/img_005.jpg"}
@@ -162,7 +91,7 @@ def test_warm_check_reuses_matches_until_data_changes(disguised: Path, monkeypat
     write_policy(disguised, ALIGNED)
     first = check(disguised / "leakcheck.yaml")
     calls: list[int] = []
-    real, real_focus = _alignsearch.search, _alignsearch.focus_search
+    real, real_focus = pairs.search, pairs.focus_search
 
     def counted(*args, **kwargs):
         calls.append(-1)
@@ -172,8 +101,8 @@ def test_warm_check_reuses_matches_until_data_changes(disguised: Path, monkeypat
         calls.append(int(focus.sum()))
         return real_focus(data, p, focus)
 
-    monkeypatch.setattr(_alignsearch, "search", counted)
-    monkeypatch.setattr(_alignsearch, "focus_search", focused)
+    monkeypatch.setattr(pairs, "search", counted)
+    monkeypatch.setattr(pairs, "focus_search", focused)
     second = check(disguised / "leakcheck.yaml")
     assert not calls
     assert [f.id for f in second.findings] == [f.id for f in first.findings] != []
@@ -198,22 +127,6 @@ def test_verdicts_do_not_depend_on_which_split_a_file_is_in(disguised: Path) -> 
     assert swapped != ALIGNED
     links = aligned_links(ALIGNED)
     assert links and links == aligned_links(swapped)
-
-
-def test_symmetric_scores_take_the_better_direction() -> None:
-    """A pair met from both ends keeps the better score, whichever end found it."""
-    pairs = _alignsearch.symmetric(np.array([3, 7, 1]), np.array([7, 3, 2]), np.array([0.5, 0.8, 0.6]),
-                                   np.array([False, True, False]))
-    assert list(zip(pairs.i, pairs.j, pairs.score, pairs.flipped)) == [(1, 2, 0.6, False), (3, 7, 0.8, True)]
-
-
-def test_links_below_the_error_level_are_weak() -> None:
-    """Between the warning and error levels an aligned match is weak; below the warning level, none."""
-    pairs = _alignsearch.Pairs(np.array([0, 1, 2]), np.array([5, 6, 7]), np.array([0.95, 0.9, 0.8]),
-                               np.array([False, True, False]))
-    cal = {"threshold": 0.85, "error_threshold": 0.93}
-    got = [(m.i, m.j, m.weak, m.orientation) for m in _alignlevels.matches(pairs, cal)]
-    assert got == [(0, 5, False, "identity"), (1, 6, True, "hflip")]
 
 
 @pytest.mark.slow
@@ -322,14 +235,15 @@ def test_pair_verdict_does_not_depend_on_which_file_is_in_which_split(tmp_path: 
 
 def _grey(img: Image.Image) -> np.ndarray:
     """The cached grey descriptor of an image, as the decode computes it from its 32 px colour square."""
-    square = np.asarray(img.convert("RGB").resize((_align.S, _align.S), Image.Resampling.BOX))
-    return _align.describe(square)["grey32"].astype(np.float32)[None]
+    square = np.asarray(img.convert("RGB").resize((alignment.S, alignment.S), Image.Resampling.BOX))
+    return descriptors.describe(square)["grey32"].astype(np.float32)[None]
 
 
 def _detail_score(query: Image.Image, reference: Image.Image) -> float:
     q, r = _grey(query), _grey(reference)
-    tmpl2 = _align.mirrored_templates(_align.templates(r, coarse=True))
-    return float(_align.verify(q, np.zeros((1, 1), np.int64), np.zeros((1, 1), bool), r, tmpl2, always=1)[0, 0])
+    tmpl2 = alignment.mirrored_templates(alignment.templates(r, coarse=True))
+    return float(alignment.verify(q, np.zeros((1, 1), np.int64), np.zeros((1, 1), bool), alignment.References(r, tmpl2),
+                                  always=1)[0, 0])
 
 
 def _lookalike(img: Image.Image, other: Image.Image) -> Image.Image:
@@ -360,13 +274,13 @@ def test_fine_alignment_finds_a_shift_the_coarse_search_only_approximates() -> N
     rng = np.random.default_rng(5)
     big = rng.uniform(0, 255, (1, 40, 40)).astype(np.float32)
     ref, moved = big[:, 4:36, 4:36], big[:, 4:36, 7:39]  # ``moved``'s content sits 3 px to the left
-    tmpl2 = _align.mirrored_templates(_align.templates(ref, coarse=True))
-    _, best = _align.coarse(moved, np.zeros((1, 1), np.int64), tmpl2)
-    n = _align.COARSE_SHIFTS
-    score, zoom, shift = _align.fine(moved, ref, np.zeros(1, bool), best[0] // n * _align.COARSE_STEP, best[0] % n)
-    side = _align.S - _align.T + 1
-    centre = (_align.S - _align.T) // 2
-    assert _align.SCALES[int(zoom[0])] == 1.0
+    tmpl2 = alignment.mirrored_templates(alignment.templates(ref, coarse=True))
+    _, best = alignment.coarse(moved, np.zeros((1, 1), np.int64), tmpl2)
+    n = alignment.COARSE_SHIFTS
+    score, zoom, shift = alignment.fine(moved, ref, np.zeros(1, bool), best[0] // n * alignment.COARSE_STEP, best[0] % n)
+    side = alignment.S - alignment.T + 1
+    centre = (alignment.S - alignment.T) // 2
+    assert alignment.SCALES[int(zoom[0])] == 1.0
     assert (int(shift[0]) // side, int(shift[0]) % side) == (centre, centre - 3)
     assert score[0] > 0.99
 
@@ -386,8 +300,8 @@ def test_hash_hits_take_the_aligned_levels(monkeypatch: pytest.MonkeyPatch) -> N
         seen.append(list(turned))
         return scores[:len(i)]
 
-    monkeypatch.setattr(_alignsearch, "prepare", lambda *args, **kwargs: None)
-    monkeypatch.setattr(_alignsearch, "pair_scores", pair_scores)
+    monkeypatch.setattr(pairs, "prepare", lambda *args, **kwargs: None)
+    monkeypatch.setattr(pairs, "pair_scores", pair_scores)
     run = SimpleNamespace(
         stats={"aligned": {"threshold": 0.7, "error_threshold": 0.9, "within_threshold": 0.8,
                            "within_error_threshold": 0.92}},
@@ -402,19 +316,6 @@ def test_hash_hits_take_the_aligned_levels(monkeypatch: pytest.MonkeyPatch) -> N
         (2, 1, "thumbnail", True), (0, 3, "phash", False), (0, 2, "phash", True),
         (4, 5, "phash", True), (4, 5, "identical_file", False)]
     assert seen == [["identity", "identity", "identity", "identity", "rot90"]]
-
-
-@pytest.mark.parametrize("name", [o for o in _align.TURNS])
-def test_turns_are_pillows_transposes_and_undo_each_other(name: str) -> None:
-    """Each orientation turns a grey square as Pillow turns the image, and its inverse turns it back."""
-    from pytest_leakcheck.signals.decode import TRANSPOSE
-
-    g = np.random.default_rng(4).integers(0, 256, (1, _align.S, _align.S)).astype(np.uint8)
-    how, back = _align.TURNS[name]
-    pil = g[0] if TRANSPOSE[name] is None else np.asarray(Image.fromarray(g[0]).transpose(TRANSPOSE[name]))
-    assert (how(g)[0] == pil).all()
-    assert (_align.TURNS[back][0](how(g)) == g).all()
-    assert (_align.turn(g, [name]) == how(g)).all()
 
 
 def test_rotated_copy_kept_and_rotated_lookalike_dropped(tmp_path: Path) -> None:
@@ -432,18 +333,3 @@ def test_rotated_copy_kept_and_rotated_lookalike_dropped(tmp_path: Path) -> None
     assert finding.severity == "error" and finding.pairs[0].orientation in ("rot90", "rot270")
 
 
-def test_turned_copies_in_the_data_do_not_raise_the_levels(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An upside-down image that lines up with another is a turned copy in the data, not an
-    impostor: left out of the calibration (one of them among 20 would set every level to 1)."""
-    rng = np.random.default_rng(6)
-    clean = {"cross": rng.uniform(0.2, 0.6, 20), "within": rng.uniform(0.2, 0.6, 20)}
-    dirty = {k: np.concatenate([v, [0.99, 1.0]]) for k, v in clean.items()}
-    plan = SimpleNamespace(rows={"train": np.arange(16), "test": np.arange(16, 20)})  # 20 images: floored
-    for imp in (clean, dirty):
-        monkeypatch.setattr(aligned.search, "impostors", lambda data, p, digests, imp=imp: imp)
-        got = aligned._calibration(None, plan, aligned.AlignedSettings(), ())  # type: ignore[arg-type]
-        assert got["threshold"] <= got["error_threshold"] < aligned.TURNED_COPY
-        assert got["turned_copies"] == (4 if imp is dirty else 0)
-    monkeypatch.setattr(aligned.search, "impostors", lambda data, p, digests: clean)
-    assert {k: v for k, v in aligned._calibration(None, plan, aligned.AlignedSettings(), ()).items()  # type: ignore[arg-type]
-            if k != "turned_copies"} == {k: v for k, v in got.items() if k != "turned_copies"}

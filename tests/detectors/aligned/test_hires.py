@@ -10,12 +10,13 @@ import pytest
 from PIL import Image, ImageFilter
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors import _align, _alignfine, _alignfinelevels, _alignlevels, _alignsearch, aligned
+from pytest_leakcheck.detectors import aligned
+from pytest_leakcheck.detectors.aligned import descriptors, families, hires, hires_levels, levels
 from pytest_leakcheck.render.text import render as render_text
 from pytest_leakcheck.signals.decode import decode
 from pytest_leakcheck.testing import jpeg_quality, photo, save
 
-from .test_aligned import _disguised
+from .test_detector import _disguised
 
 SIZE = (640, 480)
 POLICY = ("version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n"
@@ -97,7 +98,7 @@ def test_lookalikes_are_not_error_links_and_copies_still_are(photos: Path) -> No
     assert not {p for p in errors if any(x.startswith("test/distinct") for x in p)}
     stats = report.stats["aligned"]
     # 37 images: too few to estimate 2 false alarms per 10,000, so the fine level is the fixed floor.
-    assert stats["fine_small_sample"] and stats["fine_threshold"] >= _alignfinelevels.FINE_SMALL_FLOOR
+    assert stats["fine_small_sample"] and stats["fine_threshold"] >= hires_levels.FINE_SMALL_FLOOR
     assert stats["fine_images"] == 37 and stats["fine_calibrated_on"] > 30 and stats["fine_side"] == 96
     assert stats["fine_largest_impostor"] < stats["fine_threshold"]
     judged = {(a, b): v for a, b, v in stats["fine_pairs"]}
@@ -115,7 +116,7 @@ def test_lookalikes_are_not_error_links_and_copies_still_are(photos: Path) -> No
 def test_without_the_fine_verdict_the_lookalikes_are_errors(photos: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The gap the fine verdict closes, measured on the same files: at 32 px alone the lookalikes
     are error-level links (so the test above can fail)."""
-    monkeypatch.setattr(_alignfinelevels, "large", lambda sigs: np.zeros(len(sigs), bool))
+    monkeypatch.setattr(hires_levels, "large", lambda sigs: np.zeros(len(sigs), bool))
     report = check(photos / "leakcheck.yaml", use_cache=False)
     errors = _linked(report, "error")
     assert all(_pair(look, source) in errors for look, source in LOOKALIKES.items())
@@ -126,14 +127,14 @@ def _sign(img: Image.Image, **options: object) -> bytes:
     buf = io.BytesIO()
     img.save(buf, "JPEG", **options)
     decoded = decode(buf.getvalue(), 10**8, colour=32)
-    return _alignfine.FINE_FAMILY.compute(decoded, _alignfine.FINE_FAMILY)
+    return families.HIRES_FAMILY.compute(decoded, families.HIRES_FAMILY)
 
 
 def test_only_large_images_store_a_fine_square() -> None:
     """A photo keeps a 96 px square (the decode holds 160 x 120 of it); CIFAR's 32 px, a small JPEG
     drafted to a few dozen pixels, and a 64 px image store one byte."""
     for size in ((640, 480), (640, 360)):  # 16:9 decodes to 160 x 90
-        assert _alignfine.square(_sign(photo(1, size))).shape == (96, 96)
+        assert hires.square(_sign(photo(1, size))).shape == (96, 96)
     for size in ((32, 32), (64, 64), (180, 135)):
         assert _sign(photo(1, size)) == b"\0", size
 
@@ -145,9 +146,9 @@ def test_the_fine_square_lines_up_with_the_32_px_one() -> None:
     buf = io.BytesIO()
     img.save(buf, "JPEG", quality=95)
     decoded = decode(buf.getvalue(), 10**8, colour=32)
-    fine = _alignfine.square(_alignfine.FINE_FAMILY.compute(decoded, _alignfine.FINE_FAMILY))
+    fine = hires.square(families.HIRES_FAMILY.compute(decoded, families.HIRES_FAMILY))
     reduced = fine.reshape(32, 3, 32, 3).astype(np.float32).mean((1, 3))
-    grey32 = _align.describe(np.asarray(decoded.colour))["grey32"].astype(np.float32)
+    grey32 = descriptors.describe(np.asarray(decoded.colour))["grey32"].astype(np.float32)
     assert np.corrcoef(reduced.ravel(), grey32.ravel())[0, 1] > 0.99
 
 
@@ -158,8 +159,8 @@ def test_flat_fine_detail_keeps_the_32_px_verdict() -> None:
     sharp = rng.uniform(0, 255, (1, 96, 96)).astype(np.float32)
     flat = np.full((1, 96, 96), 120, np.float32)
     grey = rng.uniform(0, 255, (1, 32, 32)).astype(np.uint8)
-    assert np.isnan(_alignfine.both_ways(grey, grey, sharp, flat, np.zeros(1, bool))[0])
-    assert _alignfine.both_ways(grey, grey, sharp, sharp, np.zeros(1, bool))[0] > 0.99
+    assert np.isnan(hires.both_ways(grey, grey, sharp, flat, np.zeros(1, bool))[0])
+    assert hires.both_ways(grey, grey, sharp, sharp, np.zeros(1, bool))[0] > 0.99
 
 
 def test_small_images_never_enter_the_fine_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,12 +174,12 @@ def test_small_images_never_enter_the_fine_path(tmp_path: Path, monkeypatch: pyt
     save(photo(5, (32, 32)).transpose(Image.Transpose.FLIP_LEFT_RIGHT), tmp_path / "test/mirrored.png")
     (tmp_path / "leakcheck.yaml").write_text(POLICY)
     for name in ("squares", "scores"):
-        monkeypatch.setattr(_alignfinelevels, name, lambda *a, **k: pytest.fail("a small image entered the fine path"))
-    monkeypatch.setattr(_alignfine, "detail", lambda *a, **k: pytest.fail("a small image was scored finely"))
+        monkeypatch.setattr(hires_levels, name, lambda *a, **k: pytest.fail("a small image entered the fine path"))
+    monkeypatch.setattr(hires, "detail", lambda *a, **k: pytest.fail("a small image was scored finely"))
     with_fine = check(tmp_path / "leakcheck.yaml", use_cache=False)
     assert with_fine.findings  # the copies are there to be judged
     monkeypatch.setattr(aligned.Aligned, "families",
-                        lambda self, s, p: () if s.severity == "off" else (_alignsearch.DESC_FAMILY,))
+                        lambda self, s, p: () if s.severity == "off" else (families.DESC_FAMILY,))
     without = check(tmp_path / "leakcheck.yaml", use_cache=False)
     assert [(f.kind, f.severity, [m.path for m in f.members]) for f in with_fine.findings] == \
         [(f.kind, f.severity, [m.path for m in f.members]) for f in without.findings]
@@ -198,8 +199,8 @@ def test_an_upgrade_decodes_no_small_image_again(tmp_path: Path, monkeypatch: py
     (tmp_path / "leakcheck.yaml").write_text(POLICY)
     with monkeypatch.context() as m:  # the detector as it was: its descriptors alone, its model keyed by them
         m.setattr(aligned.Aligned, "families",
-                  lambda self, s, p: () if s.severity == "off" else (_alignsearch.DESC_FAMILY,))
-        m.setattr(_alignlevels, "_KEYED", _alignsearch.DESC_FAMILY)
+                  lambda self, s, p: () if s.severity == "off" else (families.DESC_FAMILY,))
+        m.setattr(levels, "_KEYED", families.DESC_FAMILY)
         before = check(tmp_path / "leakcheck.yaml")
     assert before.stats["decoded"] == 8
     after = check(tmp_path / "leakcheck.yaml")

@@ -2,12 +2,12 @@
 
 Real leaks are crops, shifts, zooms, colour changes and added frames of the
 same photograph.  Per image one family (``desc``) caches three tiny
-descriptors of one 32 px colour square; the arithmetic is in ``_align.py``,
+descriptors of one 32 px colour square; the arithmetic is in ``alignment.py``,
 the plan of the search (who asks whom, both directions, the calibration) in
-``_alignsearch.py``, what it keeps in the store between checks (its model and
-its pairs, and when they are estimated again) in ``_alignstate.py``.  Large
+``pairs.py``, what it keeps in the store between checks (its model and
+its pairs, and when they are estimated again) in ``state.py``.  Large
 images also keep a 96 px square (``fine`` family), on which error-level pairs
-are judged again (``_alignfine.py``, ``_alignfinelevels.py``).  This
+are judged again (``hires.py``, ``hires_levels.py``).  This
 module is the detector: its policy section, its family, the incremental
 search, and the verification it applies to hash and thumbnail matches.
 
@@ -25,13 +25,14 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import SEVERITIES, Ctx
-from .base import Detector, PolicyView, section
+from ...policy.config import SEVERITIES, Ctx
+from ..base import Detector, PolicyView
+from ..settings import Choice, Number, parse_settings
 
 if TYPE_CHECKING:  # the arithmetic is imported where it runs: a policy loads without numpy
-    from ..search.kernels import Match
-    from ..search.run import SearchRun
-    from ..signals.families import Family
+    from ...search.kernels import Match
+    from ...search.run import SearchRun
+    from ...signals.families import Family
 
 #: What alignment covers: the mirror is one of the views every query is verified in.
 COVERED = ("identity", "hflip")
@@ -47,6 +48,11 @@ class AlignedSettings:
     #: Error level (near certain): the same, far out in the impostors' tail.
     error_false_alarms_per_10k: float = 2.0
     candidates: int = 8
+
+
+#: The policy section's keys, in the order they are checked.
+FIELDS = {"severity": Choice(SEVERITIES), "false_alarms_per_10k": Number(float, 0.1, 1000),
+          "error_false_alarms_per_10k": Number(float, 0.1, 1000), "candidates": Number(int, 1, 64)}
 
 
 class Aligned(Detector):
@@ -69,24 +75,12 @@ class Aligned(Detector):
                    "warnings for probable ones; `aligned: {severity: off}` makes a cold check faster")
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> AlignedSettings:
-        raw = section(ctx, raw, at, ("severity", "false_alarms_per_10k", "error_false_alarms_per_10k", "candidates"))
-        d = self.default
-
-        def rate(key: str, default: float) -> float:
-            return ctx.number(raw.get(key, default), (*at, key), float, 0.1, 1000)
-
-        return AlignedSettings(
-            severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
-            false_alarms_per_10k=rate("false_alarms_per_10k", d.false_alarms_per_10k),
-            error_false_alarms_per_10k=rate("error_false_alarms_per_10k", d.error_false_alarms_per_10k),
-            candidates=ctx.number(raw.get("candidates", d.candidates), (*at, "candidates"), int, 1, 64),
-        )
+        return parse_settings(ctx, raw, at, AlignedSettings, FIELDS)
 
     def families(self, settings: AlignedSettings, policy: PolicyView) -> tuple[Family, ...]:
-        from ._alignfine import FINE_FAMILY
-        from ._alignsearch import DESC_FAMILY
+        from .families import DESC_FAMILY, HIRES_FAMILY
 
-        return () if settings.severity == "off" else (DESC_FAMILY, FINE_FAMILY)
+        return () if settings.severity == "off" else (DESC_FAMILY, HIRES_FAMILY)
 
     def orientations(self, settings: AlignedSettings, policy: PolicyView) -> tuple[str, ...]:
         """Identity, and the mirror when the policy asks for it: no rotations."""
@@ -95,20 +89,20 @@ class Aligned(Detector):
     def find(self, run: SearchRun, settings: AlignedSettings) -> list[Match]:
         """Matches above the calibrated warning level (weak below the error level); the levels in ``run.stats``.
 
-        Incremental (``_alignstate``): the index and the levels come from the
+        Incremental (``state``): the index and the levels come from the
         store while the data has not changed too much since they were
         estimated; pairs between unchanged rows come from the store; only new
-        or changed rows are searched, against everything (``_alignlevels.find``).
+        or changed rows are searched, against everything (``levels.find``).
         """
-        from . import _alignlevels
+        from . import levels
 
-        return _alignlevels.find(run, settings)
+        return levels.find(run, settings)
 
     def refine(self, run: SearchRun, settings: AlignedSettings, matches: list[Match]) -> list[Match]:
-        """Hash and thumbnail matches take the pair's aligned verdict (``_alignlevels.refine``)."""
-        from . import _alignlevels
+        """Hash and thumbnail matches take the pair's aligned verdict (``levels.refine``)."""
+        from . import levels
 
-        return _alignlevels.refine(run, settings, matches)
+        return levels.refine(run, settings, matches)
 
     def strength(self, match: Match, settings: AlignedSettings) -> float:
         return match.value
@@ -138,7 +132,7 @@ class Aligned(Detector):
 
 
 def _fine(stats: dict) -> str:
-    """The fine verdict's level, what it rests on, and what it judged (``_alignfinelevels``)."""
+    """The fine verdict's level, what it rests on, and what it judged (``hires_levels``)."""
     if "fine_threshold" not in stats:
         return ""
     try:
@@ -168,17 +162,3 @@ def _estimated(cal: dict) -> str:
 
 
 DETECTOR = Aligned()
-
-#: Names that lived here before the arithmetic moved to ``_alignlevels`` (tests and benchmarks use them).
-_MOVED = {"_calibration": "calibration", "_matches": "matches", "_levels": "levels", "_levels_of": "levels_of",
-          "TURNED_COPY": "TURNED_COPY", "SMALL_ERROR_FLOOR": "SMALL_ERROR_FLOOR", "HAIR": "HAIR",
-          "SMALL_HAIR": "SMALL_HAIR", "too_small": "too_small", "search": "search", "state": "state",
-          "DESC_FAMILY": "DESC_FAMILY"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:  # imported on first use: loading a policy stays free of numpy
-        from . import _alignlevels
-
-        return getattr(_alignlevels, _MOVED[name])
-    raise AttributeError(name)

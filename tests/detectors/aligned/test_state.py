@@ -10,15 +10,16 @@ import numpy as np
 import pytest
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors import _alignsearch, _alignstate, _retrieve
+from pytest_leakcheck.detectors.aligned import pairs, state
+from pytest_leakcheck.search import lists, multiview
 from pytest_leakcheck.report.model import report_dict
 from pytest_leakcheck.render.text import render as render_text
 from pytest_leakcheck.store.db import open_store
 from pytest_leakcheck.testing import photo, save
 
-from ..conftest import write_policy
-from .test_aligned import ALIGNED, _disguised
-from .test_aligned_fine import photos  # noqa: F401 (a fixture)
+from ...conftest import write_policy
+from .test_detector import ALIGNED, _disguised
+from .test_hires import photos  # noqa: F401 (a fixture)
 
 
 @pytest.fixture
@@ -59,23 +60,23 @@ def test_incremental_search_equals_a_full_search_with_the_same_levels(
     rows report exactly what a full search with the same index and levels reports; with the
     inverted file too (forced on this small dataset)."""
     if lists:
-        monkeypatch.setattr(_retrieve, "IVF_MIN", 0)
-        monkeypatch.setattr(_retrieve, "LIST_SIZE", 4)
-        monkeypatch.setattr(_retrieve, "NPROBE", 3)
-    monkeypatch.setattr(_alignstate, "LEVELS_AFTER", 0.2)
+        monkeypatch.setattr(multiview, "IVF_MIN", 0)
+        monkeypatch.setattr(multiview, "LIST_SIZE", 4)
+        monkeypatch.setattr(multiview, "NPROBE", 3)
+    monkeypatch.setattr(state, "LEVELS_AFTER", 0.2)
     policy = dataset / "leakcheck.yaml"
     first = check(policy)
     _edit(dataset)
     focused: list[int] = []
-    real = _alignsearch.focus_search
+    real = pairs.focus_search
 
     def spy(data, p, focus):
         assert (data.lists is not None) == lists
         focused.append(int(focus.sum()))
         return real(data, p, focus)
 
-    monkeypatch.setattr(_alignsearch, "focus_search", spy)
-    monkeypatch.setattr(_alignsearch, "search", lambda *a: pytest.fail("an incremental check searched everything"))
+    monkeypatch.setattr(pairs, "focus_search", spy)
+    monkeypatch.setattr(pairs, "search", lambda *a: pytest.fail("an incremental check searched everything"))
     warm = check(policy)
     assert focused == [3]  # the new, the changed and the moved file
     assert warm.stats["aligned"]["levels_at"] == first.stats["aligned"]["levels_at"]
@@ -84,10 +85,10 @@ def test_incremental_search_equals_a_full_search_with_the_same_levels(
     assert {"test/new_copy.jpg", "train/img_011.jpg", "test/disguised.jpg", "train/disguised7.jpg"} <= paths
     monkeypatch.undo()
     if lists:
-        monkeypatch.setattr(_retrieve, "IVF_MIN", 0)
-        monkeypatch.setattr(_retrieve, "LIST_SIZE", 4)
-        monkeypatch.setattr(_retrieve, "NPROBE", 3)
-    monkeypatch.setattr(_alignstate, "LEVELS_AFTER", 0.2)
+        monkeypatch.setattr(multiview, "IVF_MIN", 0)
+        monkeypatch.setattr(multiview, "LIST_SIZE", 4)
+        monkeypatch.setattr(multiview, "NPROBE", 3)
+    monkeypatch.setattr(state, "LEVELS_AFTER", 0.2)
     _drop_pairs(dataset)  # a full search, with the stored index and levels
     full = check(policy)
     assert _findings(warm) == _findings(full)
@@ -97,8 +98,8 @@ def test_incremental_search_equals_a_full_search_with_the_same_levels(
 def test_an_unchanged_check_searches_nothing(dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     policy = dataset / "leakcheck.yaml"
     first = check(policy)
-    monkeypatch.setattr(_alignsearch, "search", lambda *a: pytest.fail("searched everything"))
-    monkeypatch.setattr(_alignsearch, "focus_search", lambda *a: pytest.fail("searched around a row"))
+    monkeypatch.setattr(pairs, "search", lambda *a: pytest.fail("searched everything"))
+    monkeypatch.setattr(pairs, "focus_search", lambda *a: pytest.fail("searched around a row"))
     again = check(policy)
     assert _findings(again) == _findings(first) != []
     assert again.stats["aligned"] == first.stats["aligned"]
@@ -116,13 +117,13 @@ def test_levels_are_estimated_again_past_the_share(dataset: Path, monkeypatch: p
     assert kept["levels_on"] == 72 and kept["changed_since"] == 1
     for i in range(4):  # 5 of 72 since the estimate: above 5 %
         save(photo(5001 + i), dataset / f"train/more_{i}.jpg", quality=92)
-    monkeypatch.setattr(_alignstate, "now", lambda: "2030-01-01T00:00:00Z")
+    monkeypatch.setattr(state, "now", lambda: "2030-01-01T00:00:00Z")
     again = check(policy).stats["aligned"]
     assert again["levels_on"] == 77 and again["changed_since"] == 0
     assert again["levels_at"] == "2030-01-01T00:00:00Z" != again["index_at"]
     for i in range(40):  # 40 of 77 since the index was fitted: above 50 %
         save(photo(6000 + i), dataset / f"test/many_{i}.jpg", quality=92)
-    monkeypatch.setattr(_alignstate, "now", lambda: "2031-01-01T00:00:00Z")
+    monkeypatch.setattr(state, "now", lambda: "2031-01-01T00:00:00Z")
     refit = check(policy)
     assert refit.stats["aligned"]["index_at"] == "2031-01-01T00:00:00Z" and refit.stats["aligned"]["index_on"] == 117
     fresh = check(policy, use_cache=False)
@@ -170,36 +171,36 @@ def test_samples_are_keyed_by_content() -> None:
     """Adding 1 % of rows replaces about 1 % of the sample; row order and splits do not matter."""
     rng = np.random.default_rng(0)
     digests = [rng.bytes(32) for _ in range(20_000)]
-    base = _alignsearch.by_content(digests, np.arange(19_800), 2000)
-    grown = _alignsearch.by_content(digests, np.arange(20_000), 2000)
+    base = pairs.by_content(digests, np.arange(19_800), 2000)
+    grown = pairs.by_content(digests, np.arange(20_000), 2000)
     assert len(base) == len(grown) == 2000
     assert len(np.intersect1d(base, grown)) >= 2000 - 60
     shuffled = rng.permutation(20_000)
-    again = _alignsearch.by_content([digests[i] for i in shuffled], np.arange(20_000), 2000)
+    again = pairs.by_content([digests[i] for i in shuffled], np.arange(20_000), 2000)
     assert sorted(shuffled[again]) == sorted(grown)
 
 
 def test_inverted_file_finds_what_the_exact_search_finds(monkeypatch: pytest.MonkeyPatch) -> None:
     """On clustered vectors, the inverted file's top-k holds 95 % of the exact top-k (and never the query
     itself), and whether a reference is seen does not depend on the other references."""
-    monkeypatch.setattr(_retrieve, "IVF_MIN", 0)  # off by default (docs/scale.md)
+    monkeypatch.setattr(multiview, "IVF_MIN", 0)  # off by default (docs/scale.md)
     rng = np.random.default_rng(1)
     centres = rng.normal(size=(60, 16))
     x = centres[rng.integers(0, 60, 6000)] + rng.normal(scale=0.7, size=(6000, 16))
     x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-    cent = _retrieve.fit_lists(x, len(x) * 1024 // 100)
+    cent = multiview.fit_lists(x, len(x) * 1024 // 100)
     assert cent is not None
-    lists = _retrieve._assign(x, cent)
+    row_lists = lists.assign(x, cent)
     q = np.arange(0, 6000, 7)
-    exact, _ = _retrieve.topk([x[q]], x, 8, q)
-    got, _ = _retrieve.ivf_topk([x[q]], x, lists, cent, 8, q)
+    exact, _ = multiview.topk([x[q]], x, 8, q)
+    got, _ = multiview.ivf_topk([x[q]], x, row_lists, cent, 8, q)
     assert not (got == q[:, None]).any()
     recall = np.mean([len(set(a) & set(b)) / 8 for a, b in zip(exact, got)])
     assert recall >= 0.95
     # A query's top-1 seen among half the references is still its top-1 there (if it was kept).
     half = np.arange(0, 6000, 2)
-    sub, _ = _retrieve.ivf_topk([x[q]], x[half], lists[half], cent, 1, np.where(q % 2 == 0, q // 2, -1))
-    full1, _ = _retrieve.ivf_topk([x[q]], x, lists, cent, 2, q)
+    sub, _ = multiview.ivf_topk([x[q]], x[half], row_lists[half], cent, 1, np.where(q % 2 == 0, q // 2, -1))
+    full1, _ = multiview.ivf_topk([x[q]], x, row_lists, cent, 2, q)
     for n, row in enumerate(q):
         kept = [c for c in full1[n] if c >= 0 and c % 2 == 0 and c != row]
         if kept and kept[0] == full1[n][0]:
@@ -217,25 +218,25 @@ def test_the_fine_verdict_is_the_same_incremental_or_fresh(photos: Path, tmp_pat
     held.mkdir()
     for name in ("test/look_1.jpg", "test/crop.jpg"):
         shutil.move(root / name, held / Path(name).name)
-    monkeypatch.setattr(_alignstate, "LEVELS_AFTER", 0.2)
+    monkeypatch.setattr(state, "LEVELS_AFTER", 0.2)
     policy = root / "leakcheck.yaml"
     first = check(policy)
     for name in ("test/look_1.jpg", "test/crop.jpg"):
         shutil.move(held / Path(name).name, root / name)
     focused: list[int] = []
-    real = _alignsearch.focus_search
+    real = pairs.focus_search
 
     def spy(data, p, focus):
         focused.append(int(focus.sum()))
         return real(data, p, focus)
 
-    monkeypatch.setattr(_alignsearch, "focus_search", spy)
-    monkeypatch.setattr(_alignsearch, "search", lambda *a: pytest.fail("an incremental check searched everything"))
+    monkeypatch.setattr(pairs, "focus_search", spy)
+    monkeypatch.setattr(pairs, "search", lambda *a: pytest.fail("an incremental check searched everything"))
     warm = check(policy)
     assert focused == [2]
     assert warm.stats["aligned"]["levels_at"] == first.stats["aligned"]["levels_at"]
     monkeypatch.undo()
-    monkeypatch.setattr(_alignstate, "LEVELS_AFTER", 0.2)
+    monkeypatch.setattr(state, "LEVELS_AFTER", 0.2)
     _drop_pairs(root)
     full = check(policy)
     assert _findings(warm) == _findings(full)
@@ -260,14 +261,14 @@ def test_hash_matches_are_scored_once_and_the_next_check_scores_only_new_ones(
         save(photo(i), tmp_path / f"test/copy_{i}.jpg", quality=70)
     write_policy(tmp_path, ALIGNED)
     scored: list[int] = []
-    real = _alignsearch.pair_scores
+    real = pairs.pair_scores
 
     def counted(data, i, j, *args, **kwargs):  # type: ignore[no-untyped-def]
         if kwargs.get("turned") is not None:  # refine's calls (the search's own pairs pass none)
             scored.append(len(i))
         return real(data, i, j, *args, **kwargs)
 
-    monkeypatch.setattr(_alignsearch, "pair_scores", counted)
+    monkeypatch.setattr(pairs, "pair_scores", counted)
     first = check(write_policy(tmp_path, ALIGNED))
     assert sum(scored) >= 2
     save(photo(13), tmp_path / "test/copy_13.jpg", quality=70)  # one more copy

@@ -14,16 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from ..search.kernels import Match
-from ..search.run import SearchRun
-from ..store import keys
-from . import _aligndask
-from . import _alignfinelevels as fine
-from . import _alignsearch as search
-from . import _alignstate as state
-from ._align import calibrate
-from ._alignfine import FINE_FAMILY
-from ._alignsearch import DESC_FAMILY
+from ...search.kernels import Match
+from ...search.run import SearchRun
+from ...store import keys
+from . import cluster
+from . import hires_levels
+from . import pairs
+from . import state
+from .alignment import calibrate
+from .families import DESC_FAMILY, HIRES_FAMILY
 
 #: What alignment covers: the mirror is one of the views every query is verified in.
 COVERED = ("identity", "hflip")
@@ -31,7 +30,7 @@ COVERED = ("identity", "hflip")
 
 @dataclasses.dataclass(frozen=True)
 class _Families:
-    """The families the stored model rests on, as one name and fingerprint for ``keys.aligned``."""
+    """The families the stored model rests on, as one name and fingerprint for ``state.store_key``."""
 
     name: str
     params: str
@@ -39,12 +38,12 @@ class _Families:
 
 #: The stored model holds the fine level too: a model from before it (or from another fine
 #: square) is estimated again, not read without one.
-_KEYED = _Families(f"{DESC_FAMILY.name}+{FINE_FAMILY.name}", f"{DESC_FAMILY.params}+{FINE_FAMILY.params}")
+_KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}", f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}")
 
 
-def _key(det: Any, p: search.Plan) -> str:
+def _key(det: Any, p: pairs.Plan) -> str:
     """Everything the stored model and pairs depend on besides the data: settings, descriptors, split pairs."""
-    return keys.aligned(det, p.mirror, sorted(p.targets.items()), _KEYED)
+    return state.store_key(det, p.mirror, sorted(p.targets.items()), _KEYED)
 
 
 
@@ -101,8 +100,8 @@ def levels_se(imp: np.ndarray, det: Any) -> tuple[float, float]:
     return round(float(draws[:, 0].std(ddof=1)), 4), round(float(draws[:, 1].std(ddof=1)), 4)
 
 
-def calibration(data: search.Data, p: search.Plan, det: Any, digests: Sequence[bytes],
-                 tick: Callable[[int], None] | None = None, farm: search.Farm | None = None) -> dict[str, Any]:
+def calibration(data: pairs.Data, p: pairs.Plan, det: Any, digests: Sequence[bytes],
+                 tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
     """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
 
     An upside-down image whose detail lines up with another image at
@@ -112,7 +111,7 @@ def calibration(data: search.Data, p: search.Plan, det: Any, digests: Sequence[b
     in a small set would raise the levels to 1 and hide every copy.
     A ``farm`` (the owner's cluster) runs the impostor blocks.
     """
-    raw = search.impostors(data, p, digests, *([tick] if tick is not None else []),
+    raw = pairs.impostors(data, p, digests, *([tick] if tick is not None else []),
                            **({"farm": farm} if farm is not None else {}))
     imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
     cross = imp["cross"] if len(imp["cross"]) else imp["within"]
@@ -142,24 +141,24 @@ def levels_of(cal: dict[str, float], within: np.ndarray) -> tuple[np.ndarray, np
     return warn, err
 
 
-def strong(pairs: search.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> np.ndarray:
+def strong(found: pairs.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> np.ndarray:
     """Which pairs the 32 px verdict makes error-level links (at or above the error level plus the hair)."""
-    within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
-    return pairs.score >= levels_of(cal, within)[1] + float(cal.get("hair", HAIR))
+    within = np.zeros(len(found.i), bool) if split_of is None else split_of[found.i] == split_of[found.j]
+    return found.score >= levels_of(cal, within)[1] + float(cal.get("hair", HAIR))
 
 
-def matches(pairs: search.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None,
+def matches(found: pairs.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None,
             fine_scores: np.ndarray | None = None) -> list[Match]:
     """Matches at or above the warning level of their kind (cross or within split); weak below the error
     level, or below the fine level where a pair of large images was judged at 96 px (``fine_scores``)."""
-    within = np.zeros(len(pairs.i), bool) if split_of is None else split_of[pairs.i] == split_of[pairs.j]
+    within = np.zeros(len(found.i), bool) if split_of is None else split_of[found.i] == split_of[found.j]
     warn, _ = levels_of(cal, within)
-    keep = np.flatnonzero(pairs.score >= warn)
-    weak = ~strong(pairs, cal, split_of)
+    keep = np.flatnonzero(found.score >= warn)
+    weak = ~strong(found, cal, split_of)
     if fine_scores is not None and "fine_threshold" in cal:
         weak |= fine_scores < float(cal["fine_threshold"])  # NaN (not judged): the 32 px verdict stands
-    return [Match(int(pairs.i[n]), int(pairs.j[n]), "aligned", round(float(pairs.score[n]), 4),
-                  "hflip" if pairs.flipped[n] else "identity", weak=bool(weak[n]))
+    return [Match(int(found.i[n]), int(found.j[n]), "aligned", round(float(found.score[n]), 4),
+                  "hflip" if found.flipped[n] else "identity", weak=bool(weak[n]))
             for n in keep]
 
 
@@ -173,7 +172,7 @@ TURNED_COPY = 0.95
 def find(run: SearchRun, settings: Any) -> list[Match]:
     """Matches above the calibrated warning level (weak below the error level); the levels in ``run.stats``.
 
-    Incremental (``_alignstate``): the index and the levels come from the
+    Incremental (``state``): the index and the levels come from the
     store while the data has not changed too much since they were
     estimated, pairs between unchanged rows come from the store, and only
     new or changed rows are searched, against everything.  A focus search
@@ -181,17 +180,17 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     """
     if not run.sigs.has("desc:grey32"):
         return []
-    p = search.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates,
+    p = pairs.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates,
                     "hflip" in run.orientations)
     key, ids = _key(settings, p), state.row_ids(run.paths, run.split_of, run.sigs.digests)
     model, now_ids = state.load_model(run.store, key), np.sort(ids)
     changed = len(ids) if model is None else model.changed(now_ids)
     if model is None or changed > state.INDEX_AFTER * max(1, len(model.ids)):
-        (model, pairs), changed = _fresh(run, settings, p, ids), 0
+        (model, found), changed = _fresh(run, settings, p, ids), 0
     else:
-        data = search.prepare(run.sigs, p.mirror, model.index)
+        data = pairs.prepare(run.sigs, p.mirror, model.index)
         # Scattered only if a block is sent: a search around a few changed rows stays here.
-        with _aligndask.farm(run.executor, data, p) as farm:
+        with cluster.farm(run.executor, data, p) as farm:
             if changed > state.LEVELS_AFTER * max(1, len(model.ids)) and run.focus is None:
                 cal = _estimate(run, data, p, settings, farm=farm)
                 model = dataclasses.replace(model, calibration=cal, ids=now_ids,
@@ -199,58 +198,58 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
                                                        "levels_on": len(ids)})
                 state.save_model(run.store, key, model)
                 changed = 0
-            pairs = (search.focus_search(data, p, run.focus) if run.focus is not None
+            found = (pairs.focus_search(data, p, run.focus) if run.focus is not None
                      else _update(run, data, p, key, ids, farm))
     cal = model.calibration
     run.stats["aligned"] = {**cal, **model.estimated, "changed_since": int(changed),
                             "reestimate_after": state.LEVELS_AFTER}
     # Only error-level links can change (a weak link stays one), and with a focus only those the
     # report keeps: those are judged at 96 px where both images are large.
-    todo = strong(pairs, cal, p.split_of)
+    todo = strong(found, cal, p.split_of)
     if run.focus is not None:
-        todo &= run.focus[pairs.i] | run.focus[pairs.j]
-    scores = fine.judge(run, pairs.i, pairs.j, pairs.flipped, todo, cal)
-    return _focus(run, matches(pairs, cal, p.split_of, scores))
+        todo &= run.focus[found.i] | run.focus[found.j]
+    scores = hires_levels.judge(run, found, todo, cal)
+    return _focus(run, matches(found, cal, p.split_of, scores))
 
 
-def _estimate(run: SearchRun, data: search.Data, p: search.Plan, settings: Any,
-              tick: Callable[[int], None] | None = None, farm: search.Farm | None = None) -> dict[str, Any]:
+def _estimate(run: SearchRun, data: pairs.Data, p: pairs.Plan, settings: Any,
+              tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
     """The 32 px levels (:func:`calibration`, its impostor blocks on the ``farm`` when there is one) and
-    the fine level (``_alignfinelevels.calibration``, here: a few hundred pairs)."""
+    the fine level (``hires_levels.calibration``, here: a few hundred pairs)."""
     return {**calibration(data, p, settings, run.sigs.digests, tick, farm),
-            **fine.calibration(run, data, p, TURNED_COPY)}
+            **hires_levels.calibration(run, data, p, TURNED_COPY)}
 
-def _fresh(run: SearchRun, settings: Any, p: search.Plan,
-           ids: np.ndarray) -> tuple[state.Model, search.Pairs]:
+def _fresh(run: SearchRun, settings: Any, p: pairs.Plan,
+           ids: np.ndarray) -> tuple[state.Model, pairs.Pairs]:
     """Index, levels and every pair estimated and searched afresh, and stored."""
-    index = search.fit(run.sigs, np.flatnonzero(run.sigs.valid))
-    data = search.prepare(run.sigs, p.mirror, index)
-    tick = run.ticks(search.blocks(p), "block")  # the bar moves block by block: search, then levels
+    index = pairs.fit(run.sigs, np.flatnonzero(run.sigs.valid))
+    data = pairs.prepare(run.sigs, p.mirror, index)
+    tick = run.ticks(pairs.blocks(p), "block")  # the bar moves block by block: search, then levels
     # With the owner's Dask cluster the blocks of both run on its workers, the data sent once.
-    with _aligndask.farm(run.executor, data, p) as farm:
-        pairs = search.search(data, p, tick, farm)
+    with cluster.farm(run.executor, data, p) as farm:
+        found = pairs.search(data, p, tick, farm)
         cal = _estimate(run, data, p, settings, tick, farm)
     at = state.now()
     model = state.Model(index, cal, np.sort(ids),
                         {"index_at": at, "index_on": len(ids), "levels_at": at, "levels_on": len(ids)})
     key = _key(settings, p)
     state.save_model(run.store, key, model)
-    state.save_pairs(run.store, key, ids, pairs)
-    return model, pairs
+    state.save_pairs(run.store, key, ids, found)
+    return model, found
 
-def _update(run: SearchRun, data: search.Data, p: search.Plan, key: str, ids: np.ndarray,
-            farm: search.Farm | None = None) -> search.Pairs:
+def _update(run: SearchRun, data: pairs.Data, p: pairs.Plan, key: str, ids: np.ndarray,
+            farm: pairs.Farm | None = None) -> pairs.Pairs:
     """Stored pairs between unchanged rows, plus a search around the new and changed ones."""
     stored = state.load_pairs(run.store, key)
     if stored is None:
-        pairs, dirty = search.search(data, p, farm=farm), True
+        found, dirty = pairs.search(data, p, farm=farm), True
     else:
         kept, new, gone = state.carry(*stored, ids)
-        pairs = search.join(kept, search.focus_search(data, p, new)) if new.any() else kept
+        found = pairs.join(kept, pairs.focus_search(data, p, new)) if new.any() else kept
         dirty = bool(new.any()) or gone
     if dirty:
-        state.save_pairs(run.store, key, ids, pairs)
-    return pairs
+        state.save_pairs(run.store, key, ids, found)
+    return found
 
 def _focus(run: SearchRun, matches: list[Match]) -> list[Match]:
     focus = run.focus
@@ -275,7 +274,7 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     check = [n for n, m in enumerate(matches) if m.detector in ("phash", "thumbnail")]
     if not check:
         return matches
-    data = search.prepare(run.sigs, "hflip" in run.orientations, None)
+    data = pairs.prepare(run.sigs, "hflip" in run.orientations, None)
     ij = np.array([(matches[n].i, matches[n].j) for n in check], np.int64)
     flip = np.array([matches[n].orientation == "hflip" for n in check])
     turned = [o if o not in COVERED else "identity" for o in (matches[n].orientation for n in check)]
@@ -286,7 +285,8 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     out = list(matches)
     hair = float(cal.get("hair", HAIR))
     # Error-level verdicts between large images are judged at 96 px too, as aligned's own pairs are.
-    fs = fine.judge(run, ij[:, 0], ij[:, 1], flip, np.isfinite(scores) & (scores >= err + hair), cal, turned)
+    asked = pairs.Pairs(ij[:, 0], ij[:, 1], scores, flip)
+    fs = hires_levels.judge(run, asked, np.isfinite(scores) & (scores >= err + hair), cal, turned)
     low = fs < float(cal.get("fine_threshold", -np.inf))
     for n, s, w, e, demote in zip(check, scores, warn, err, low):
         if not np.isfinite(s):
@@ -296,13 +296,13 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     return [m for m in out if m is not None]
 
 
-def _scores(run: SearchRun, data: search.Data, ij: np.ndarray, flip: np.ndarray, turned: list[str],
+def _scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: np.ndarray, turned: list[str],
             orientations: list[str]) -> np.ndarray:
-    """``search.pair_scores`` of the matches, those scored by an earlier check taken from the store.
+    """``pairs.pair_scores`` of the matches, those scored by an earlier check taken from the store.
 
     A check that changes something remembers today's scores; a focus check (the hook, a
     pull request) reads them and writes nothing."""
-    key = keys.digest(("refined", keys.ALIGNED_VERSION, DESC_FAMILY.name, DESC_FAMILY.params))
+    key = keys.digest(("refined", state.STORE_VERSION, DESC_FAMILY.name, DESC_FAMILY.params))
     pair_keys = state.pair_keys(run.sigs.digests, ij[:, 0], ij[:, 1], orientations)
     known = state.known_scores(run.store, key)
     todo = np.array([k not in known for k in pair_keys], bool)
@@ -311,7 +311,7 @@ def _scores(run: SearchRun, data: search.Data, ij: np.ndarray, flip: np.ndarray,
         # Once per key: a pair that phash and thumbnail both found in one orientation is one score.
         first = {pair_keys[n]: n for n in reversed(np.flatnonzero(todo).tolist())}
         t = np.array(sorted(first.values()), np.int64)
-        got = search.pair_scores(data, ij[t, 0], ij[t, 1], flip[t], always=1, turned=[turned[n] for n in t])
+        got = pairs.pair_scores(data, ij[t, 0], ij[t, 1], flip[t], always=1, turned=[turned[n] for n in t])
         new = dict(zip((pair_keys[n] for n in t), got.tolist()))
         scores[todo] = [new[k] for k, d in zip(pair_keys, todo) if d]
     if run.focus is None and (todo.any() or len(known) != len(pair_keys)):

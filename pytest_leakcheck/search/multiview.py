@@ -2,7 +2,7 @@
 the data, and each query's top-k references by blocked products, in linear memory.
 
 The descriptors themselves, and everything after retrieval (alignment, the
-verdict, calibration), are in ``_align.py``.
+verdict, calibration), are in ``alignment.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..search import lists
+from . import lists
 
 R = TypeVar("R")
 
@@ -181,11 +181,6 @@ def fit_lists(vec: np.ndarray, n_rows: int) -> np.ndarray | None:
     if n_rows < IVF_MIN or n_lists < 2 * NPROBE or len(vec) < n_lists:
         return None
     return lists.fit(vec, n_lists)
-
-
-def _assign(vec: np.ndarray, cent: np.ndarray) -> np.ndarray:
-    """Nearest centroid of each row, in blocks."""
-    return lists.assign(vec, cent)
 
 
 def ivf_topk(queries: list[np.ndarray], ref: np.ndarray, ref_list: np.ndarray, cent: np.ndarray, k: int,

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors import _alignlevels, _alignsearch
+from pytest_leakcheck.detectors.aligned import levels, pairs
 from pytest_leakcheck.errors import ClusterLost, LeakcheckError
 from pytest_leakcheck.testing import photo, save
 
-from ..conftest import write_policy
-from ..signals.test_dask import comparable
-from .test_aligned import ALIGNED, _disguised
+from ...conftest import write_policy
+from ...signals.test_dask import comparable
+from .test_detector import ALIGNED, _disguised
 
 distributed = pytest.importorskip("distributed", reason="the Dask tests need pip install 'pytest-leakcheck[dask]'")
 
@@ -52,12 +52,12 @@ def planted(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[_alignsearch.Pairs, dict]]:
+def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[pairs.Pairs, dict]]:
     """Small blocks, and each full search's pairs and levels as the detector got them."""
-    monkeypatch.setattr(_alignsearch, "_BLOCK", BLOCK)
-    monkeypatch.setattr(_alignsearch, "_IMPOSTOR_BLOCK", BLOCK)
-    got: list[tuple[_alignsearch.Pairs, dict]] = []
-    real_search, real_cal = _alignsearch.search, _alignlevels.calibration
+    monkeypatch.setattr(pairs, "_BLOCK", BLOCK)
+    monkeypatch.setattr(pairs, "_IMPOSTOR_BLOCK", BLOCK)
+    got: list[tuple[pairs.Pairs, dict]] = []
+    real_search, real_cal = pairs.search, levels.calibration
 
     def search(*args, **kwargs):
         got.append((real_search(*args, **kwargs), {}))
@@ -67,8 +67,8 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[_alignsearch.Pairs, 
         got[-1][1].update(real_cal(*args, **kwargs))
         return got[-1][1]
 
-    monkeypatch.setattr(_alignsearch, "search", search)
-    monkeypatch.setattr(_alignlevels, "calibration", calibration)
+    monkeypatch.setattr(pairs, "search", search)
+    monkeypatch.setattr(levels, "calibration", calibration)
     return got
 
 
@@ -94,10 +94,10 @@ def test_cluster_runs_every_block_and_gives_the_local_pairs_levels_and_findings(
     ran = _blocks(cluster.scheduler_address, t1)
 
     assert len(recorded) == 2
-    (pairs, cal), (rpairs, rcal) = recorded
-    assert len(pairs.i) > 0
+    (found, cal), (rfound, rcal) = recorded
+    assert len(found.i) > 0
     for field in ("i", "j", "score", "flipped"):
-        assert np.array_equal(getattr(rpairs, field), getattr(pairs, field)), field
+        assert np.array_equal(getattr(rfound, field), getattr(found, field)), field
     assert rcal == cal
     assert comparable(remote) == comparable(local)
     assert {f.kind for f in remote.findings} >= {"near-duplicate"}

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors import _scene, _scenefind, same_scene
+from pytest_leakcheck.detectors import same_scene
+from pytest_leakcheck.detectors.same_scene import features, find
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.render import render
@@ -83,8 +84,8 @@ def test_small_images_never_reach_the_keypoint_search(tmp_path: Path, monkeypatc
     def refuse(*args, **kwargs):
         raise AssertionError("keypoints sought in an image under MIN_SIDE")
 
-    monkeypatch.setattr(_scene, "extract", refuse)
-    monkeypatch.setattr(_scenefind, "detail_grey", refuse)
+    monkeypatch.setattr(features, "extract", refuse)
+    monkeypatch.setattr(find, "detail_grey", refuse)
     for k in range(6):
         save(photo(k, (32, 32)), tmp_path / f"{'test' if k < 2 else 'train'}/{k}.png")
     (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
@@ -102,21 +103,21 @@ def test_images_too_small_for_keypoints_are_skipped(tmp_path: Path) -> None:
 
 def test_rows_are_compact_and_keep_only_what_was_found() -> None:
     grey = np.asarray(scene(7).convert("L").resize((256, 194)))
-    row = _scene.extract(grey)
+    row = features.extract(grey)
     n = int(np.frombuffer(row[:2], "<u2")[0])
-    assert 24 <= n <= _scene.FEATURES and len(row) == _scene.HEAD + 36 * n
-    assert len(_scene.extract(np.full((194, 256), 128, np.uint8))) == _scene.HEAD  # flat: no keypoints
-    feats = _scene.parse([row, row], np.array([0, 1]), 2)
-    assert _scene.verify(feats, 0, 1)[0] >= n // 2  # an image matches itself
-    assert _scene.verify(feats, 0, 1, impostor=True)[0] < 12  # without its geometry, chance only
+    assert 24 <= n <= features.FEATURES and len(row) == features.HEAD + 36 * n
+    assert len(features.extract(np.full((194, 256), 128, np.uint8))) == features.HEAD  # flat: no keypoints
+    feats = features.parse([row, row], np.array([0, 1]), 2)
+    assert features.verify(feats, 0, 1)[0] >= n // 2  # an image matches itself
+    assert features.verify(feats, 0, 1, impostor=True)[0] < 12  # without its geometry, chance only
 
 
 def test_levels_fall_back_to_the_floor_when_the_sample_is_small() -> None:
     det = same_scene.SceneSettings()
-    small = same_scene.levels(np.array([3, 5, 7]), det)
+    small = find.levels(np.array([3, 5, 7]), det)
     assert small["threshold"] == det.min_inliers and small["error_threshold"] == det.min_inliers + 3
     assert small["too_few_for_rate"] and small["floor"]
-    big = same_scene.levels(np.r_[np.zeros(30_000, int), np.full(30, 20)], det)  # 10 per 10k at 20 inliers
+    big = find.levels(np.r_[np.zeros(30_000, int), np.full(30, 20)], det)  # 10 per 10k at 20 inliers
     assert big["threshold"] == 21 and not big["too_few_for_rate"]
 
 
@@ -132,7 +133,7 @@ def test_a_focused_check_reuses_the_calibration(reshots: Path, tmp_path: Path,
     def refuse(*args, **kwargs):
         raise AssertionError("calibrated again on an incremental check")
 
-    monkeypatch.setattr(_scene, "impostors", refuse)
+    monkeypatch.setattr(features, "impostors", refuse)
     report = check(root / "leakcheck.yaml")
     assert frozenset(("train/shot_1.jpg", "test/shot_3.jpg")) in _scene_pairs(report) or \
         frozenset(("test/shot_2.jpg", "test/shot_3.jpg")) in _scene_pairs(report)
@@ -164,11 +165,11 @@ def test_verifying_in_worker_processes_gives_the_report_of_verifying_inline(
             started.append(args[1])
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(_scenefind, "Running", Counted)
-    monkeypatch.setattr(_scenefind, "BACKGROUND_FROM", 10**9)
+    monkeypatch.setattr(find, "Running", Counted)
+    monkeypatch.setattr(find, "BACKGROUND_FROM", 10**9)
     inline = report_dict(check(reshots / "leakcheck.yaml", use_cache=False, jobs=2))
     assert not started
-    monkeypatch.setattr(_scenefind, "BACKGROUND_FROM", 1)
+    monkeypatch.setattr(find, "BACKGROUND_FROM", 1)
     background = report_dict(check(reshots / "leakcheck.yaml", use_cache=False, jobs=2))
     assert len(started) == 1 and len(started[0]) >= 4  # the pairs went to the workers
     for report in (inline, background):  # times and when the levels were estimated: the clock, not the search
@@ -188,14 +189,14 @@ def test_a_sigterm_while_workers_verify_stops_them_and_exits_143(reshots: Path, 
     pids = tmp_path / "pids"
     code = f"""
 import os, signal, sys, threading, time
-from pytest_leakcheck.detectors import _scenefind
+from pytest_leakcheck.detectors.same_scene import find
 from pytest_leakcheck.signals import pool
-_scenefind.BACKGROUND_FROM = 1
-real = _scenefind._verify_shared
+find.BACKGROUND_FROM = 1
+real = find._verify_shared
 def slow(pair):  # the workers are forked after this is set: they verify for a minute
     time.sleep(60)
     return real(pair)
-_scenefind._verify_shared = slow
+find._verify_shared = slow
 start = pool.Running.__init__
 def started(self, *a, **k):
     start(self, *a, **k)

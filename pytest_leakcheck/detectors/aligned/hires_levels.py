@@ -1,6 +1,6 @@
 """The fine verdict in a check: which pairs are judged at 96 px, the fine level, and what it changes.
 
-The arithmetic is in ``_alignfine.py``.  Here:
+The arithmetic is in ``hires.py``.  Here:
 
 - :func:`judge` scores the pairs the 32 px verdict would make error-level
   links, where both images have a fine square (``fine`` family);
@@ -10,7 +10,7 @@ The arithmetic is in ``_alignfine.py``.  Here:
   never below FINE_FLOOR; with too few large images to estimate that rate,
   never below FINE_SMALL_FLOOR either, and the stats say so;
 - a pair judged below the fine level stays a link, but a weak one
-  (``_alignlevels.matches``): a warning, which merges nothing.
+  (``levels.matches``): a warning, which merges nothing.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from ..search.run import SearchRun
-from ..signals.families import Signatures
-from ..store.db import Store
-from . import _align as A
-from . import _alignfine as FN
-from . import _alignsearch as search
+from ...search.run import SearchRun
+from ...signals.families import Signatures
+from ...store.db import Store
+from . import alignment, descriptors, families
+from . import hires
+from . import pairs
 
 #: Lowest fine level, whatever the impostors say.  Measured (``benchmarks/finelevel.py``) on 50
 #: BSDS500 photographs resized to 640 x 480 (the re-shot benchmark's distractors) and 25
@@ -64,13 +64,13 @@ def large(sigs: Signatures) -> np.ndarray:
 def squares(store: Store, digests: Sequence[bytes], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The fine squares of ``rows`` from the store (the signatures hold only each row's flag):
     (n, F, F) uint8, and whether each was found."""
-    fam = FN.FINE_FAMILY
+    fam = families.HIRES_FAMILY
     stored = store.get_signatures([digests[r] for r in rows], fam.name, fam.params)
-    out = np.zeros((len(rows), FN.F, FN.F), np.uint8)
+    out = np.zeros((len(rows), hires.F, hires.F), np.uint8)
     found = np.zeros(len(rows), bool)
     for n, r in enumerate(rows.tolist()):
         ok, blob = stored.get(digests[r], (False, b""))
-        grey = FN.square(blob) if ok else None
+        grey = hires.square(blob) if ok else None
         if grey is not None:
             out[n], found[n] = grey, True
     return out, found
@@ -92,15 +92,15 @@ def scores(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray,
     todo, pi, pj = todo[keep], pi[keep], pj[keep]
     if not len(todo):
         return out
-    g32 = run.sigs.arrays["desc:grey32"].reshape(-1, A.S, A.S)
+    g32 = run.sigs.arrays["desc:grey32"].reshape(-1, alignment.S, alignment.S)
     how = None if turned is None else [turned[n] for n in todo]
-    out[todo] = FN.both_ways(g32[i[todo]], g32[j[todo]], gf[pi], gf[pj], np.asarray(flipped, bool)[todo], how)
+    out[todo] = hires.both_ways(g32[i[todo]], g32[j[todo]], gf[pi], gf[pj], np.asarray(flipped, bool)[todo], how)
     return out
 
 
-def judge(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray, todo: np.ndarray,
-          cal: dict[str, Any], turned: Sequence[str] | None = None) -> np.ndarray:
-    """Fine scores of the ``todo`` pairs (NaN elsewhere), recorded in ``run.stats["aligned"]``.
+def judge(run: SearchRun, found: pairs.Pairs, todo: np.ndarray, cal: dict[str, Any],
+          turned: Sequence[str] | None = None) -> np.ndarray:
+    """Fine scores of the ``todo`` pairs of ``found`` (NaN elsewhere), recorded in ``run.stats["aligned"]``.
 
     ``fine_pairs`` lists every pair judged at F px (paths, fine score), once
     however many detectors' matches asked (aligned's own, then pHash's and the
@@ -108,11 +108,12 @@ def judge(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray, tod
     finding of the report already, so the list is never longer than the report.
     ``fine_judged`` and ``fine_demoted`` count them, and those below the level.
     """
+    i, j = found.i, found.j
     out = np.full(len(i), np.nan, np.float32)
     if "fine_threshold" not in cal or not np.any(todo):
         return out
     at = np.flatnonzero(todo)
-    out[at] = scores(run, np.asarray(i)[at], np.asarray(j)[at], np.asarray(flipped)[at],
+    out[at] = scores(run, np.asarray(i)[at], np.asarray(j)[at], np.asarray(found.flipped)[at],
                      None if turned is None else [turned[n] for n in at])
     stats = run.stats.setdefault("aligned", {})
     known = {(a, b): v for a, b, v in stats.get("fine_pairs", [])}
@@ -126,7 +127,7 @@ def judge(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray, tod
     return out
 
 
-def calibration(run: SearchRun, data: search.Data, p: search.Plan, turned_copy: float) -> dict[str, Any]:
+def calibration(run: SearchRun, data: pairs.Data, p: pairs.Plan, turned_copy: float) -> dict[str, Any]:
     """The fine level and what it rests on (``fine_*`` keys of the aligned stats); nothing without large images.
 
     Each sampled large row, upside down, asks every split it is compared
@@ -139,9 +140,9 @@ def calibration(run: SearchRun, data: search.Data, p: search.Plan, turned_copy: 
     rows = np.sort(every[big[every]])
     if not len(rows):
         return {}
-    pick = search.by_content(run.sigs.digests, rows, FINE_IMPOSTORS)
+    pick = pairs.by_content(run.sigs.digests, rows, FINE_IMPOSTORS)
     q, r, f = _impostor_pairs(data, p, pick, big, turned_copy)
-    fam = FN.FINE_FAMILY
+    fam = families.HIRES_FAMILY
     imp = np.zeros(0, np.float32)
     if len(q):
         need = np.unique(np.concatenate([q, r]))
@@ -150,20 +151,20 @@ def calibration(run: SearchRun, data: search.Data, p: search.Plan, turned_copy: 
         ok = np.flatnonzero(found[pq] & found[pr])
         if len(ok):
             upside_down = ["rot180"] * len(ok)
-            imp = FN.both_ways(A.turn(data.grey[q[ok]], upside_down), data.grey[r[ok]],
-                               A.turn(gf[pq[ok]], upside_down), gf[pr[ok]], f[ok])
+            imp = hires.both_ways(alignment.turn(data.grey[q[ok]], upside_down), data.grey[r[ok]],
+                               alignment.turn(gf[pq[ok]], upside_down), gf[pr[ok]], f[ok])
             imp = imp[np.isfinite(imp)]
     small = len(rows) < 1e4 / FINE_PER_10K
     floor = FINE_SMALL_FLOOR if small else FINE_FLOOR
-    level = A.calibrate(imp, FINE_PER_10K, floor=floor) if len(imp) else floor
+    level = alignment.calibrate(imp, FINE_PER_10K, floor=floor) if len(imp) else floor
     return {"fine_threshold": round(float(level), 4), "fine_images": int(len(rows)),
             "fine_calibrated_on": int(len(imp)), "fine_floor": floor, "fine_small_sample": bool(small),
             "fine_false_alarms_per_10k": FINE_PER_10K,
             "fine_largest_impostor": round(float(imp.max()), 4) if len(imp) else None,
-            "fine_side": FN.F, "fine_family": fam.params}
+            "fine_side": hires.F, "fine_family": fam.params}
 
 
-def _impostor_pairs(data: search.Data, p: search.Plan, pick: np.ndarray, big: np.ndarray,
+def _impostor_pairs(data: pairs.Data, p: pairs.Plan, pick: np.ndarray, big: np.ndarray,
                     turned_copy: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(upside-down row, its best large candidate at 32 px, mirrored) for the sampled rows that have one."""
     assert data.index is not None
@@ -172,13 +173,13 @@ def _impostor_pairs(data: search.Data, p: search.Plan, pick: np.ndarray, big: np
         rows = pick[p.split_of[pick] == a]
         if not len(rows):
             continue
-        hog = data.hog[rows][:, A.HOG_ROT180].astype(np.float32)
-        views = [data.index.project(hog), *([data.index.project(hog[:, A.HOG_HFLIP])] if p.mirror else [])]
-        cand, flip = search.retrieve(data, p, a, rows, views)
+        hog = data.hog[rows][:, descriptors.HOG_ROT180].astype(np.float32)
+        views = [data.index.project(hog), *([data.index.project(hog[:, descriptors.HOG_HFLIP])] if p.mirror else [])]
+        cand, flip = pairs.retrieve(data, p, a, rows, views)
         cand, flip = cand.reshape(len(rows), -1), flip.reshape(len(rows), -1)
         cand = np.where((cand >= 0) & big[np.maximum(cand, 0)], cand, -1)
         grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1]).astype(np.float32)
-        sc = np.nan_to_num(A.verify(grey, cand, flip, data.grey, data.tmpl2, always=1), nan=-np.inf)
+        sc = np.nan_to_num(alignment.verify(grey, cand, flip, data.references, always=1), nan=-np.inf)
         best = sc.argmax(1)
         top = sc[np.arange(len(rows)), best]
         keep = np.isfinite(top) & (top < turned_copy)

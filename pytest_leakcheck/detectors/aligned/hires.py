@@ -11,7 +11,7 @@ content is at least FINE_FROM px on its short side; every other image's row
 is the flag alone, so CIFAR's store and speed do not move.
 
 A pair is scored here by its 32 px alignment (mirror, zoom, shift, found
-again as ``_align.verify`` finds it), scaled up K times and refined by a
+again as ``alignment.verify`` finds it), scaled up K times and refined by a
 third of a zoom step and REACH px, on the finest detail only: both squares
 lightly blurred (FINE_BLUR) minus a Gaussian blur of FINE_SIGMA px, a band
 above what the 32 px square holds.  Copies keep that band, lookalikes do
@@ -30,13 +30,13 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
-from ..signals.decode import DECODE_PATH, Decoded
-from ..signals.families import Family
-from . import _align as A
+from ...signals.decode import DECODE_PATH, Decoded
+from ...signals.families import Family
+from . import alignment
 
 K = 3  # the fine square is K times the 32 px one
-F = K * A.S  # side of the fine square
-TF = K * A.T  # its template: the same central share of the reference as at 32 px
+F = K * alignment.S  # side of the fine square
+TF = K * alignment.T  # its template: the same central share of the reference as at 32 px
 #: Decoded content (after border trimming) shorter than this on a side stores no fine square:
 #: its square would hold little detail the 32 px one lacks.  Every photo of DETAIL_FROM px and
 #: more up to 2:1 decodes to at least 160 x 80; CIFAR (32), Tiny ImageNet (64) and small JPEGs
@@ -61,7 +61,7 @@ _CHUNK = 32  # pairs per block
 # The family: one flag byte, then the square for large images only
 
 
-def _row(decoded: Decoded, family: Family) -> bytes:
+def row(decoded: Decoded, family: Family) -> bytes:
     """``\\x01`` and the F x F grey square of the content, packed (:func:`square` unpacks it), or
     ``\\x00`` alone for a small image.
 
@@ -99,12 +99,11 @@ FINE_PARAMS = "fine-" + hashlib.blake2b(f"grey{F}-dzip;from{FINE_FROM};{DECODE_P
                                         digest_size=8).hexdigest()
 
 
-def _small(width: int, height: int) -> bytes | None:
+def small(width: int, height: int) -> bytes | None:
     """A file under FINE_FROM px on a side decodes to less (a decode never enlarges): its row, undecoded."""
     return b"\0" if min(width, height) < FINE_FROM else None
 
 
-FINE_FAMILY = Family("fine", FINE_PARAMS, (("fine", "u1", 1),), _row, variable=True, from_dims=_small)
 
 
 @lru_cache(maxsize=4)
@@ -122,8 +121,8 @@ def _zooms() -> np.ndarray:
     Only 7 x 3 scales ever occur, so the matrices are made once.
     """
     c = (F - 1) / 2
-    out = np.zeros((len(A.SCALES), len(SUBZOOMS), F, F), np.float32)
-    for i, base in enumerate(A.SCALES):
+    out = np.zeros((len(alignment.SCALES), len(SUBZOOMS), F, F), np.float32)
+    for i, base in enumerate(alignment.SCALES):
         for k, sub in enumerate(SUBZOOMS):
             x = np.clip(c + (np.arange(F) - c) / (base * sub), 0, F - 1)
             x0 = np.minimum(np.floor(x).astype(np.int64), F - 2)
@@ -153,14 +152,14 @@ def _sandwich(m: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 
 def align32(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each query's best 32 px alignment on its own reference, as ``_align.verify`` finds it:
-    (zoom index into ``_align.SCALES``, shift index into the (S - T + 1)^2 shifts)."""
+    """Each query's best 32 px alignment on its own reference, as ``alignment.verify`` finds it:
+    (zoom index into ``alignment.SCALES``, shift index into the (S - T + 1)^2 shifts)."""
     n = len(qgrey)
-    tmpl2 = A.mirrored_templates(A.templates(rgrey, coarse=True))
+    tmpl2 = alignment.mirrored_templates(alignment.templates(rgrey, coarse=True))
     cand = (np.arange(n) + n * flipped.astype(np.int64))[:, None]
-    _, best = A.coarse(qgrey, cand, tmpl2)
+    _, best = alignment.coarse(qgrey, cand, tmpl2)
     b = best[:, 0]
-    _, zoom, shift = A.fine(qgrey, rgrey, flipped, b // A.COARSE_SHIFTS * A.COARSE_STEP, b % A.COARSE_SHIFTS)
+    _, zoom, shift = alignment.fine(qgrey, rgrey, flipped, b // alignment.COARSE_SHIFTS * alignment.COARSE_STEP, b % alignment.COARSE_SHIFTS)
     return zoom, shift
 
 
@@ -173,13 +172,13 @@ def detail(hq: np.ndarray, hr: np.ndarray, flipped: np.ndarray, zoom: np.ndarray
     zoomed at SUBZOOMS around its 32 px zoom, and the reference's central
     TF x TF crop is correlated with the query's windows within REACH px of K
     times the 32 px shift; the best window is the score.  A side flatter
-    than ``_align.DETAIL_STD`` grey levels in that band (a blurred copy, one
+    than ``alignment.DETAIL_STD`` grey levels in that band (a blurred copy, one
     upscaled from a thumbnail) carries no fine evidence: NaN, and the pair
     keeps its 32 px verdict.
     """
     n = len(hq)
     out = np.full(n, np.nan, np.float32)
-    side, span = A.S - A.T + 1, TF + 2 * REACH
+    side, span = alignment.S - alignment.T + 1, TF + 2 * REACH
     off = (F - TF) // 2
     for a in range(0, n, _CHUNK):
         b = min(n, a + _CHUNK)
@@ -196,7 +195,7 @@ def detail(hq: np.ndarray, hr: np.ndarray, flipped: np.ndarray, zoom: np.ndarray
         t = t - t.mean((1, 2), keepdims=True)
         nt = np.sqrt(np.einsum("nuv,nuv->n", t, t))
         best = _best_window(region, t, nt)
-        out[a:b] = np.where((nt > A.DETAIL_STD * TF) & np.isfinite(best), best, np.nan)
+        out[a:b] = np.where((nt > alignment.DETAIL_STD * TF) & np.isfinite(best), best, np.nan)
     return out
 
 
@@ -215,7 +214,7 @@ def _best_window(region: np.ndarray, t: np.ndarray, nt: np.ndarray) -> np.ndarra
                       for x in (ii, ii2))
             nw = np.sqrt(np.maximum(s2 - s1 * s1 / (TF * TF), 0))
             dot = np.einsum("nzuv,nuv->nz", region[:, :, dy:dy + TF, dx:dx + TF], t)
-            sc = np.where(nw > A.DETAIL_STD * TF, dot / np.maximum(nw * nt[:, None], 1e-6), -np.inf)
+            sc = np.where(nw > alignment.DETAIL_STD * TF, dot / np.maximum(nw * nt[:, None], 1e-6), -np.inf)
             best = np.maximum(best, sc.max(1))
     return best.astype(np.float32)
 
@@ -224,19 +223,19 @@ def both_ways(q32: np.ndarray, r32: np.ndarray, qf: np.ndarray, rf: np.ndarray, 
               turned: Sequence[str] | None = None) -> np.ndarray:
     """Fine score of pairs, the better of both directions (NaN: no fine evidence either way).
 
-    Each direction is aligned at 32 px as ``_align.verify`` aligns it, then
+    Each direction is aligned at 32 px as ``alignment.verify`` aligns it, then
     scored at F px (:func:`detail`).  ``turned`` (one orientation per pair):
     the first image turned that way meets the second, and the second turned
-    back meets the first, as ``_alignsearch.pair_scores`` turns them.
+    back meets the first, as ``pairs.pair_scores`` turns them.
     """
     flipped = np.asarray(flipped, bool)
-    back = None if turned is None else [A.TURNS[o][1] for o in turned]
+    back = None if turned is None else [alignment.TURNS[o][1] for o in turned]
     best = np.full(len(q32), np.nan, np.float32)
     # The high pass is symmetric, so it commutes with every turn: once per image.
     hq, hr = high_pass(qf), high_pass(rf)
     for a32, ha, b32, hb, how in ((q32, hq, r32, hr, turned), (r32, hr, q32, hq, back)):
         if how is not None:
-            a32, ha = A.turn(a32, how), np.ascontiguousarray(A.turn(ha, how))
+            a32, ha = alignment.turn(a32, how), np.ascontiguousarray(alignment.turn(ha, how))
         zoom, shift = align32(np.asarray(a32, np.float32), np.asarray(b32, np.float32), flipped)
         best = np.fmax(best, detail(ha, hb, flipped, zoom, shift))
     return best

@@ -9,7 +9,7 @@ rare LSH words of those descriptors are candidates (a re-shot inside one split
 leaks nothing), and a
 candidate is a match when a homography carries enough of its matched
 keypoints onto each other (inliers of a vectorised RANSAC).  The arithmetic is
-in ``_scene.py``; OpenCV is imported only there, only when computing.
+in ``features.py``; OpenCV is imported only there, only when computing.
 
 Whether a re-shot is a leak depends on the task: in a classification
 benchmark it is (ciFAIR replaced "very similar" test images too), in instance
@@ -31,13 +31,14 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import SEVERITIES, Ctx
-from .base import Detector, Pending, PolicyView, section
+from ...policy.config import SEVERITIES, Ctx
+from ..base import Detector, Pending, PolicyView
+from ..settings import Choice, Number, parse_settings
 
 if TYPE_CHECKING:  # the search is imported where it runs: a policy loads without numpy or OpenCV
-    from ..search.kernels import Match
-    from ..search.run import SearchRun
-    from ..signals.families import Family
+    from ...search.kernels import Match
+    from ...search.run import SearchRun
+    from ...signals.families import Family
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,12 @@ class SceneSettings:
     min_inliers: int = 12
 
 
+#: The policy section's keys, in the order they are checked.
+FIELDS = {"severity": Choice(SEVERITIES), "false_alarms_per_10k": Number(float, 0.1, 1000),
+          "error_false_alarms_per_10k": Number(float, 0.1, 1000), "candidates": Number(int, 1, 64),
+          "min_inliers": Number(int, 6, 192)}
+
+
 class SameScene(Detector):
     name = "same-scene"
     section = "same_scene"
@@ -78,25 +85,12 @@ class SameScene(Detector):
                    "classification benchmark, turn it off for instance retrieval")
 
     def parse(self, ctx: Ctx, raw: Any, at: tuple[str, ...]) -> SceneSettings:
-        keys = ("severity", "false_alarms_per_10k", "error_false_alarms_per_10k", "candidates", "min_inliers")
         if isinstance(raw, str):  # `same_scene: warning`, as the simple detectors are written
             raw = {"severity": raw}
-        raw = section(ctx, raw, at, keys)
-        d = self.default
-
-        def rate(key: str, default: float) -> float:
-            return ctx.number(raw.get(key, default), (*at, key), float, 0.1, 1000)
-
-        return SceneSettings(
-            severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
-            false_alarms_per_10k=rate("false_alarms_per_10k", d.false_alarms_per_10k),
-            error_false_alarms_per_10k=rate("error_false_alarms_per_10k", d.error_false_alarms_per_10k),
-            candidates=ctx.number(raw.get("candidates", d.candidates), (*at, "candidates"), int, 1, 64),
-            min_inliers=ctx.number(raw.get("min_inliers", d.min_inliers), (*at, "min_inliers"), int, 6, 192),
-        )
+        return parse_settings(ctx, raw, at, SceneSettings, FIELDS)
 
     def families(self, settings: SceneSettings, policy: PolicyView) -> tuple[Family, ...]:
-        from ._scenefind import FAMILY
+        from .find import FAMILY
 
         return () if settings.severity == "off" else (FAMILY,)
 
@@ -109,23 +103,23 @@ class SameScene(Detector):
         """Matches at or above the warning level (weak below the error level); calibration in ``run.stats``.
 
         Incremental: with a focus (new or changed files) only pairs touching
-        them are verified, at the levels the last full search calibrated (``_scenefind.find``).
+        them are verified, at the levels the last full search calibrated (``find.find``).
         """
-        from . import _scenefind
+        from . import find
 
-        return _scenefind.find(run, settings, self.name)
+        return find.find(run, settings, self.name)
 
     def begin(self, run: SearchRun, settings: SceneSettings) -> Pending:
         """:meth:`find`, its verification going on in worker processes while the next detectors search."""
-        from . import _scenefind
+        from . import find
 
-        return _scenefind.begin(run, settings, self.name)
+        return find.begin(run, settings, self.name)
 
     def refine(self, run: SearchRun, settings: SceneSettings, matches: list[Match]) -> list[Match]:
         """The report's evidence: the matched points of every same-scene match, reused ones too."""
-        from . import _scenefind
+        from . import find
 
-        return _scenefind.refine(run, settings, matches, self.name)
+        return find.refine(run, settings, matches, self.name)
 
     def strength(self, match: Match, settings: SceneSettings) -> float:
         # Inliers on a 0..1 scale: the floor maps to about 0.5, twice the floor to about 0.75.
@@ -142,17 +136,9 @@ class SameScene(Detector):
         return out + ")"
 
     def params(self, settings: SceneSettings) -> str:
-        from ._scenefind import _params
+        from . import find
 
-        return _params(settings)
+        return find.params(settings)
 
 
 DETECTOR = SameScene()
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("levels", "FAMILY", "IMPOSTORS", "IMPOSTOR_CANDIDATES", "POINTS"):  # moved to _scenefind
-        from . import _scenefind
-
-        return getattr(_scenefind, name)
-    raise AttributeError(name)

@@ -3,8 +3,8 @@
 With ``--executor`` / ``LEAKCHECK_EXECUTOR`` (never the policy: only the
 owner decides where code runs) the verification blocks of the search and the
 impostor blocks of the calibration go to the cluster's workers, one task per
-block of queries.  What every block reads (the search's :class:`~._alignsearch.Data`
-and :class:`~._alignsearch.Plan`: grey squares, descriptors, projected vectors,
+block of queries.  What every block reads (the search's :class:`~.pairs.Data`
+and :class:`~.pairs.Plan`: grey squares, descriptors, projected vectors,
 index) is scattered to every worker once, when the first block is sent; each
 task then carries only its own queries and their candidate lists.  The driver
 keeps the retrieval (it holds the lists) and takes the blocks' results in
@@ -23,12 +23,12 @@ from concurrent.futures import Executor
 from contextlib import contextmanager
 from typing import Any
 
-from ..signals.executors import DaskExecutor
-from ._alignsearch import Data, Plan
+from ...signals.executors import DaskExecutor
+from .pairs import Data, Plan
 
 
 class Farm:
-    """Sends a search's blocks to a Dask cluster (a :data:`~._alignsearch.Farm`).
+    """Sends a search's blocks to a Dask cluster (a :data:`~.pairs.Farm`).
 
     The shared data is scattered on first use, not when the farm is made: an
     incremental check that searches nothing in full sends nothing.

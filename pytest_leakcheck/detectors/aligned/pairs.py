@@ -1,6 +1,6 @@
 """Who the ``aligned`` detector asks about whom, and how two directions make one verdict.
 
-The arithmetic (descriptors, retrieval, correlation) is in ``_align.py``;
+The arithmetic (descriptors, retrieval, correlation) is in ``alignment.py``;
 this module plans the search over splits:
 
 - every row asks each split it is compared with (its own split too, when
@@ -14,10 +14,8 @@ this module plans the search over splits:
   ``calibration``/``matches`` turn the scores into the two levels and the
   matches above them.
 
-It also holds the ``desc`` family the search reads (``DESC_FAMILY``).
-
 The verification and calibration blocks run on this process's threads, or,
-given a :data:`Farm` (``_aligndask``: the owner's Dask cluster), wherever it
+given a :data:`Farm` (``cluster``: the owner's Dask cluster), wherever it
 sends them: the same module-level block functions, the same inputs per block,
 the results taken in block order, so both give the same pairs and levels.
 """
@@ -31,26 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from ..signals.decode import COLOUR, DECODE_PATH, Decoded
-from ..signals.families import Family, Signatures
-from . import _align as A
-from . import _retrieve
-
-#: The descriptors, in the order they are packed into the family's bytes: dtype and values per image.
-DESCRIPTORS = {"grey32": ("u1", 1024), "hog": ("<f2", 128)}
-
-
-def _desc(decoded: Decoded, family: Family) -> bytes:
-    out = A.describe(np.asarray(decoded.colour))
-    return b"".join(out[d].tobytes() for d in DESCRIPTORS)
-
-
-DESC_FAMILY = Family(
-    # v2: the unused 8x8 colour layout is no longer computed or stored.
-    "desc", f"{'+'.join(DESCRIPTORS)};rgb{COLOUR}-box;{DECODE_PATH};v2",
-    tuple((f"desc:{name}", dtype, width) for name, (dtype, width) in DESCRIPTORS.items()),
-    _desc, colour=True,
-)
+from ...progress import no_tick
+from ...search import lists, multiview
+from ...signals.families import Signatures
+from . import alignment, descriptors
 
 # Query rows per verification block; their candidate lists are padded to the block's longest.
 _BLOCK = 1024
@@ -76,7 +58,7 @@ class Templates:
         # Half precision: the coarse templates only gate candidates and pick their window
         # (the verdict is computed at 32 px from the grey squares), and at a million rows a
         # float32 memo alone was a gigabyte.
-        self.memo = np.zeros((len(grey), (A.T // 2) ** 2), np.float16)
+        self.memo = np.zeros((len(grey), (alignment.T // 2) ** 2), np.float16)
         self.made = np.zeros(len(grey), bool)
 
     def __reduce__(self) -> tuple[Any, tuple[np.ndarray]]:
@@ -86,21 +68,17 @@ class Templates:
 
     def __getitem__(self, index: np.ndarray) -> np.ndarray:
         index = np.asarray(index)
-        n, t = len(self.grey), A.T // 2
+        n, t = len(self.grey), alignment.T // 2
         rows = index % max(n, 1)
         todo = np.unique(rows[~self.made[rows]])
         if len(todo):
-            self.memo[todo] = A.templates(self.grey[todo], coarse=True)
+            self.memo[todo] = alignment.templates(self.grey[todo], coarse=True)
             self.made[todo] = True
         out = self.memo[rows].astype(np.float32)
         mirrored = index >= n
         if mirrored.any():
             out[mirrored] = out[mirrored].reshape(-1, t, t)[:, :, ::-1].reshape(-1, t * t)
         return out
-
-
-def _no_tick(n: int = 1) -> None:
-    """Progress nobody watches (a search run outside a check)."""
 
 
 @dataclass(frozen=True)
@@ -110,12 +88,17 @@ class Data:
     grey: np.ndarray  # (N, 32, 32) uint8
     tmpl2: Templates  # coarse templates of rows 0..N-1, then of their mirror images
     hog: np.ndarray  # (N, 128) float16, as stored
-    index: _retrieve.Index | None
+    index: multiview.Index | None
     vec: np.ndarray  # (N, d) projected unit vectors (empty without an index)
     #: Whether mirror images are searched too; their vectors are projected for the rows that ask
     #: (a pull request's hundred, not every row: N x d floats less to hold).
     mirror: bool
     lists: np.ndarray | None = None  # (N,) each row's list in the inverted file, when the index has one
+
+    @property
+    def references(self) -> alignment.References:
+        """The rows as verification's candidates."""
+        return alignment.References(self.grey, self.tmpl2)
 
 
 @dataclass(frozen=True)
@@ -160,30 +143,30 @@ def by_content(digests: Sequence[bytes], rows: np.ndarray, n: int) -> np.ndarray
     return np.sort(rows[np.lexsort((rows, head))[:n]])
 
 
-def fit(sigs: Signatures, valid_rows: np.ndarray) -> _retrieve.Index:
+def fit(sigs: Signatures, valid_rows: np.ndarray) -> multiview.Index:
     """The retrieval index, fitted on content-keyed samples of the valid rows: the projection, then
     (for a large dataset) the lists of the inverted file."""
     hog = sigs.arrays["desc:hog"]
-    index = _retrieve.fit_index(hog[by_content(sigs.digests, valid_rows, _retrieve.PCA_SAMPLE)].astype(np.float32))
-    if len(valid_rows) < _retrieve.IVF_MIN:
+    index = multiview.fit_index(hog[by_content(sigs.digests, valid_rows, multiview.PCA_SAMPLE)].astype(np.float32))
+    if len(valid_rows) < multiview.IVF_MIN:
         return index
-    sample = by_content(sigs.digests, valid_rows, _retrieve.KMEANS_SAMPLE)
-    cent = _retrieve.fit_lists(index.project(hog[sample].astype(np.float32)), len(valid_rows))
+    sample = by_content(sigs.digests, valid_rows, multiview.KMEANS_SAMPLE)
+    cent = multiview.fit_lists(index.project(hog[sample].astype(np.float32)), len(valid_rows))
     return dataclasses.replace(index, centroids=cent)
 
 
-def prepare(sigs: Signatures, mirror: bool, index: _retrieve.Index | None) -> Data:
+def prepare(sigs: Signatures, mirror: bool, index: multiview.Index | None) -> Data:
     """What the search reads; without an index only pairs can be scored (no retrieval)."""
-    grey = sigs.arrays["desc:grey32"].reshape(-1, A.S, A.S)
+    grey = sigs.arrays["desc:grey32"].reshape(-1, alignment.S, alignment.S)
     hog = sigs.arrays["desc:hog"]
     if index is None:
         return Data(grey, Templates(grey), hog, None, np.zeros((len(grey), 0), np.float32), mirror)
     vec = _project(index, hog)
-    lists = None if index.centroids is None else _retrieve._assign(vec, index.centroids)
-    return Data(grey, Templates(grey), hog, index, vec, mirror, lists)
+    row_lists = None if index.centroids is None else lists.assign(vec, index.centroids)
+    return Data(grey, Templates(grey), hog, index, vec, mirror, row_lists)
 
 
-def _project(index: _retrieve.Index, hog: np.ndarray, perm: np.ndarray | None = None) -> np.ndarray:
+def _project(index: multiview.Index, hog: np.ndarray, perm: np.ndarray | None = None) -> np.ndarray:
     """Projected unit vectors of every row, in blocks: no float32 copy of all descriptors at once."""
     out = np.zeros((len(hog), index.basis.shape[1]), np.float32)
     for a in range(0, len(hog), 65536):
@@ -215,7 +198,7 @@ def retrieve(data: Data, p: Plan, a: str, qrows: np.ndarray,
     """(n, G, k) global candidate rows of split-``a`` rows in each split ``a`` asks (-1 padded), and mirror flags."""
     if views is None:
         mirrored = p.mirror and data.mirror and data.index is not None
-        views = [data.vec[qrows], *([_project(data.index, data.hog[qrows], A.HOG_HFLIP)] if mirrored else [])]
+        views = [data.vec[qrows], *([_project(data.index, data.hog[qrows], descriptors.HOG_HFLIP)] if mirrored else [])]
     out = np.full((len(qrows), len(p.targets[a]), p.k), -1, np.int64)
     flip = np.zeros(out.shape, bool)
     for g, b in enumerate(p.targets[a]):
@@ -224,9 +207,9 @@ def retrieve(data: Data, p: Plan, a: str, qrows: np.ndarray,
             continue
         exclude = _local(refs, qrows) if a == b else None
         if data.lists is None or data.index is None or data.index.centroids is None:
-            idx, flip[:, g] = _retrieve.topk(views, data.vec[refs], p.k, exclude)
+            idx, flip[:, g] = multiview.topk(views, data.vec[refs], p.k, exclude)
         else:
-            idx, flip[:, g] = _retrieve.ivf_topk(views, data.vec[refs], data.lists[refs], data.index.centroids,
+            idx, flip[:, g] = multiview.ivf_topk(views, data.vec[refs], data.lists[refs], data.index.centroids,
                                                  p.k, exclude)
         out[:, g] = np.where(idx >= 0, refs[np.maximum(idx, 0)], -1)
     return out, flip
@@ -304,16 +287,16 @@ def verify_block(data: Data, p: Plan | None, job: Job) -> tuple[np.ndarray, ...]
     (local query, candidate row, mirrored); the same here and on a cluster's worker."""
     qrows, ql, r, fl = job
     cand, flip = _pad(ql, len(qrows), r, fl)
-    raw = A.verify(data.grey[qrows].astype(np.float32), cand, flip, data.grey, data.tmpl2)
+    raw = alignment.verify(data.grey[qrows].astype(np.float32), cand, flip, data.references)
     # Only scores some calibration could let through are kept (no level is below
     # MIN_THRESHOLD): most candidates are unrelated, and keeping every one held about
     # 1 KB per row until the pairs were made.
-    qi, kk = np.nonzero((cand >= 0) & (raw >= A.MIN_THRESHOLD))
+    qi, kk = np.nonzero((cand >= 0) & (raw >= alignment.MIN_THRESHOLD))
     return qrows[qi], cand[qi, kk], raw[qi, kk], flip[qi, kk]
 
 
 def _directed(data: Data, qrows: np.ndarray, lists: Lists,
-              tick: Callable[[int], None] = _no_tick, farm: Farm | None = None) -> list[np.ndarray]:
+              tick: Callable[[int], None] = no_tick, farm: Farm | None = None) -> list[np.ndarray]:
     """Directed (query, candidate, score, flipped) of ``qrows`` against their lists, block by block
     (``tick(1)`` after each: progress), here or on the ``farm``."""
 
@@ -329,7 +312,7 @@ def _directed(data: Data, qrows: np.ndarray, lists: Lists,
 
     starts = range(0, len(qrows), _BLOCK)
     # A farm takes the jobs as it sends them (a generator): the driver holds a few blocks' lists, not all.
-    out = (_retrieve.in_blocks(block, starts) if farm is None
+    out = (multiview.in_blocks(block, starts) if farm is None
            else farm(verify_block, (job(a0) for a0 in starts), tick))
     return [np.concatenate(x) for x in zip(*out)] if out else [np.zeros(0, np.int64)] * 2 + [np.zeros(0)] * 2
 
@@ -350,12 +333,12 @@ def blocks(p: Plan) -> int:
     """Blocks :func:`search` and :func:`impostors` run, for progress (``tick`` once per block)."""
     rows = [len(p.rows[a]) for a in p.targets]
     every = sum(rows)
-    picked = min(A.CALIBRATION_QUERIES, every)
+    picked = min(alignment.CALIBRATION_QUERIES, every)
     imp = sum(-(-max(1, round(picked * n / every)) // _IMPOSTOR_BLOCK) for n in rows if n) if every else 0
     return sum(-(-n // _BLOCK) for n in rows) + imp
 
 
-def search(data: Data, p: Plan, tick: Callable[[int], None] = _no_tick, farm: Farm | None = None) -> Pairs:
+def search(data: Data, p: Plan, tick: Callable[[int], None] = no_tick, farm: Farm | None = None) -> Pairs:
     """Every row of every compared split against its lists: symmetric pairs.
 
     The retrieval runs here; with a ``farm`` the verification blocks run there."""
@@ -409,20 +392,20 @@ def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | Non
     ``j``, so ``i`` is turned that way to meet ``j`` and ``j`` back the other
     way to meet ``i``.
     """
-    back = None if turned is None else [A.TURNS[o][1] for o in turned]
+    back = None if turned is None else [alignment.TURNS[o][1] for o in turned]
     best = np.full(len(i), -np.inf)
     for f in ([flip] if flip is not None else [np.zeros(len(i), bool), np.ones(len(i), bool)]):
         for q, r, how in ((i, j, turned), (j, i, back)):
             grey = data.grey[q].astype(np.float32)
             if how is not None:
-                grey = A.turn(grey, how)
-            raw = A.verify(grey, r[:, None], f[:, None], data.grey, data.tmpl2, always=always)
+                grey = alignment.turn(grey, how)
+            raw = alignment.verify(grey, r[:, None], f[:, None], data.references, always=always)
             best = np.fmax(best, raw[:, 0])
     return best
 
 
 def impostors(data: Data, p: Plan, digests: Sequence[bytes],
-              tick: Callable[[int], None] = _no_tick, farm: Farm | None = None) -> dict[str, np.ndarray]:
+              tick: Callable[[int], None] = no_tick, farm: Farm | None = None) -> dict[str, np.ndarray]:
     """Best symmetric score of each of a content-keyed sample of rows (:func:`by_content`) turned upside down,
     against the other splits (``cross``) and against its own split (``within``).
 
@@ -434,7 +417,7 @@ def impostors(data: Data, p: Plan, digests: Sequence[bytes],
     every = np.sort(np.concatenate([p.rows[a] for a in p.targets] or [np.zeros(0, np.int64)]))
     out: dict[str, list[np.ndarray]] = {"cross": [], "within": []}
     if len(every):
-        pick = by_content(digests, every, A.CALIBRATION_QUERIES)
+        pick = by_content(digests, every, alignment.CALIBRATION_QUERIES)
         for a in p.targets:
             rows = pick[p.split_of[pick] == a]
             if not len(rows):
@@ -446,7 +429,7 @@ def impostors(data: Data, p: Plan, digests: Sequence[bytes],
                 return maxima
 
             starts = range(0, len(rows), _IMPOSTOR_BLOCK)
-            best = np.concatenate(_retrieve.in_blocks(block, starts) if farm is None else
+            best = np.concatenate(multiview.in_blocks(block, starts) if farm is None else
                                   farm(impostor_block, [(a, rows[r0:r0 + _IMPOSTOR_BLOCK]) for r0 in starts], tick))
             for kind, use in (("cross", [b != a for b in p.targets[a]]), ("within", [b == a for b in p.targets[a]])):
                 if any(use):
@@ -462,14 +445,14 @@ def impostor_block(data: Data, p: Plan, job: tuple[str, np.ndarray]) -> np.ndarr
 def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarray:
     """(n, G): each upside-down row's best score in each split it asks."""
     assert data.index is not None
-    hog = data.hog[rows][:, A.HOG_ROT180].astype(np.float32)
-    views = [data.index.project(hog), *([data.index.project(hog[:, A.HOG_HFLIP])] if p.mirror else [])]
+    hog = data.hog[rows][:, descriptors.HOG_ROT180].astype(np.float32)
+    views = [data.index.project(hog), *([data.index.project(hog[:, descriptors.HOG_HFLIP])] if p.mirror else [])]
     grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1])
     cand, flip = retrieve(data, p, a, rows, views)
     n, groups = len(rows), len(p.targets[a])
     cand, flip = cand.reshape(n, groups * p.k), flip.reshape(n, groups * p.k)
     # Every impostor's best few are scored, whatever their 16 px correlation.
-    fwd = np.nan_to_num(A.verify(grey.astype(np.float32), cand, flip, data.grey, data.tmpl2, always=A.REFINE_TOP),
+    fwd = np.nan_to_num(alignment.verify(grey.astype(np.float32), cand, flip, data.references, always=alignment.REFINE_TOP),
                         nan=-np.inf)
     # Backwards too, for the best few: the candidate's windows against the upside-down row.
     top = np.argsort(-fwd, 1)[:, :_REVERSE_TOP]
@@ -477,7 +460,7 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     keep = cand[qi, kk] >= 0
     qi, kk = qi[keep], kk[keep]
     tmpl2 = Templates(grey)
-    back = A.verify(data.grey[cand[qi, kk]].astype(np.float32), qi[:, None], flip[qi, kk][:, None], grey, tmpl2,
-                    always=1)
+    back = alignment.verify(data.grey[cand[qi, kk]].astype(np.float32), qi[:, None], flip[qi, kk][:, None],
+                            alignment.References(grey, tmpl2), always=1)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
     return fwd.reshape(n, groups, p.k).max(2)

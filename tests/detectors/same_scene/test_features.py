@@ -1,11 +1,11 @@
-"""same-scene's descriptor matching (``_scene.tentative``) against a plain reference, ties included."""
+"""same-scene's descriptor matching (``features.tentative``) against a plain reference, ties included."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pytest_leakcheck.detectors import _scene
+from pytest_leakcheck.detectors.same_scene import features
 
 
 def _reference(da: np.ndarray, db: np.ndarray) -> tuple[list[int], list[int]]:
@@ -20,7 +20,7 @@ def _reference(da: np.ndarray, db: np.ndarray) -> tuple[list[int], list[int]]:
         first, second = sorted(row)[:2]
         column = [d[k][nearest] for k in range(len(d))]
         back = column.index(min(column))
-        if first <= _scene.MAX_HAMMING and first < _scene.RATIO * second and back == i:
+        if first <= features.MAX_HAMMING and first < features.RATIO * second and back == i:
             out_a.append(i)
             out_b.append(nearest)
     return out_a, out_b
@@ -42,11 +42,11 @@ def test_tentative_matches_the_reference_with_ties(seed: int) -> None:
         pool = np.concatenate([pool, ~pool])  # complements: distance 256, every bit apart
         da = _descriptors(rng, pool, int(rng.integers(1, 40)))
         db = _descriptors(rng, pool, int(rng.integers(1, 40)))
-        ia, ib = _scene.tentative(da, db)
+        ia, ib = features.tentative(da, db)
         want_a, want_b = _reference(da, db)
         assert (ia.tolist(), ib.tolist()) == (want_a, want_b)
         assert ia.dtype == ib.dtype == np.int64
-        d = _scene.hamming(da, db)
+        d = features.hamming(da, db)
         # Column ties decide which row is the mutual match (a tie for a row's nearest fails the
         # ratio test whichever column wins it): the draws must put many before the tie-breaking.
         tied += int(np.any(np.sum(d == d.min(axis=0, keepdims=True), axis=0) > 1))
@@ -58,5 +58,5 @@ def test_hamming_counts_every_bit_up_to_256() -> None:
     da = rng.integers(0, 256, (5, 32), dtype=np.uint8)
     db = np.concatenate([da, ~da])
     want = np.unpackbits(da[:, None, :] ^ db[None, :, :], axis=2).sum(axis=2)
-    d = _scene.hamming(da, db)
+    d = features.hamming(da, db)
     assert d.dtype == np.int32 and np.array_equal(d, want) and d.max() == 256

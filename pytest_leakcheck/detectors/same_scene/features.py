@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..signals.decode import DETAIL, DETAIL_FROM
+from ...signals.decode import DETAIL, DETAIL_FROM
 
 #: Keypoints kept per image (strongest first): the row size in the store.
 FEATURES = 192
@@ -368,30 +368,37 @@ def load(store: Any, family: Any, digests: Sequence[bytes], rows: np.ndarray, to
     return parse([stored[digests[r]][1] for r in keep], np.array(keep, np.int64), total)
 
 
-def _pairs_of(words: Any, f: Features, q: np.ndarray, r: np.ndarray, k: int, gate: float,
-              same: bool) -> list[tuple[int, int]]:
-    """Candidate pairs (query row, reference row); ``words`` is (plain, weighted)."""
+@dataclass(frozen=True)
+class Indexed:
+    """The usable rows' keypoints and their LSH words, ``(plain, weighted)``: what the search reads."""
+
+    feats: Features
+    words: Any
+
+
+def _pairs_of(ix: Indexed, q: np.ndarray, r: np.ndarray, k: int, gate: float, same: bool) -> list[tuple[int, int]]:
+    """Candidate pairs (query row, reference row)."""
     if not len(q) or not len(r):
         return []
-    plain, rare = words
+    f, (plain, rare) = ix.feats, ix.words
     qi, ri, _ = shared_words(rare[f.local[q]], (rare[f.local[r]] > 0).astype(np.float32), k, gate, same)
     return [(int(x), int(y)) for x, y in zip(q[qi], r[ri]) if x != y]
 
 
-def candidate_pairs(run: Any, f: Features, words: Any, k: int, gate: float = Z_GATE) -> list[tuple[int, int]]:
+def candidate_pairs(run: Any, ix: Indexed, k: int, gate: float = Z_GATE) -> list[tuple[int, int]]:
     """Unordered row pairs to verify: each image's top ``k`` per compared split, asked both ways.
 
     Across splits only: a re-shot inside one split leaks nothing, and photo collections
     are taken that way (bursts, a few steps around one place), so within-split links
     would be noise in every such dataset; leaving them out also halves the search.
     """
-    rows = run.rows_by_split(f.local >= 0)
+    rows = run.rows_by_split(ix.feats.local >= 0)
     found: set[tuple[int, int]] = set()
     for a, b in cross_comparisons(run):
         for q, r, same in run.sides(a, b, rows):
             # Both ways: a pair is a candidate when either image retrieves the other.
-            back = [] if same else _pairs_of(words, f, r, q, k, gate, False)  # a split with itself: one pass
-            for x, y in _pairs_of(words, f, q, r, k, gate, same) + back:
+            back = [] if same else _pairs_of(ix, r, q, k, gate, False)  # a split with itself: one pass
+            for x, y in _pairs_of(ix, q, r, k, gate, same) + back:
                 found.add((min(x, y), max(x, y)))
     return sorted(found)
 
@@ -401,8 +408,7 @@ def cross_comparisons(run: Any) -> list[tuple[str, str]]:
     return [(a, b) for a, b in run.comparisons if a != b]
 
 
-def impostors(run: Any, f: Features, words: Any, rows: np.ndarray, count: int,
-              cands: int, floor: int) -> np.ndarray:
+def impostors(run: Any, ix: Indexed, rows: np.ndarray, count: int, cands: int, floor: int) -> np.ndarray:
     """Best inliers of up to ``count`` images (evenly spaced) with their matched points shuffled.
 
     Each sampled image's top ``cands`` candidates in the splits it is compared
@@ -412,6 +418,7 @@ def impostors(run: Any, f: Features, words: Any, rows: np.ndarray, count: int,
     (the level's least): an impostor below it could not move a level that never
     goes under the floor.
     """
+    f = ix.feats
     by_split = run.rows_by_split(f.local >= 0)
     sample = rows[np.unique(np.linspace(0, len(rows) - 1, min(count, len(rows))).astype(np.int64))]
     best: dict[int, int] = {}
@@ -424,7 +431,7 @@ def impostors(run: Any, f: Features, words: Any, rows: np.ndarray, count: int,
         q = sample[split_of[sample] == s]
         for x in q:
             best.setdefault(int(x), 0)
-        for x, y in _pairs_of(words, f, q, np.concatenate(parts), cands, -np.inf, False):
+        for x, y in _pairs_of(ix, q, np.concatenate(parts), cands, -np.inf, False):
             best[x] = max(best[x], verify(f, x, y, impostor=True, at_least=floor)[0])
     return np.array(list(best.values()), np.int64)
 

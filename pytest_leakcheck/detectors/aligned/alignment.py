@@ -2,14 +2,12 @@
 
 Real leaks are crops, shifts, zooms, colour changes and added frames of the
 same photograph.  Per image we cache two tiny descriptors computed from one
-32 px colour square (signatures.py, one ``desc`` family):
-
-- ``grey32``: 32x32 grey, the input of alignment and of the verdict;
-- ``hog``: 4x4 cells x 8 gradient orientations, for retrieval that survives
-  colour changes.
+32 px colour square (``descriptors.py``, one ``desc`` family): a 32x32 grey
+square, the input of alignment and of the verdict, and a gradient descriptor
+for retrieval.
 
 Each query gets its top-k neighbours by the (PCA-reduced) gradient
-descriptor, for itself and its mirror image (``_retrieve.py``).  Each candidate is aligned by
+descriptor, for itself and its mirror image (``multiview.py``).  Each candidate is aligned by
 normalised cross-correlation of lightly blurred grey images over zoom x
 shift, first at 16 px, then at 32 px around the best coarse alignment, and
 judged by the correlation of detail (high-pass images) there: plain grey
@@ -23,12 +21,14 @@ cut-offs for the false-alarm rates the policy asks for.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .. import orientation as _orientation
+from ... import orientation as _orientation
+from .descriptors import S
 
-S = 32  # side of the descriptor square
 SCALES = (0.8, 0.86, 0.93, 1.0, 1.07, 1.16, 1.25)  # ~7 % steps: < 0.5 px error at the crop edge
 T = 24  # template: the reference's central T x T crop, so added frames and crops do not count
 BLUR = 0.7  # JPEG noise and sub-pixel misalignment otherwise sink textured copies
@@ -69,64 +69,6 @@ FINE_REACH = 1  # px at 32 px around the coarse estimate: the coarse grid steps 
 
 
 # --------------------------------------------------------------------------
-# Descriptors (computed in the signature workers, once per content)
-
-
-def hog(g: np.ndarray, cells: int = 4, bins: int = 8) -> np.ndarray:
-    """Unsigned, soft-binned gradient orientations per cell, square-rooted and unit-norm.
-
-    Unsigned, so a contrast inversion keeps the descriptor; the square root
-    damps a few strong edges dominating the rest.  The soft binning is two
-    weighted bincounts (it runs once per image in the decode workers).
-    """
-    n = len(g)
-    gx, gy = np.zeros_like(g), np.zeros_like(g)
-    gy[:, 1:-1] = g[:, 2:] - g[:, :-2]
-    gx[:, :, 1:-1] = g[:, :, 2:] - g[:, :, :-2]
-    mag = np.hypot(gx, gy)
-    ang = (np.arctan2(gy, gx) % np.pi) / np.pi * bins
-    low = np.floor(ang)
-    w1 = ang - low
-    b0 = low.astype(np.int64) % bins
-    side = S // cells
-    cell = (np.arange(S)[:, None] // side) * cells + np.arange(S)[None, :] // side
-    base = (np.arange(n)[:, None, None] * cells * cells + cell) * bins
-    size = n * cells * cells * bins
-    h = (np.bincount((base + b0).ravel(), (mag * (1 - w1)).ravel(), size)
-         + np.bincount((base + (b0 + 1) % bins).ravel(), (mag * w1).ravel(), size))
-    h = np.sqrt(h.reshape(n, cells * cells * bins) / (side * side)).astype(np.float32)
-    return h / (np.linalg.norm(h, axis=1, keepdims=True) + 1e-6)
-
-
-def _hog_permutation(transform: str, cells: int = 4, bins: int = 8) -> np.ndarray:
-    """Index map taking the descriptor of an image to that of its mirror or upside-down self.
-
-    Mirroring moves cell column x to cells-1-x and an unsigned gradient angle
-    t to pi - t (bin b to -b); turning upside down moves both cell
-    coordinates and keeps the angle.  Exact, so neither needs a recompute.
-    """
-    cy, cx, b = np.meshgrid(np.arange(cells), np.arange(cells), np.arange(bins), indexing="ij")
-    if transform == "hflip":
-        cx, b = cells - 1 - cx, (-b) % bins
-    else:
-        cy, cx = cells - 1 - cy, cells - 1 - cx
-    return ((cy * cells + cx) * bins + b).ravel().argsort()
-
-
-HOG_HFLIP, HOG_ROT180 = _hog_permutation("hflip"), _hog_permutation("rot180")
-
-
-def describe(rgb: np.ndarray) -> dict[str, np.ndarray]:
-    """One (32, 32, 3) uint8 colour square -> the cached descriptors."""
-    rgb = rgb.astype(np.float32)
-    g = rgb @ np.array([0.299, 0.587, 0.114], np.float32)
-    return {
-        "grey32": np.clip(np.rint(g), 0, 255).astype(np.uint8),
-        "hog": hog(g[None])[0].astype(np.float16),
-    }
-
-
-# --------------------------------------------------------------------------
 # Verification: normalised cross-correlation over mirror x zoom x shift
 
 
@@ -163,7 +105,7 @@ def _normal(m: np.ndarray) -> np.ndarray:
     such numbers some 40 times slower, and every product with these matrices
     paid for it (three quarters of the calibration's time).  An entry under
     TAIL_CUT moves a value by under 255 x 1e-17 grey levels, far below float32's
-    resolution, so the scores are unchanged (tests/detectors/test_align_arithmetic.py).
+    resolution, so the scores are unchanged (tests/detectors/aligned/test_alignment.py).
     """
     return np.where(np.abs(m) < TAIL_CUT, 0, m).astype(np.float32)
 
@@ -350,21 +292,30 @@ def mirrored_templates(tmpl: np.ndarray) -> np.ndarray:
     return np.concatenate([tmpl, tmpl.reshape(len(tmpl), t, t)[:, :, ::-1].reshape(len(tmpl), t * t)])
 
 
-def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, grey: np.ndarray,
-           tmpl2: np.ndarray, gate: float = REFINE_GATE, always: int = 0) -> np.ndarray:
+@dataclass(frozen=True)
+class References:
+    """What candidates are indexed into: grey squares (M, 32, 32) and their coarse templates
+    (2M, t*t, mirrors after the originals: :func:`mirrored_templates`, or anything indexed so)."""
+
+    grey: np.ndarray
+    tmpl2: Any
+
+
+def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, refs: References,
+           gate: float = REFINE_GATE, always: int = 0) -> np.ndarray:
     """Detail scores (N, C) of each query against its candidates (NaN: not verified).
 
     ``flipped`` (N, C): the candidate is compared with the mirrored query.
-    ``grey`` (M, 32, 32) and ``tmpl2`` (2M, t*t, from
-    :func:`mirrored_templates`) are indexed by ``cand``.  A 16 px search over
+    ``refs`` are indexed by ``cand``.  A 16 px search over
     zoom x shift gates the candidates: those at or above ``gate``, and each
     query's best ``always`` whatever their 16 px score, are aligned at 32 px
     and scored by :func:`detail`.  The calibration scores its impostors'
     best few that way, so its levels err towards fewer alarms; checking
     another detector's match scores it whatever it correlates.
     """
+    grey = refs.grey
     m = len(grey)
-    raw, best = coarse(qgrey, np.where(cand >= 0, cand + m * flipped, -1), tmpl2)
+    raw, best = coarse(qgrey, np.where(cand >= 0, cand + m * flipped, -1), refs.tmpl2)
     ranked = np.nan_to_num(raw, nan=-np.inf)
     pick = ranked >= gate
     if always:

@@ -14,14 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from ..search.kernels import Match
-from ..search.run import SearchRun
-from ..signals.decode import DECODE_PATH, Decoded, detail_grey
-from ..signals.families import Family
-from ..signals.pool import Running
-from ..store import keys
-from . import _scene as S
-from .base import Done
+from ...search.kernels import Match
+from ...search.run import SearchRun
+from ...signals.decode import DECODE_PATH, Decoded, detail_grey
+from ...signals.families import Family
+from ...signals.pool import Running
+from ...store import keys
+from . import features
+from ..base import Done
 
 #: Impostors sampled for the calibration (evenly spaced over the usable rows): the levels
 #: rest on the floor unless impostors reach it, so a few hundred tell whether they do
@@ -39,26 +39,33 @@ BACKGROUND_FROM = 2000
 
 def _row(decoded: Decoded, family: Family) -> bytes:
     w, h = decoded.size
-    if max(w, h) < S.MIN_SIDE:
-        return S.empty_row()  # too small to carry keypoints (CIFAR's 32 px): not searched
-    return S.extract(detail_grey(decoded, S.SIDE))
+    if max(w, h) < features.MIN_SIDE:
+        return features.empty_row()  # too small to carry keypoints (CIFAR's 32 px): not searched
+    return features.extract(detail_grey(decoded, features.SIDE))
 
 
 FAMILY = Family(
-    "scene", f"orb{S.FEATURES};side{S.SIDE};min{S.MIN_SIDE};{DECODE_PATH};v1",
-    S.HEAD_LAYOUT, _row, variable=True,
+    "scene", f"orb{features.FEATURES};side{features.SIDE};min{features.MIN_SIDE};{DECODE_PATH};v1",
+    features.HEAD_LAYOUT, _row, variable=True,
 )
 
 
-def _params(det: Any) -> str:
+#: The version of same-scene's stored levels and points and of its matches' parameters.
+#: v2: RANSAC only past the tentative-match gate (impostors too), keypoints from the shared decode.
+STORE_VERSION = "same-scene-v2"
+
+
+def params(det: Any) -> str:
     """What same-scene's matches depend on, for the store's match key (``keys.matches``)."""
-    return (f"{keys.SAME_SCENE_VERSION};k={det.candidates};warn={det.false_alarms_per_10k};"
+    return (f"{STORE_VERSION};k={det.candidates};warn={det.false_alarms_per_10k};"
             f"err={det.error_false_alarms_per_10k};min={det.min_inliers};{FAMILY.params}")
 
 
 def store_key(kind: str, det: Any, comparisons: Any) -> str:
-    """Key of the stored levels (``calibration``) or matched points (``points``): ``store/keys.py``."""
-    return keys.same_scene(kind, det, FAMILY, comparisons)
+    """Key of the stored levels (``calibration``) or matched points (``points``): the settings, the split
+    pairs compared (the within-split levels are their own), the keypoint family."""
+    return keys.detector_key(f"same-scene-{kind}", STORE_VERSION,
+                             (repr(det), sorted(comparisons), FAMILY.name, FAMILY.params))
 
 
 def _pair_key(run: SearchRun, i: int, j: int) -> str:
@@ -97,7 +104,7 @@ def levels(impostors: np.ndarray, det: Any) -> dict[str, Any]:
 class _Search:
     """What verification needs, set up in the driver: the features, the levels, the pairs."""
 
-    feats: S.Features
+    feats: features.Features
     cal: dict[str, Any]
     pairs: list[tuple[int, int]]
 
@@ -137,12 +144,12 @@ _SHARED: _Search | None = None
 def _verify_shared(pair: tuple[int, int]) -> tuple[int, Any]:
     """One pair's verification in a worker, against :data:`_SHARED`."""
     assert _SHARED is not None
-    return S.verify(_SHARED.feats, pair[0], pair[1], at_least=_SHARED.cal["threshold"])
+    return features.verify(_SHARED.feats, pair[0], pair[1], at_least=_SHARED.cal["threshold"])
 
 
 def _verified(search: _Search) -> list[tuple[int, Any]]:
     """(inliers, points) of every pair, here."""
-    return [S.verify(search.feats, i, j, at_least=search.cal["threshold"]) for i, j in search.pairs]
+    return [features.verify(search.feats, i, j, at_least=search.cal["threshold"]) for i, j in search.pairs]
 
 
 def find(run: SearchRun, settings: Any, name: str) -> list[Match]:
@@ -189,19 +196,19 @@ def _prepare(run: SearchRun, settings: Any) -> _Search | None:
     if not run.sigs.has("scene_n"):
         return None
     heads = run.sigs.arrays["scene_n"][:, 0]
-    feats = S.load(run.store, FAMILY, run.sigs.digests,
-                   np.flatnonzero(run.sigs.valid & (heads >= S.MIN_KEYPOINTS)), len(heads))
+    feats = features.load(run.store, FAMILY, run.sigs.digests,
+                   np.flatnonzero(run.sigs.valid & (heads >= features.MIN_KEYPOINTS)), len(heads))
     usable = 0 if feats is None else int((feats.local >= 0).sum())
     counts = {"images": usable, "skipped": int(run.sigs.valid.sum()) - usable}
     if feats is None:
         run.stats["same_scene"] = counts
         return None
     rows = np.flatnonzero(feats.local >= 0)
-    plain = S.words(feats.desc, feats.n)
-    words = (plain, S.weighted(plain))
-    cal = _calibration(run, settings, feats, words, rows)
+    plain = features.words(feats.desc, feats.n)
+    ix = features.Indexed(feats, (plain, features.weighted(plain)))
+    cal = _calibration(run, settings, ix, rows)
     run.stats["same_scene"] = {**cal, **counts}
-    return _Search(feats, cal, S.candidate_pairs(run, feats, words, settings.candidates))
+    return _Search(feats, cal, features.candidate_pairs(run, ix, settings.candidates))
 
 
 def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
@@ -212,19 +219,18 @@ def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
     for (i, j), (count, pts) in zip(search.pairs, verified):
         if count >= warn:
             matches.append(Match(i, j, name, float(count), "identity", weak=count < err))
-            points[_pair_key(run, i, j)] = S.normalised(pts, search.feats, i, j, POINTS)
+            points[_pair_key(run, i, j)] = features.normalised(pts, search.feats, i, j, POINTS)
     known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
     run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps({**known, **points})})
     return matches
 
-def _calibration(run: SearchRun, det: Any, feats: S.Features, words: Any,
-                 rows: np.ndarray) -> dict[str, Any]:
+def _calibration(run: SearchRun, det: Any, ix: features.Indexed, rows: np.ndarray) -> dict[str, Any]:
     """The levels: from the last full search when this one is focused, else measured now."""
     if run.focus is not None:
         cached = run.store.get_meta(store_key("calibration", det, run.comparisons))
         if cached:
             return json.loads(cached)
-    cal = levels(S.impostors(run, feats, words, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers), det)
+    cal = levels(features.impostors(run, ix, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers), det)
     run.store.put_meta({store_key("calibration", det, run.comparisons): json.dumps(cal)})
     return cal
 

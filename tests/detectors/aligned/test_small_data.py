@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors import aligned
+from pytest_leakcheck.detectors.aligned import levels
 from pytest_leakcheck.render.text import render as render_text
 from pytest_leakcheck.testing import brighter, jpeg_quality, photo, resized, save
 
@@ -64,18 +64,18 @@ def test_no_error_level_finding_links_two_photos_that_are_not_copies(photos: Pat
     assert len(found) >= COPIES - 2  # the planted copies are still errors
     cal = report.stats["aligned"]
     summary = next(line for line in render_text(report).splitlines() if line.startswith("leakcheck:"))
-    assert cal["small_sample"] and cal["error_threshold"] >= aligned.SMALL_ERROR_FLOOR  # all under 5,000
+    assert cal["small_sample"] and cal["error_threshold"] >= levels.SMALL_ERROR_FLOOR  # all under 5,000
     assert "a conservative floor" in summary and "too few" in summary
-    assert cal["hair"] == aligned.SMALL_HAIR
+    assert cal["hair"] == levels.SMALL_HAIR
     if cal["false_alarms_per_10k"] > cal["asked_false_alarms_per_10k"]:
         assert "one impostor is already" in summary
 
 
 def test_a_link_a_hair_over_the_error_level_is_weak() -> None:
-    cal = {"threshold": 0.70, "error_threshold": 0.7245, "hair": aligned.SMALL_HAIR}
-    from pytest_leakcheck.detectors._alignsearch import Pairs
+    cal = {"threshold": 0.70, "error_threshold": 0.7245, "hair": levels.SMALL_HAIR}
+    from pytest_leakcheck.detectors.aligned.pairs import Pairs
 
-    pairs = Pairs(np.array([0, 2]), np.array([1, 3]), np.array([0.7255, 0.7245 + 2 * aligned.SMALL_HAIR]),
+    pairs = Pairs(np.array([0, 2]), np.array([1, 3]), np.array([0.7255, 0.7245 + 2 * levels.SMALL_HAIR]),
                   np.array([False, False]))
-    weak = [m.weak for m in aligned._matches(pairs, cal)]
+    weak = [m.weak for m in levels.matches(pairs, cal)]
     assert weak == [True, False]
