@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import Ctx
+from ..validate import Ctx
 from .base import Detector, PolicyView
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import ORIENTATIONS, SEVERITIES, Ctx
+from ..orientation import ORIENTATIONS
+from ..validate import SEVERITIES, Ctx
 from ..files.names import excerpt
 from .base import NEAR_MISSES, record_near_misses, section
 
@@ -134,7 +135,7 @@ def _keep_best(best: dict[tuple[int, int], tuple[float, int, str]], x: int, y: i
                orientation: str) -> None:
     """Keep the nearer of two directions; on a tie, the first orientation in ORIENTATIONS,
     so the choice does not depend on which file was queried."""
-    from ..signals.families import inverse
+    from ..orientation import inverse
 
     if x > y:  # "x after o is y" is "y after inverse(o) is x"
         x, y, orientation = y, x, inverse(orientation)
@@ -163,7 +164,7 @@ def hash_distance(sigs: Any, prefix: str, i: int, j: int, orientation: str) -> i
     the nearer of turning ``i`` by it and turning ``j`` back (as the search measures)."""
     import numpy as np
 
-    from ..signals.families import inverse
+    from ..orientation import inverse
 
     back = inverse(orientation)
     turned, undone, upright = f"{prefix}:{orientation}", f"{prefix}:{back}", f"{prefix}:identity"

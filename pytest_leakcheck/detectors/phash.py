@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import Ctx
+from ..validate import Ctx
 from .base import Detector, PolicyView
 from .hashing import HashSettings, hash_distance, matches_and_near_misses, parse_hash
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..policy.config import Ctx
+from ..validate import Ctx
 from .base import section
 
 S = TypeVar("S")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import SEVERITIES, Ctx
+from ..validate import SEVERITIES, Ctx
 from ..search import BACKENDS
 from .base import Detector, PolicyView, section
 from .hashing import far, hash_distance
@@ -49,7 +49,7 @@ def _upright(x: int, y: int, cosine: float, orientation: str) -> Match:
     itself is symmetric (turning a thumbnail only permutes its pixels, and the
     searched orientations come with their inverses), so one direction suffices."""
     from ..search.kernels import Match
-    from ..signals.families import inverse
+    from ..orientation import inverse
 
     if x < y:
         return Match(x, y, Thumbnail.name, cosine, orientation)
@@ -70,7 +70,7 @@ def _indexed(ta: Any, tb: Any, names: list[str], min_cosine: float, same: bool,
     import numpy as np
 
     from ..search.kernels import oriented_within
-    from ..signals.families import inverse
+    from ..orientation import inverse
 
     if same or len(ta) <= len(tb):
         return oriented_within(ta, tb, names, min_cosine, same=same, backend=backend)

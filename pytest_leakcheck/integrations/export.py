@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files.atomic import replacing, write_atomic
-from ..policy.config import ORIENTATIONS
+from ..orientation import ORIENTATIONS
 from ..signals.decode import PIXELS_PARAMS
 from ..errors import UsageError
 from ..files.escape import csv_writer

@@ -14,7 +14,8 @@ from ..dataset.inventory import Inventory
 from ..search.kernels import Match
 from ..report.model import KINDS, Finding, Link, Member, Pair, Report, finding_id
 from ..policy.load import Policy
-from ..signals.families import Signatures, inverse
+from ..orientation import inverse
+from ..signals.families import Signatures
 
 _RANK = {"error": 0, "warning": 1, "off": 2}
 # A cluster of a thousand blank frames is one finding; listing every edge

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import detectors
 from ..store import keys
-from ..policy.config import ORIENTATIONS
+from ..orientation import ORIENTATIONS
 from ..search.run import SearchRun
 from ..detectors.base import NEAR_MISSES, Detector
 from ..dataset.inventory import Inventory

@@ -15,7 +15,7 @@ from .. import detectors
 from ..files import globs, remote as sources
 from . import grouprules
 from ..dataset import sources as splitsources
-from .config import AUGMENTATIONS, SEVERITIES, Ctx, inside, read_yaml, remote, type_name
+from ..validate import AUGMENTATIONS, SEVERITIES, Ctx, inside, read_yaml, remote, type_name
 from ..errors import PolicyError
 from .grouprules import GroupRule, ShareRules
 from ..files.names import excerpt

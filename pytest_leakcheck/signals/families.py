@@ -97,11 +97,6 @@ def unique(families: Iterable[Family]) -> tuple[Family, ...]:
 # Perceptual hashes, one family per orientation
 
 
-#: The orientation undoing each one: turning by 90 degrees is undone by 270;
-#: every other orientation of a square is its own inverse.
-INVERSE = _orientation.INVERSE
-inverse = _orientation.inverse
-
 
 def search_orientations(orientations: Iterable[str]) -> tuple[str, ...]:
     """Orientations to hash: the policy's, closed under inverse (``orientation.closed``)."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..policy.config import SEVERITIES, Ctx
+from ..validate import SEVERITIES, Ctx
 from .base import Detector, section
 
 
@@ -82,7 +82,7 @@ def glint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[detectors
 #: A detector written as a package, the way ``aligned/`` and ``same_scene/`` are: the class in
 #: ``__init__.py``, its arithmetic in a submodule imported only when it searches.
 SPARKLE_INIT = GLINT.replace("glint", "sparkle").replace("Glint", "Sparkle").replace(
-    "from ..policy.config", "from ...policy.config").replace("from .base", "from ..base").replace(
+    "from ..validate", "from ...validate").replace("from .base", "from ..base").replace(
     "rank = 45", "rank = 46") + \
     "\nfrom . import _arith  # noqa: E402  (the folder's private helper: no detector of its own)\n"
 SPARKLE_HELPER = "DETECTOR = None  # a helper inside a detector's folder is never a detector\nSIDE = 7\n"

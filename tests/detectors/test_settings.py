@@ -10,7 +10,7 @@ import pytest
 
 from pytest_leakcheck.detectors.settings import Choice, Number, parse_settings
 from pytest_leakcheck.errors import PolicyError
-from pytest_leakcheck.policy.config import Ctx
+from pytest_leakcheck.validate import Ctx
 
 
 @dataclass(frozen=True)

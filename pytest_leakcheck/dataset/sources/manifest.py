@@ -14,8 +14,8 @@ from typing import Any
 
 from ...files import remote
 from ...files.names import excerpt
-from ...policy.config import Ctx, inside
-from ...policy.config import remote as remote_allowed
+from ...validate import Ctx, inside
+from ...validate import remote as remote_allowed
 from .base import Assignment, Guess, SourceFile, SplitSources
 
 KIND = "manifest"

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...files import jsontext
-from ...policy.config import Ctx, inside, type_name
+from ...validate import Ctx, inside, type_name
 from ...errors import PolicyError
 from ...files.names import excerpt
 from ...files.remote import Url, open_text

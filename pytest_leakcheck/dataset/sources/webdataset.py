@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...files import jsontext
-from ...policy.config import Ctx
+from ...validate import Ctx
 from ...errors import PolicyError
 from ...files import members
 from .base import Assignment, Guess, Rows, SplitSources, add

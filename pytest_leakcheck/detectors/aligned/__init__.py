@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...policy.config import SEVERITIES, Ctx
+from ...validate import SEVERITIES, Ctx
 from ..base import Detector, PolicyView
 from ..settings import Choice, Number, parse_settings
 

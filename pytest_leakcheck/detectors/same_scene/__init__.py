@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...policy.config import SEVERITIES, Ctx
+from ...validate import SEVERITIES, Ctx
 from ..base import Detector, Pending, PolicyView
 from ..settings import Choice, Number, parse_settings
 

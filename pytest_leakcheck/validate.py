@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
-from .. import orientation as _orientation
-from ..errors import LeakcheckError, PolicyError
-from ..files.names import display, excerpt
+from . import orientation as _orientation
+from .errors import LeakcheckError, PolicyError
+from .files.names import display, excerpt
 
 SEVERITIES = ("error", "warning", "off")
 #: The eight orientations of a square (``identity`` is always searched): defined in orientation.py.
