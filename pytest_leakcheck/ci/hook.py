@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..policy.load import Policy
-from ..dataset.sources import inputs as split_inputs
+from ..sources import inputs as split_inputs
 
 #: Group rules whose value names a file the policy reads (groups.SOURCES).
 _FILE_RULES = ("csv", "coco")

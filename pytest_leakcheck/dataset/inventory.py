@@ -15,8 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..files import globs, remote as sources
-from . import sources as splitsources
-from .sources.base import Rows
+from .. import sources as splitsources
+from ..sources.base import Rows
 from ..errors import PolicyError
 from ..policy.load import Policy, with_splits
 from ..progress import SILENT, Progress

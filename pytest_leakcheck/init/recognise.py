@@ -2,7 +2,7 @@
 
 A first policy that quietly matches nothing, or that leaves a subject split
 unchecked, is worse than none: the user believes the check.  So this module
-asks each split source (``dataset/sources/``: tables, Hugging Face shards,
+asks each split source (``sources/``: tables, Hugging Face shards,
 WebDataset shards, YOLO, COCO) whether it recognises the data, else looks for
 split folders at any depth (ImageFolder trees), then has ``groupids`` propose
 a group rule when ids repeat, and says what it did not set up.  When nothing
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from .. import detectors
 from . import groupids
-from ..dataset import sources
-from ..dataset.sources.base import Assignment, Guess, folders, split_word
+from .. import sources
+from ..sources.base import Assignment, Guess, folders, split_word
 from ..errors import UsageError
 from ..files.escape import yaml_comment, yaml_scalar
 from ..files.globs import literal

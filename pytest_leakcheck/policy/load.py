@@ -14,7 +14,7 @@ from typing import Any
 from .. import detectors
 from ..files import globs, remote as sources
 from . import grouprules
-from ..dataset import sources as splitsources
+from .. import sources as splitsources
 from ..validate import AUGMENTATIONS, SEVERITIES, Ctx, inside, read_yaml, remote, type_name
 from ..errors import PolicyError
 from .grouprules import GroupRule, ShareRules
@@ -70,7 +70,7 @@ class Policy:
     split_share: ShareRules | None = None
     #: Judged findings; None (a policy built in code) means no baseline.
     baseline: Path | None = None
-    #: Tables, COCO, YOLO, Hugging Face or WebDataset shards (dataset/sources/), read like a manifest.
+    #: Tables, COCO, YOLO, Hugging Face or WebDataset shards (sources/), read like a manifest.
     split_sources: splitsources.SplitSources | None = None
     #: Key path -> line number, for messages that point at the policy.
     lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
@@ -100,7 +100,7 @@ class Policy:
 
 
 def _splits(ctx: Ctx, raw: Any) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:
-    """Glob splits: split name -> globs (every other kind of split goes through dataset/sources/)."""
+    """Glob splits: split name -> globs (every other kind of split goes through sources/)."""
     at = ("splits",)
     if raw is None:
         raise ctx.fail(at, "no splits defined", "add e.g. `splits: {train: [train/**], test: [test/**]}`")

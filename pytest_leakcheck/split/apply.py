@@ -25,7 +25,7 @@ import numpy as np
 
 from ..dataset import inventory
 from ..pipeline import preflight
-from ..dataset.sources import clean_path
+from ..sources import clean_path
 from ..errors import UsageError
 from ..files.names import csv_writerow
 from ..policy.load import Policy

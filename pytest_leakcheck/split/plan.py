@@ -28,7 +28,7 @@ import numpy as np
 
 from ..dataset import groups as group_rules
 from ..dataset import inventory
-from ..dataset import sources
+from .. import sources
 from ..errors import PolicyError, UsageError
 from ..files.names import excerpt
 from ..policy.load import Policy

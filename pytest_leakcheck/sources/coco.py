@@ -17,10 +17,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...files import jsontext
-from ...validate import Ctx, inside, type_name
-from ...errors import PolicyError
-from ...files.names import excerpt
+from ..files import jsontext
+from ..validate import Ctx, inside, type_name
+from ..errors import PolicyError
+from ..files.names import excerpt
 from .base import (
     SPLIT_WORDS,
     Assignment,
@@ -34,7 +34,7 @@ from .base import (
     token_split,
     under,
 )
-from ...files.escape import yaml_scalar
+from ..files.escape import yaml_scalar
 
 KIND = "coco"
 #: How deep ``init`` looks for COCO files and image folders.

@@ -18,9 +18,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ...validate import Ctx, inside, read_yaml
-from ...errors import PolicyError
-from ...files.names import excerpt
+from ..validate import Ctx, inside, read_yaml
+from ..errors import PolicyError
+from ..files.names import excerpt
 from .base import SPLIT_WORDS, Assignment, Guess, Rows, SourceFile, SplitSources, add, clean_path
 
 KIND = "yolo"

@@ -26,12 +26,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...files import jsontext
-from ...validate import Ctx, inside, type_name
-from ...errors import PolicyError
-from ...files.names import excerpt
-from ...files.remote import Url, open_text
-from ...files.escape import yaml_scalar
+from ..files import jsontext
+from ..validate import Ctx, inside, type_name
+from ..errors import PolicyError
+from ..files.names import excerpt
+from ..files.remote import Url, open_text
+from ..files.escape import yaml_scalar
 from .base import (
     ROLES,
     SPLIT_WORDS,

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ...files import globs
-from ...validate import Ctx, inside
-from ...files.names import excerpt
+from ..files import globs
+from ..validate import Ctx, inside
+from ..files.names import excerpt
 from .base import SPLIT_WORDS, SourceFile, split_word, token_split
 from .table import parse_columns
 

@@ -19,14 +19,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...files import jsontext
-from ...validate import Ctx
-from ...errors import PolicyError
-from ...files import members
+from ..files import jsontext
+from ..validate import Ctx
+from ..errors import PolicyError
+from ..files import members
 from .base import Assignment, Guess, Rows, SplitSources, add
 from .shards import guess_globs, listing, parse_globs
 from .shards import parse as parse_shards
-from ...files.escape import yaml_scalar
+from ..files.escape import yaml_scalar
 
 KIND = "webdataset"
 SUFFIXES = (members.TAR,)

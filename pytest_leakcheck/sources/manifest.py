@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...files import remote
-from ...files.names import excerpt
-from ...validate import Ctx, inside
-from ...validate import remote as remote_allowed
+from ..files import remote
+from ..files.names import excerpt
+from ..validate import Ctx, inside
+from ..validate import remote as remote_allowed
 from .base import Assignment, Guess, SourceFile, SplitSources
 
 KIND = "manifest"
