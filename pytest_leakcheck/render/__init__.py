@@ -1,6 +1,7 @@
 """One registry of report formats: one module per format in this package.
 
-A format is a module ``render/<name>.py`` with a ``render(report, **options)
+A format is a module ``render/<name>.py`` (or a folder ``render/<name>/`` whose
+``__init__.py`` is that module, as ``html/`` is) with a ``render(report, **options)
 -> str`` function and a one-line docstring.  The registry finds the modules
 by listing the package, without importing them, so the CLI's ``--format``
 choices, ``leakcheck render`` and the pytest plugin all see every format, and
@@ -16,7 +17,7 @@ from functools import lru_cache
 from types import ModuleType
 
 from ..errors import UsageError
-from ..report.model import Finding, Report
+from ..report.model import Finding, Link, Report
 
 
 @lru_cache(maxsize=1)
@@ -49,6 +50,13 @@ def finding_lines(finding: Finding) -> list[str]:
     from ._common import finding_lines as lines  # imports the detector registry: only when asked
 
     return lines(finding)
+
+
+def link_words(link: Link) -> str:
+    """``aligned 0.555 after hflip``: how the text report words one member's link."""
+    from ._common import link_words as words  # imports the detector registry: only when asked
+
+    return words(link)
 
 
 def extension(fmt: str) -> str:

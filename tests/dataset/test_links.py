@@ -21,7 +21,7 @@ from pytest_leakcheck.search.kernels import Match
 from pytest_leakcheck.report.model import load_report
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.render import render
-from pytest_leakcheck.render._common import link_words
+from pytest_leakcheck.render import link_words
 from pytest_leakcheck.store.db import open_store
 from pytest_leakcheck.testing import brighter, cropped, photo, save
 

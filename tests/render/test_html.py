@@ -18,7 +18,7 @@ from PIL import Image
 from pytest_leakcheck import EXIT_LEAKS, check
 from pytest_leakcheck.cli import main
 from pytest_leakcheck.report.model import Finding, Member, Pair, Report
-from pytest_leakcheck.render._page import SCRIPT
+from pytest_leakcheck.render.html.page import SCRIPT
 from pytest_leakcheck.render.html import groups, heatmap
 from pytest_leakcheck.render.html import render as render_html
 from pytest_leakcheck.testing import brighter, photo, save

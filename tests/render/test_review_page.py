@@ -15,7 +15,7 @@ from PIL import Image
 
 from pytest_leakcheck.report.model import Finding, Link, Member, Pair, Report
 from pytest_leakcheck.render.html import render as render_html
-from pytest_leakcheck.render._images import find_alignment, heatmap
+from pytest_leakcheck.render.html.images import find_alignment, heatmap
 from pytest_leakcheck.testing import photo
 
 from .test_html import browser  # noqa: F401  (the shared Chromium fixture)

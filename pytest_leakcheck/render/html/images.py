@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps
 
-from ..detectors import registry
-from ..files.remote import read_bytes
-from ..policy.load import DEFAULT_MAX_PIXELS
-from ..signals.decode import TRANSPOSE, open_image
+from ...detectors import registry
+from ...files.remote import read_bytes
+from ...policy.load import DEFAULT_MAX_PIXELS
+from ...signals.decode import TRANSPOSE, open_image
 
 #: Longest side of an embedded thumbnail, in pixels.
 THUMB = 128

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from ..detectors import registry
-from ..files.escape import html_text
-from ..report.model import KINDS, Report
+from ...detectors import registry
+from ...files.escape import html_text
+from ...report.model import KINDS, Report
 
 #: One colour per finding kind, in KINDS order; chosen to stay apart for colour-blind readers.
 PALETTE = ("#b2182b", "#d6604d", "#f4a582", "#2166ac", "#4393c3", "#762a83", "#9970ab",

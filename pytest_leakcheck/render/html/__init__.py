@@ -7,7 +7,7 @@ zoomed and shifted) the way the detector matched it, a heatmap of where they
 differ after that alignment, one evidence line per link, and the command
 that records a verdict.  Filters (kind, split pair, severity, status) and a
 path search narrow the page; the counts and the verdict commands follow
-what is shown (``_page.py`` holds the script and the style).
+what is shown (``page.py`` holds the script and the style).
 
 The page has no external resources: thumbnails are small JPEG data URIs
 that the browser decodes only near the viewport.  Everything that comes
@@ -28,15 +28,15 @@ from pathlib import Path
 
 from PIL import Image
 
-from ..detectors import registry
-from ..files.names import display
-from ..files.remote import is_url
-from ..policy.load import DEFAULT_MAX_PIXELS
-from ..report.model import COPY_KINDS, KINDS, Finding, Member, Pair, Report
-from ..orientation import inverse
-from . import _page
-from ._common import checked_text, link_text
-from ._images import (
+from ...detectors import registry
+from ...files.names import display
+from ...files.remote import is_url
+from ...policy.load import DEFAULT_MAX_PIXELS
+from ...report.model import COPY_KINDS, KINDS, Finding, Member, Pair, Report
+from ...orientation import inverse
+from . import page
+from .._common import checked_text, link_text
+from .images import (
     ALIGNING,
     THUMB,
     Alignment,
@@ -49,7 +49,7 @@ from ._images import (
     oriented,
     thumbnail_loader,
 )
-from ._overview import overview
+from .overview import overview
 
 __all__ = ["THUMB", "groups", "heatmap", "render", "thumbnail_loader"]
 
@@ -319,10 +319,10 @@ def render(
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_esc(_page.CSP)}">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_esc(page.CSP)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>leakcheck review</title>",
-        f"<style>{_page.STYLE}</style></head><body>",
+        f"<style>{page.STYLE}</style></head><body>",
         "<h1>leakcheck review</h1>",
         f'<table class="summary">{_summary(report)}</table>',
         overview(report, thresholds),
@@ -355,5 +355,5 @@ def render(
         out.append("<h2>Warnings</h2><ul>")
         out += [f"<li>{_esc(w)}</li>" for w in report.warnings]
         out.append("</ul>")
-    out.append(f"<script>{_page.SCRIPT}</script></body></html>")
+    out.append(f"<script>{page.SCRIPT}</script></body></html>")
     return "\n".join(out) + "\n"
