@@ -39,8 +39,8 @@ class ThumbnailSettings:
 #: 160,000 training images against 32,000 test images.  Below it the search is exact and
 #: every figure measured on CIFAR-10 (50,000 x 50,000 within training, 2.5e9) is unchanged;
 #: above it exact search grows with the square of the data (docs/scale.md).  An inverted
-#: file costs each query a fixed ~0.6 ms (8 orientations), exact search ~27 ns per reference:
-#: from about 20,000 references the lists are cheaper, at 5e9 pairs several times so.
+#: file costs each query a fixed amount, exact search a little per reference, so past some
+#: tens of thousands of references the lists are cheaper (``benchmarks/scale.py``).
 LISTS_PAIRS = 5e9
 
 

@@ -29,9 +29,9 @@ QUERY_BLOCK_VALUES = 1 << 24
 # nearest lists (a query costs NPROBE x LIST_SIZE products, whatever the dataset's size);
 # queries go IVF_QUERY_BLOCK at a time.
 # On from IVF_MIN references (docs/scale.md):
-# measured on 32-d clustered vectors, 2 views, 2 threads, the exact search and the inverted
-# file cost about the same at 50,000 rows (8 s against 7 s), the inverted file 3.5x less at
-# 100,000 and 5x less at 200,000, keeping 96 % and 91 % of the exact top 8.  Below 100,000
+# the exact search and the inverted file cost about the same at 50,000 rows, and the inverted
+# file several times less from 100,000 while keeping most of the exact top 8
+# (``benchmarks/dask_search.py`` and ``benchmarks/scale.py``).  Below 100,000
 # (CIFAR-10's 60,000 included) retrieval stays exact, so the quality figures do not move.
 IVF_MIN, LIST_SIZE, NPROBE = 100_000, 1024, 12
 KMEANS_SAMPLE, IVF_QUERY_BLOCK = 65_536, 8192

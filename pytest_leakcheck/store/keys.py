@@ -26,8 +26,6 @@ from typing import Any, Protocol
 #: The assembled signature arrays of the last full check (``store/snapshot.py``).
 SNAPSHOT_VERSION = "snapshot-v2"
 #: Matches of the incremental detectors between unchanged files (``pipeline/matches.py``).
-#: v3: matches carry the weak flag, and hash pairs are searched both ways.
-# v4: only the first exact copy in each split is searched (trust-bounds).
 MATCHES_VERSION = "matches-v4"
 #: The image size every decode records, and its version.
 DIMS = ("dims", "v1")

@@ -54,11 +54,9 @@ DETAIL_STD = 0.5
 MIN_THRESHOLD = 0.7
 # Upside-down images the levels are estimated on (a content-keyed sample).  The levels are
 # extrapolated from the impostors' tail, so their standard error falls as 1 / sqrt(n): on
-# CIFAR (13 disjoint content-keyed samples) 0.012 at 4,000, as wide as the whole span between
-# too many test images flagged and too few copies found at error level, and 0.0065 at 8,000
-# (6 samples; benchmarks/growth.py --spread).  The 4,000 more cost 16 s of CPU there, +10 % of a
-# cold check, until the matrices lost their subnormal tails (_normal): now under a third of that.  The
-# levels are estimated again only when 5 % of the data changed.
+# CIFAR at 4,000 it is as wide as the whole span between too many test images flagged and
+# too few copies found at error level; at 8,000 about half that (``benchmarks/growth.py
+# --spread``).  The levels are estimated again only when 5 % of the data changed.
 CALIBRATION_QUERIES = 8000
 # Tail fit: the top TAIL share of impostor maxima, at least TAIL_MIN of them.
 TAIL, TAIL_MIN = 0.1, 10

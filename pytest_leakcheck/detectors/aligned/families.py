@@ -23,7 +23,6 @@ def _desc(decoded: Decoded, family: Family) -> bytes:
 
 
 DESC_FAMILY = Family(
-    # v2: the unused 8x8 colour layout is no longer computed or stored.
     "desc", f"{'+'.join(DESCRIPTORS)};rgb{COLOUR}-box;{DECODE_PATH};v2",
     tuple((f"desc:{name}", dtype, width) for name, (dtype, width) in DESCRIPTORS.items()),
     _desc, colour=True,

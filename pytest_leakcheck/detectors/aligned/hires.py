@@ -70,7 +70,7 @@ def row(decoded: Decoded, family: Family) -> bytes:
     centres at 32 px fall at K x + (K - 1) / 2 here.  Packed because the store
     keeps rows in pages of 4 kB: the raw 9.2 kB took three overflow pages (13 kB
     a photo in all); each row's differences along x, deflated at level 1
-    (lossless, 5-8 kB), take two, for 0.2 ms a photo, half what a PNG took.
+    (lossless), take two, and cost less than a PNG would (``benchmarks/speed.py``).
     """
     content = decoded.content
     if content is None or min(content.size) < FINE_FROM:

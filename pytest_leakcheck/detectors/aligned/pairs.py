@@ -236,7 +236,7 @@ class Lists:
     (query, candidate): ``((local query * N + row) << 2) | (from the reverse side) << 1 | mirrored``.
 
     One array, sorted in place, rather than three arrays, their lexsort and its reordered
-    copies: the lists of 800,000 train rows held 1.3 GB that way, 0.2 GB this way.  Where a
+    copies, which hold several times the memory at scale (``benchmarks/search_memory.py``).  Where a
     pair comes from both sides, the query's own retrieval wins (it sorts first).
     """
 

@@ -46,8 +46,6 @@ LEVELS_AFTER = 0.05
 INDEX_AFTER = 0.5
 MODEL, PAIRS = "aligned-model", "aligned-pairs"
 #: The version of the stored model, pairs and refined scores (:func:`store_key`, ``levels.py``).
-#: v5: stored pairs and levels, content-keyed samples, the inverted file.
-# v6: small-data error floor and the hair above the error level (the quality branch).
 STORE_VERSION = "aligned-v6"
 
 
@@ -140,8 +138,8 @@ def carry(old_ids: np.ndarray, old: Pairs, ids: np.ndarray) -> tuple[Pairs, np.n
 
 #: Snapshot kind of the scores ``refine`` gave hash and thumbnail matches.  A score depends
 #: on the two contents and the orientation alone (``pairs.pair_scores``), so a check
-#: after a change scores only the matches it has not seen: re-scoring every match cost 4 s
-#: of the 14 s a 100-image pull request took at 200,000 images.
+#: after a change scores only the matches it has not seen, not every match again
+#: (``benchmarks/pr_speed.py`` measures a pull request at scale).
 REFINED = "aligned-refined"
 
 

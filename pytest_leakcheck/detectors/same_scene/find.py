@@ -32,8 +32,8 @@ IMPOSTOR_CANDIDATES = 2
 #: Inlier points kept per match for the report's picture (normalised 0..1 coordinates).
 POINTS = 40
 #: Candidate pairs from which a full search verifies them in the check's worker processes,
-#: while the next detectors search: forking the workers costs tens of milliseconds, and
-#: 2,000 pairs take about 0.3 s here.
+#: while the next detectors search: below this many, forking the workers costs about as much
+#: as verifying inline (``benchmarks/speed.py``).
 BACKGROUND_FROM = 2000
 
 
@@ -51,7 +51,6 @@ FAMILY = Family(
 
 
 #: The version of same-scene's stored levels and points and of its matches' parameters.
-#: v2: RANSAC only past the tentative-match gate (impostors too), keypoints from the shared decode.
 STORE_VERSION = "same-scene-v2"
 
 
