@@ -131,6 +131,25 @@ def error_links(report: dict) -> list[dict]:
     return links
 
 
+def missed(report: dict, partners: dict[str, frozenset[str]], splits: dict[str, str]) -> list[dict]:
+    """Known pairs across splits that share no pixel finding (one per held-out file), for a sheet."""
+    linked: set[frozenset[str]] = set()
+    for finding in report["findings"]:
+        if finding["kind"] in PIXEL_KINDS:
+            paths = sorted(m["path"] for m in finding["members"])
+            linked.update(frozenset((a, b)) for a in paths for b in paths if a < b)
+    out = []
+    for path in sorted(partners):
+        if splits.get(path) == "train":
+            continue
+        for other in sorted(partners[path]):
+            if frozenset((path, other)) not in linked:
+                out.append({"a": path, "b": other, "split_a": splits.get(path, "?"), "split_b": splits.get(other, "?"),
+                            "detector": "missed", "value": 0.0, "orientation": "-", "provenance": "burst", "size": 0})
+                break
+    return out
+
+
 def recall(report: dict, partners: dict[str, frozenset[str]], splits: dict[str, str]) -> dict[str, int]:
     """Held-out files (any split but ``train``) with a known partner in another split, and how
     many share a pixel finding with one (at error level, and at any level)."""
@@ -266,6 +285,13 @@ def measure(source: field_sources.Source, root: Path, report: dict, out: Path, a
         contact_sheet(root, sample, out / "contact.png")
         write_template(source.name, sample, out / "audit_template.csv")
     judged = audited(sample, read_audit(args.audit, source.name))
+    for what, partners in (("copies", truth.copies), ("bursts", truth.bursts)):
+        lost = missed(report, partners, splits)
+        if lost:
+            for pair in lost:
+                pair["provenance"] = what
+            contact_sheet(root, random.Random(args.seed).sample(lost, min(args.sample, len(lost))),
+                          out / f"missed_{what}.png")
     same, different = judged.get("same", 0), judged.get("different", 0)
     by = collections.Counter(f"{f['kind']}/{f['severity']}" for f in report["findings"])
     return {
