@@ -4,6 +4,7 @@ Run by hand (never in CI; the data stays outside the repository)::
 
     python benchmarks/field.py --fetch              # once: clone the datasets (field_sources.py)
     python benchmarks/field.py [--only chess,eggs] [--max-images 500] [--timeout 900]
+    python benchmarks/field.py --reuse              # re-judge the last reports (after editing audits)
 
 Per dataset (one at a time) it deletes any policy and store, runs ``leakcheck init`` on
 the dataset root, then ``leakcheck check --format json -j 2`` cold under ``/usr/bin/time
@@ -17,10 +18,13 @@ two processes (Pillow, ``convert("RGB")``) in the same run. From the report it p
 - recall of provenance-known leaks: files with a same-source partner in another split
   (and, separately, a burst partner within 10 s) that share a pixel finding with one at
   error level (and at any level);
-- a contact sheet (``OUT/<name>/contact.png``) of a seeded random sample of error links,
-  the two images side by side and numbered, with ``OUT/<name>/audit_template.csv`` to
+- contact sheets (``OUT/<name>/contact_<detector>.png``) of a seeded random sample of
+  error links (``--sample`` per detector), the two images side by side and numbered, with ``OUT/<name>/audit_template.csv`` to
   judge them; ``--audit DIR`` (default ``benchmarks/field_audit``) reads the judged CSVs
-  back (``judgment``: same / different / unsure) and prints the audited precision and counts.
+  back (``judgment``: same = one photograph or a burst shot seconds apart; subject = the
+  same subject in another session, a group leak rather than a copy; different; unsure)
+  and prints the audited precision (same + subject over the sure ones; copies only beside
+  it) and the counts.
 
 Results go to ``OUT/field.json`` and a markdown table ``OUT/field.md`` (OUT defaults to
 ``/work/field-runs``).
@@ -176,7 +180,7 @@ def file_splits(policy: Path) -> dict[str, str]:
     return {record.path: record.split for record in scan(load(policy)).records}
 
 
-def contact_sheet(root: Path, pairs: list[dict], out: Path) -> None:
+def contact_sheet(root: Path, pairs: list[dict], out: Path, start: int = 0) -> None:
     """Two pairs a row, each pair's images side by side (as stored, not turned), numbered."""
     from PIL import Image, ImageDraw
 
@@ -192,7 +196,7 @@ def contact_sheet(root: Path, pairs: list[dict], out: Path) -> None:
                 image = image.convert("RGB")
                 image.thumbnail((cell - 4, cell - 4))
                 sheet.paste(image, (x0 + side * cell, y0 + label))
-        text = (f"#{n} {pair['detector']} {pair['value']:.3g} {pair['orientation']} [{pair['provenance']}] "
+        text = (f"#{start + n} {pair['detector']} {pair['value']:.3g} {pair['orientation']} [{pair['provenance']}] "
                 f"size {pair['size']}\n{pair['split_a']}:{Path(pair['a']).name[:38]} | "
                 f"{pair['split_b']}:{Path(pair['b']).name[:38]}")
         draw.multiline_text((x0 + 2, y0 + 1), text, fill="black", spacing=2)
@@ -200,6 +204,8 @@ def contact_sheet(root: Path, pairs: list[dict], out: Path) -> None:
     sheet.save(out)
 
 
+MEASURED = ("findings", "largest", "error_links", "cross_split_error_links", "provenance", "audit",
+            "audited_precision", "audited_precision_copies", "audited_precision_weighted", "recall_copies", "recall_bursts", "aligned")
 AUDIT_FIELDS = ["dataset", "index", "a", "b", "detector", "value", "provenance", "judgment", "note"]
 
 
@@ -230,6 +236,21 @@ def audited(pairs: list[dict], judged: dict[frozenset[str], str]) -> dict[str, i
     return dict(counts)
 
 
+def weighted_precision(links: list[dict], sample: list[dict], judged: dict[frozenset[str], str]) -> float | None:
+    """Precision of all error links, estimated per detector from its judged sample and weighted by
+    how many error links each detector made (the sample takes the same number from each)."""
+    total, right, weight = 0.0, 0.0, 0
+    for detector in {link["detector"] for link in links}:
+        verdicts = [judged.get(frozenset((p["a"], p["b"]))) for p in sample if p["detector"] == detector]
+        sure = [v for v in verdicts if v in ("same", "subject", "different")]
+        if not sure:
+            return None  # a detector with no judged link: no estimate for the whole
+        n = sum(link["detector"] == detector for link in links)
+        right += n * sum(v != "different" for v in sure) / len(sure)
+        weight += n
+    return round(right / weight, 3) if weight else None
+
+
 def largest(report: dict) -> dict:
     if not report["findings"]:
         return {}
@@ -245,6 +266,12 @@ def run_dataset(source: field_sources.Source, args: argparse.Namespace) -> dict:
     if args.max_images:
         root = subset(root, out, args.max_images, args.seed)
     policy = root / "leakcheck.yaml"
+    previous = out / "result.json"
+    if args.reuse and previous.is_file() and (out / "report.json").is_file() and policy.is_file():
+        # Judge again (audit CSVs, provenance) without running the check again: the timings are the last run's.
+        result = {k: v for k, v in json.loads(previous.read_text()).items() if k not in MEASURED}
+        result.update(measure(source, root, json.loads((out / "report.json").read_text()), out, args))
+        return result
     policy.unlink(missing_ok=True)
     shutil.rmtree(root / ".leakcheck", ignore_errors=True)
     result: dict = {"name": source.name, "repo": source.repo, "commit": source.commit, "kind": source.kind}
@@ -280,9 +307,14 @@ def measure(source: field_sources.Source, root: Path, report: dict, out: Path, a
     links = error_links(report)
     for link in links:
         link["provenance"] = truth.judge(link["a"], link["b"])
-    sample = random.Random(args.seed).sample(links, min(args.sample, len(links)))
+    sample = []
+    for detector in sorted({link["detector"] for link in links}):
+        # Up to --sample links of each detector: every detector's precision is seen, not only the commonest's.
+        mine = [link for link in links if link["detector"] == detector]
+        picked = random.Random(args.seed).sample(mine, min(args.sample, len(mine)))
+        contact_sheet(root, picked, out / f"contact_{detector}.png", start=len(sample))
+        sample += picked
     if sample:
-        contact_sheet(root, sample, out / "contact.png")
         write_template(source.name, sample, out / "audit_template.csv")
     judged = audited(sample, read_audit(args.audit, source.name))
     for what, partners in (("copies", truth.copies), ("bursts", truth.bursts)):
@@ -292,13 +324,19 @@ def measure(source: field_sources.Source, root: Path, report: dict, out: Path, a
                 pair["provenance"] = what
             contact_sheet(root, random.Random(args.seed).sample(lost, min(args.sample, len(lost))),
                           out / f"missed_{what}.png")
-    same, different = judged.get("same", 0), judged.get("different", 0)
+    # same: one photograph, or a burst shot of one subject seconds apart (a copy); subject: the same
+    # subject in another session (a group leak, not a copy); different; unsure (left out).
+    same, subject, different = judged.get("same", 0), judged.get("subject", 0), judged.get("different", 0)
+    sure = same + subject + different
+    weighted = weighted_precision(links, sample, read_audit(args.audit, source.name))
     by = collections.Counter(f"{f['kind']}/{f['severity']}" for f in report["findings"])
     return {
         "findings": dict(sorted(by.items())), "largest": largest(report),
         "error_links": len(links), "cross_split_error_links": sum(l["split_a"] != l["split_b"] for l in links),
         "provenance": dict(collections.Counter(l["provenance"] for l in links)),
-        "audit": judged, "audited_precision": round(same / (same + different), 3) if same + different else None,
+        "audit": judged, "audited_precision": round((same + subject) / sure, 3) if sure else None,
+        "audited_precision_copies": round(same / sure, 3) if sure else None,
+        "audited_precision_weighted": weighted,
         "recall_copies": recall(report, truth.copies, splits), "recall_bursts": recall(report, truth.bursts, splits),
         "aligned": {k: report["stats"].get("aligned", {}).get(k) for k in
                     ("threshold", "error_threshold", "false_alarms_per_10k", "calibrated_on", "fine_threshold")},
@@ -324,11 +362,12 @@ def _audit_text(r: dict) -> str:
     if not a:
         return "-"
     judged = ", ".join(f"{k} {v}" for k, v in sorted(a.items()))
-    return f"{r['audited_precision'] if r['audited_precision'] is not None else '-'} ({judged})"
+    return (f"{r['audited_precision_weighted'] if r.get('audited_precision_weighted') is not None else '-'} "
+            f"(sample {r['audited_precision']}: {judged})")
 
 
 HEADER = ("| dataset | images | exit | findings (kind/severity) | largest finding | error links (provenance) | "
-          "audited precision (sample) | copy recall: error/known | burst recall (10 s): error/known | "
+          "audited precision: weighted (sample: judgments) | copy recall: error/known | burst recall (10 s): error/known | "
           "cold check / bare decode (2 procs) | peak RSS |\n|" + "---|" * 11)
 
 
@@ -341,8 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-images", type=int, default=0, help="check a seeded sample of N images")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per check")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--sample", type=int, default=12, help="error links per contact sheet")
+    parser.add_argument("--sample", type=int, default=8, help="error links per detector on the contact sheets")
     parser.add_argument("--seed", type=int, default=37)
+    parser.add_argument("--reuse", action="store_true",
+                        help="judge the last run's reports again (audit, provenance) without checking again")
     parser.add_argument("--audit", type=Path, default=REPO / "benchmarks" / "field_audit")
     args = parser.parse_args(argv)
     chosen = [field_sources.by_name(n) for n in args.only.split(",") if n] or list(field_sources.SOURCES)
