@@ -9,7 +9,9 @@ Run by hand (never in CI; the data stays outside the repository)::
 Per dataset (one at a time) it deletes any policy and store, runs ``leakcheck init`` on
 the dataset root, then ``leakcheck check --format json -j 2`` cold under ``/usr/bin/time
 -v`` (peak RSS of the largest process), and a bare full decode of the same image files in
-two processes (Pillow, ``convert("RGB")``) in the same run. From the report it prints:
+two processes (Pillow, ``convert("RGB")``) just before and just after it, wall and CPU
+seconds (CPU: user + system of every process, steadier on a loaded machine). From the
+report it prints:
 
 - findings by kind and severity, and the largest finding (members);
 - every error-level link (member -> the member it is linked to) judged by provenance
@@ -69,6 +71,13 @@ if __name__ == "__main__":
 """
 
 
+def cpu_seconds(time_v: str) -> float:
+    """User + system CPU seconds from ``/usr/bin/time -v`` (children included): on a shared,
+    loaded machine a steadier measure of work than wall time."""
+    found = re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", time_v)
+    return round(sum(map(float, found)), 1)
+
+
 def cli(*args: str, timeout: float, rss: bool = False) -> tuple[int, str, str, float, float]:
     """Run the leakcheck CLI of this worktree; (exit code, stdout, stderr, seconds, peak RSS MB)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -93,11 +102,12 @@ def images_under(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.suffix.lower() in IMAGE_EXT and ".leakcheck" not in p.parts)
 
 
-def bare_decode(paths: list[Path], timeout: float) -> float:
+def bare_decode(paths: list[Path], timeout: float) -> tuple[float, float]:
+    """Wall and CPU seconds of a full decode of ``paths`` in two processes."""
     start = time.monotonic()
-    subprocess.run([PYTHON, "-c", BARE_DECODE], input="\n".join(map(str, paths)), text=True, check=True,
-                   timeout=timeout)
-    return time.monotonic() - start
+    done = subprocess.run(["/usr/bin/time", "-v", PYTHON, "-c", BARE_DECODE], input="\n".join(map(str, paths)),
+                          text=True, check=True, timeout=timeout, capture_output=True)
+    return time.monotonic() - start, cpu_seconds(done.stderr)
 
 
 def subset(root: Path, out: Path, max_images: int, seed: int) -> Path:
@@ -283,14 +293,20 @@ def run_dataset(source: field_sources.Source, args: argparse.Namespace) -> dict:
     paths = images_under(root)
     result["images"] = len(paths)
     report_path = out / "report.json"
+    before = bare_decode(paths, args.timeout)
     code, _, err, seconds, rss = cli("check", "--policy", str(policy), "--format", "json", "-o", str(report_path),
                                      "-j", str(args.jobs), "-q", timeout=args.timeout, rss=True)
-    result.update(exit_code=code, check_seconds=round(seconds, 1), peak_rss_mb=round(rss))
+    result.update(exit_code=code, check_seconds=round(seconds, 1), check_cpu_seconds=cpu_seconds(err),
+                  peak_rss_mb=round(rss), load_average=round(os.getloadavg()[0], 1))
     if code not in (0, 1):
         result["error"] = f"check exited {code}: {err.strip().splitlines()[-3:]}"
         return result
-    result["bare_decode_seconds"] = round(bare_decode(paths, args.timeout), 1)
+    # Decoded just before and just after the check, so a load that changed meanwhile shows as a spread.
+    bare = [before, bare_decode(paths, args.timeout)]
+    result["bare_decode_seconds"] = round(sum(b[0] for b in bare) / 2, 1)
+    result["bare_decode_cpu_seconds"] = round(sum(b[1] for b in bare) / 2, 1)
     result["time_ratio"] = round(seconds / max(result["bare_decode_seconds"], 1e-3), 1)
+    result["cpu_ratio"] = round(result["check_cpu_seconds"] / max(result["bare_decode_cpu_seconds"], 1e-3), 1)
     report = json.loads(report_path.read_text())
     _, text, _, _, _ = cli("render", str(report_path), timeout=120)
     summary = [line for line in text.splitlines() if line.startswith("leakcheck:")]
@@ -354,7 +370,7 @@ def row(r: dict) -> str:
             f"{r['error_links']} ({', '.join(f'{k} {v}' for k, v in r['provenance'].items()) or '-'}) | "
             f"{_audit_text(r)} | {rc['error']}/{rc['known']} ({rc['any']} any) | "
             f"{rb['error']}/{rb['known']} ({rb['any']} any) | {r['check_seconds']} s / {r['bare_decode_seconds']} s "
-            f"= {r['time_ratio']}x | {r['peak_rss_mb']} MB |")
+            f"= {r['time_ratio']}x (CPU {r.get('cpu_ratio', '-')}x) | {r['peak_rss_mb']} MB |")
 
 
 def _audit_text(r: dict) -> str:
@@ -368,7 +384,7 @@ def _audit_text(r: dict) -> str:
 
 HEADER = ("| dataset | images | exit | findings (kind/severity) | largest finding | error links (provenance) | "
           "audited precision: weighted (sample: judgments) | copy recall: error/known | burst recall (10 s): error/known | "
-          "cold check / bare decode (2 procs) | peak RSS |\n|" + "---|" * 11)
+          "cold check / bare decode (2 procs), wall (CPU) | peak RSS |\n|" + "---|" * 11)
 
 
 def main(argv: list[str] | None = None) -> int:
