@@ -204,7 +204,9 @@ def contact_sheet(root: Path, pairs: list[dict], out: Path, start: int = 0) -> N
         for side, key in enumerate(("a", "b")):
             with Image.open(root / pair[key]) as image:
                 image = image.convert("RGB")
-                image.thumbnail((cell - 4, cell - 4))
+                scale = (cell - 4) / max(image.size)  # small images are enlarged too, to be seen
+                image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))),
+                                     Image.NEAREST if scale > 1 else Image.BILINEAR)
                 sheet.paste(image, (x0 + side * cell, y0 + label))
         text = (f"#{start + n} {pair['detector']} {pair['value']:.3g} {pair['orientation']} [{pair['provenance']}] "
                 f"size {pair['size']}\n{pair['split_a']}:{Path(pair['a']).name[:38]} | "
