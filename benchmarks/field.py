@@ -128,11 +128,12 @@ def subset(root: Path, out: Path, max_images: int, seed: int) -> Path:
     return target
 
 
-def error_links(report: dict) -> list[dict]:
-    """Each member's link in an error-level pixel finding: the pairs the gate fails on."""
+def error_links(report: dict, severity: str = "error") -> list[dict]:
+    """Each member's link in a pixel finding of ``severity``: at error, the pairs the gate fails on;
+    at warning (across splits), where a copy the gate should fail on may hide."""
     links = []
     for finding in report["findings"]:
-        if finding["severity"] != "error" or finding["kind"] not in PIXEL_KINDS:
+        if finding["severity"] != severity or finding["kind"] not in PIXEL_KINDS:
             continue
         split = {m["path"]: m["split"] for m in finding["members"]}
         for member in finding["members"]:
@@ -217,6 +218,7 @@ def contact_sheet(root: Path, pairs: list[dict], out: Path, start: int = 0) -> N
 
 
 MEASURED = ("findings", "largest", "error_links", "cross_split_error_links", "provenance", "audit",
+            "warning_links", "warning_audit",
             "audited_precision", "audited_precision_copies", "audited_precision_weighted", "recall_copies", "recall_bursts", "aligned")
 AUDIT_FIELDS = ["dataset", "index", "a", "b", "detector", "value", "provenance", "judgment", "note"]
 
@@ -321,7 +323,7 @@ def run_dataset(source: field_sources.Source, args: argparse.Namespace) -> dict:
 def measure(source: field_sources.Source, root: Path, report: dict, out: Path, args: argparse.Namespace) -> dict:
     splits = file_splits(root / "leakcheck.yaml")
     planted = args.data / f"{source.name}.truth.json"
-    truth = field_truth.build(splits, planted if planted.is_file() else None)
+    truth = field_truth.build(splits, planted if planted.is_file() else None, source.numbers_identify)
     links = error_links(report)
     for link in links:
         link["provenance"] = truth.judge(link["a"], link["b"])
@@ -332,9 +334,17 @@ def measure(source: field_sources.Source, root: Path, report: dict, out: Path, a
         picked = random.Random(args.seed).sample(mine, min(args.sample, len(mine)))
         contact_sheet(root, picked, out / f"contact_{detector}.png", start=len(sample))
         sample += picked
-    if sample:
-        write_template(source.name, sample, out / "audit_template.csv")
+    warned = [link for link in error_links(report, "warning") if link["split_a"] != link["split_b"]]
+    for link in warned:
+        link["provenance"] = "warning:" + truth.judge(link["a"], link["b"])
+    warn_sample = random.Random(args.seed).sample(warned, min(args.sample, len(warned)))
+    if warn_sample:
+        # Copies the gate only warns about are missed errors: judged by eye like the errors.
+        contact_sheet(root, warn_sample, out / "contact_warnings.png", start=len(sample))
+    if sample or warn_sample:
+        write_template(source.name, sample + warn_sample, out / "audit_template.csv")
     judged = audited(sample, read_audit(args.audit, source.name))
+    warn_judged = audited(warn_sample, read_audit(args.audit, source.name))
     for what, partners in (("copies", truth.copies), ("bursts", truth.bursts)):
         lost = missed(report, partners, splits)
         if lost:
@@ -352,7 +362,7 @@ def measure(source: field_sources.Source, root: Path, report: dict, out: Path, a
         "findings": dict(sorted(by.items())), "largest": largest(report),
         "error_links": len(links), "cross_split_error_links": sum(l["split_a"] != l["split_b"] for l in links),
         "provenance": dict(collections.Counter(l["provenance"] for l in links)),
-        "audit": judged, "audited_precision": round((same + subject) / sure, 3) if sure else None,
+        "audit": judged, "warning_links": len(warned), "warning_audit": warn_judged, "audited_precision": round((same + subject) / sure, 3) if sure else None,
         "audited_precision_copies": round(same / sure, 3) if sure else None,
         "audited_precision_weighted": weighted,
         "recall_copies": recall(report, truth.copies, splits), "recall_bursts": recall(report, truth.bursts, splits),
@@ -363,16 +373,21 @@ def measure(source: field_sources.Source, root: Path, report: dict, out: Path, a
 
 def row(r: dict) -> str:
     if "error" in r:
-        return f"| {r['name']} | {r.get('images', '-')} | {r['error']} |" + " |" * 8
+        return f"| {r['name']} | {r.get('images', '-')} | {r['error']} |" + " |" * 9
     rc, rb = r["recall_copies"], r["recall_bursts"]
     big = r["largest"]
     return (f"| {r['name']} | {r['images']} | {r['exit_code']} | "
             f"{', '.join(f'{k} {v}' for k, v in r['findings'].items()) or '-'} | "
             f"{big.get('members', 0)} ({big.get('kind', '-')}/{big.get('severity', '-')}) | "
             f"{r['error_links']} ({', '.join(f'{k} {v}' for k, v in r['provenance'].items()) or '-'}) | "
-            f"{_audit_text(r)} | {rc['error']}/{rc['known']} ({rc['any']} any) | "
+            f"{_audit_text(r)} | {_warn_text(r)} | {rc['error']}/{rc['known']} ({rc['any']} any) | "
             f"{rb['error']}/{rb['known']} ({rb['any']} any) | {r['check_seconds']} s / {r['bare_decode_seconds']} s "
             f"= {r['time_ratio']}x (CPU {r.get('cpu_ratio', '-')}x) | {r['peak_rss_mb']} MB |")
+
+
+def _warn_text(r: dict) -> str:
+    judged = ", ".join(f"{k} {v}" for k, v in sorted(r.get("warning_audit", {}).items()))
+    return f"{r.get('warning_links', 0)}" + (f" ({judged})" if judged else "")
 
 
 def _audit_text(r: dict) -> str:
@@ -385,8 +400,8 @@ def _audit_text(r: dict) -> str:
 
 
 HEADER = ("| dataset | images | exit | findings (kind/severity) | largest finding | error links (provenance) | "
-          "audited precision: weighted (sample: judgments) | copy recall: error/known | burst recall (10 s): error/known | "
-          "cold check / bare decode (2 procs), wall (CPU) | peak RSS |\n|" + "---|" * 11)
+          "audited precision: weighted (sample: judgments) | cross-split warning links (sample judged) | copy recall: error/known | burst recall (10 s): error/known | "
+          "cold check / bare decode (2 procs), wall (CPU) | peak RSS |\n|" + "---|" * 12)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,6 +38,7 @@ class Source:
     folder: str  # inside the repository ("" for all of it)
     kind: str  # what kind of data users bring this stands for
     truth: str  # what provenance says about leaks (see field_truth.py)
+    numbers_identify: bool = True  # False: bare-number source names (25_jpg.rf.…) repeat across uploads
 
 
 SOURCES: tuple[Source, ...] = (
@@ -51,8 +52,9 @@ SOURCES: tuple[Source, ...] = (
            "Roboflow classification export; phone photos named IMG_YYYYMMDD_HHMMSS; augmented train copies",
            "roboflow source names; bursts by capture time"),
     Source("xray-wrist", "Ca1len/FractureMLDiagnosticsApp", "ef58a0c6e1aea19d0b14bd28cba05b0ea28dd7cf", "data",
-           "Roboflow YOLO export; greyscale hand and wrist X-rays; 3 augmented versions per train source",
-           "roboflow source names (<n>_png / <n>_wrist_png)"),
+           "Roboflow YOLO export; 1,089 greyscale hand and wrist X-rays; augmented versions of train sources",
+           "roboflow source names, but not bare numbers: 25_jpg in val and in train are different X-rays",
+           numbers_identify=False),
     Source("wrist-coco", "djoshi712/Wrist-Fracture-Images", "92c24f66b21b6fee746e17a9e5191e1af1abf972", "",
            "Roboflow COCO export; small (117) greyscale wrist X-ray set",
            "roboflow source names"),

@@ -49,9 +49,11 @@ class Truth:
     """Known partners across splits: for each file, the files of another split it leaks with."""
     copies: dict[str, frozenset[str]]  # same source (or planted) in another split
     bursts: dict[str, frozenset[str]]  # shot within BURST_SECONDS in another split, not the same source
+    numbers_identify: bool = True  # whether a bare-number source name names one photograph
 
     def judge(self, a: str, b: str) -> str:
-        if b in self.copies.get(a, ()) or source_of(a) == source_of(b) and _roboflow(a):
+        if b in self.copies.get(a, ()) or (source_of(a) == source_of(b) and _roboflow(a)
+                                           and (self.numbers_identify or not source_of(a).isdigit())):
             return "same-source"
         if b in self.bursts.get(a, ()) or _close(a, b):
             return "burst"
@@ -67,13 +69,17 @@ def _close(a: str, b: str) -> bool:
     return ta is not None and tb is not None and abs((ta - tb).total_seconds()) <= BURST_SECONDS
 
 
-def build(files: dict[str, str], planted: Path | None = None) -> Truth:
-    """``files``: path -> split. Partners across splits by source name, capture time and planted list."""
+def build(files: dict[str, str], planted: Path | None = None, numbers_identify: bool = True) -> Truth:
+    """``files``: path -> split. Partners across splits by source name, capture time and planted list.
+
+    ``numbers_identify=False``: a source name that is a bare number (``25`` of ``25_jpg.rf.…``)
+    names no photograph: exports merged from several uploads each numbered from 1 hold
+    different images under one number (seen by eye in ``xray-wrist``)."""
     copies: dict[str, set[str]] = {}
     bursts: dict[str, set[str]] = {}
     by_source: dict[str, list[str]] = {}
     for path in files:
-        if _roboflow(path):
+        if _roboflow(path) and (numbers_identify or not source_of(path).isdigit()):
             by_source.setdefault(source_of(path), []).append(path)
     for members in by_source.values():
         _pair_across(members, files, copies)
@@ -90,7 +96,8 @@ def build(files: dict[str, str], planted: Path | None = None) -> Truth:
             if files[a] != files[b] and b not in copies.get(a, ()):
                 bursts.setdefault(a, set()).add(b)
                 bursts.setdefault(b, set()).add(a)
-    return Truth({k: frozenset(v) for k, v in copies.items()}, {k: frozenset(v) for k, v in bursts.items()})
+    return Truth({k: frozenset(v) for k, v in copies.items()}, {k: frozenset(v) for k, v in bursts.items()},
+                 numbers_identify)
 
 
 def _pair_across(members: list[str], files: dict[str, str], into: dict[str, set[str]]) -> None:
