@@ -218,8 +218,8 @@ def contact_sheet(root: Path, pairs: list[dict], out: Path, start: int = 0) -> N
 
 
 MEASURED = ("findings", "largest", "error_links", "cross_split_error_links", "provenance", "audit",
-            "warning_links", "warning_audit",
-            "audited_precision", "audited_precision_copies", "audited_precision_weighted", "recall_copies", "recall_bursts", "aligned")
+            "warning_links", "warning_audit", "audited_precision", "audited_precision_copies",
+            "audited_precision_weighted", "recall_copies", "recall_bursts", "aligned", "same_scene", "stage_seconds")
 AUDIT_FIELDS = ["dataset", "index", "a", "b", "detector", "value", "provenance", "judgment", "note"]
 
 
@@ -367,7 +367,11 @@ def measure(source: field_sources.Source, root: Path, report: dict, out: Path, a
         "audited_precision_weighted": weighted,
         "recall_copies": recall(report, truth.copies, splits), "recall_bursts": recall(report, truth.bursts, splits),
         "aligned": {k: report["stats"].get("aligned", {}).get(k) for k in
-                    ("threshold", "error_threshold", "false_alarms_per_10k", "calibrated_on", "fine_threshold")},
+                    ("threshold", "error_threshold", "false_alarms_per_10k", "calibrated_on", "fine_threshold",
+                     "fine_largest_impostor", "fine_judged", "fine_demoted")},
+        "same_scene": {k: report["stats"].get("same_scene", {}).get(k) for k in
+                       ("threshold", "error_threshold", "largest_impostor", "calibrated_on")},
+        "stage_seconds": {k[len("seconds_"):]: v for k, v in report["stats"].items() if k.startswith("seconds_")},
     }
 
 
