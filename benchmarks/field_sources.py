@@ -60,7 +60,7 @@ SOURCES: tuple[Source, ...] = (
            "roboflow source names"),
     Source("deeppcb", "tangsanli5201/DeepPCB", "08e98c4db5922613fb97176eb3d6497d48260cb1", "PCBData",
            "industrial inspection, fixed camera: 3,000 PCB crops (template + tested), trainval.txt/test.txt lists",
-           "an id (template and tested image) is in one list; no id crosses splits"),
+           "an id (template and tested image) is in one list; by eye, a board region can recur under two ids"),
     Source("hymenoptera", "zhangtao7750/syn", "f0503091488f67b6809a6da2eaa43c25f2f277fc", "hymenoptera_data",
            "clean PyTorch ImageFolder (ants/bees tutorial set), web photos of many sizes",
            "none known (a clean set: every error is judged by eye)"),
