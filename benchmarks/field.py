@@ -21,8 +21,10 @@ report it prints:
   (and, separately, a burst partner within 10 s) that share a pixel finding with one at
   error level (and at any level);
 - contact sheets (``OUT/<name>/contact_<detector>.png``) of a seeded random sample of
-  error links (``--sample`` per detector), the two images side by side and numbered, with ``OUT/<name>/audit_template.csv`` to
-  judge them; ``--audit DIR`` (default ``benchmarks/field_audit``) reads the judged CSVs
+  error links (``--sample`` per detector, and as many cross-split warning links on
+  ``contact_warnings.png``), the two images side by side and numbered, with
+  ``OUT/<name>/audit_template.csv`` to judge them; ``missed_<copies|bursts>.png``: known
+  pairs no finding links. ``--audit DIR`` (default ``benchmarks/field_audit``) reads the judged CSVs
   back (``judgment``: same = one photograph or a burst shot seconds apart; subject = the
   same subject in another session, a group leak rather than a copy; different; unsure)
   and prints the audited precision (same + subject over the sure ones; copies only beside
@@ -327,51 +329,66 @@ def measure(source: field_sources.Source, root: Path, report: dict, out: Path, a
     links = error_links(report)
     for link in links:
         link["provenance"] = truth.judge(link["a"], link["b"])
-    sample = []
-    for detector in sorted({link["detector"] for link in links}):
-        # Up to --sample links of each detector: every detector's precision is seen, not only the commonest's.
-        mine = [link for link in links if link["detector"] == detector]
-        picked = random.Random(args.seed).sample(mine, min(args.sample, len(mine)))
-        contact_sheet(root, picked, out / f"contact_{detector}.png", start=len(sample))
-        sample += picked
     warned = [link for link in error_links(report, "warning") if link["split_a"] != link["split_b"]]
     for link in warned:
         link["provenance"] = "warning:" + truth.judge(link["a"], link["b"])
-    warn_sample = random.Random(args.seed).sample(warned, min(args.sample, len(warned)))
-    if warn_sample:
-        # Copies the gate only warns about are missed errors: judged by eye like the errors.
-        contact_sheet(root, warn_sample, out / "contact_warnings.png", start=len(sample))
+    sample, warn_sample = draw(root, links, warned, out, args)
     if sample or warn_sample:
         write_template(source.name, sample + warn_sample, out / "audit_template.csv")
-    judged = audited(sample, read_audit(args.audit, source.name))
-    warn_judged = audited(warn_sample, read_audit(args.audit, source.name))
+    verdicts = read_audit(args.audit, source.name)
+    judged = audited(sample, verdicts)
     for what, partners in (("copies", truth.copies), ("bursts", truth.bursts)):
         lost = missed(report, partners, splits)
+        for pair in lost:
+            pair["provenance"] = what
         if lost:
-            for pair in lost:
-                pair["provenance"] = what
             contact_sheet(root, random.Random(args.seed).sample(lost, min(args.sample, len(lost))),
                           out / f"missed_{what}.png")
     # same: one photograph, or a burst shot of one subject seconds apart (a copy); subject: the same
     # subject in another session (a group leak, not a copy); different; unsure (left out).
     same, subject, different = judged.get("same", 0), judged.get("subject", 0), judged.get("different", 0)
     sure = same + subject + different
-    weighted = weighted_precision(links, sample, read_audit(args.audit, source.name))
     by = collections.Counter(f"{f['kind']}/{f['severity']}" for f in report["findings"])
     return {
         "findings": dict(sorted(by.items())), "largest": largest(report),
-        "error_links": len(links), "cross_split_error_links": sum(l["split_a"] != l["split_b"] for l in links),
-        "provenance": dict(collections.Counter(l["provenance"] for l in links)),
-        "audit": judged, "warning_links": len(warned), "warning_audit": warn_judged, "audited_precision": round((same + subject) / sure, 3) if sure else None,
+        "error_links": len(links), "cross_split_error_links": sum(x["split_a"] != x["split_b"] for x in links),
+        "provenance": dict(collections.Counter(x["provenance"] for x in links)),
+        "audit": judged, "warning_links": len(warned), "warning_audit": audited(warn_sample, verdicts),
+        "audited_precision": round((same + subject) / sure, 3) if sure else None,
         "audited_precision_copies": round(same / sure, 3) if sure else None,
-        "audited_precision_weighted": weighted,
+        "audited_precision_weighted": weighted_precision(links, sample, verdicts),
         "recall_copies": recall(report, truth.copies, splits), "recall_bursts": recall(report, truth.bursts, splits),
-        "aligned": {k: report["stats"].get("aligned", {}).get(k) for k in
+        **levels(report),
+    }
+
+
+def draw(root: Path, links: list[dict], warned: list[dict], out: Path,
+         args: argparse.Namespace) -> tuple[list[dict], list[dict]]:
+    """The seeded samples to judge, drawn on contact sheets: up to ``--sample`` error links of
+    each detector (every detector's precision is seen, not only the commonest's), and as many
+    cross-split warning links (copies the gate only warns about are missed errors)."""
+    sample: list[dict] = []
+    for detector in sorted({link["detector"] for link in links}):
+        mine = [link for link in links if link["detector"] == detector]
+        picked = random.Random(args.seed).sample(mine, min(args.sample, len(mine)))
+        contact_sheet(root, picked, out / f"contact_{detector}.png", start=len(sample))
+        sample += picked
+    warn_sample = random.Random(args.seed).sample(warned, min(args.sample, len(warned)))
+    if warn_sample:
+        contact_sheet(root, warn_sample, out / "contact_warnings.png", start=len(sample))
+    return sample, warn_sample
+
+
+def levels(report: dict) -> dict:
+    """The calibrated levels and stage times the report states, for the diagnosis."""
+    stats = report["stats"]
+    return {
+        "aligned": {k: stats.get("aligned", {}).get(k) for k in
                     ("threshold", "error_threshold", "false_alarms_per_10k", "calibrated_on", "fine_threshold",
                      "fine_largest_impostor", "fine_judged", "fine_demoted")},
-        "same_scene": {k: report["stats"].get("same_scene", {}).get(k) for k in
+        "same_scene": {k: stats.get("same_scene", {}).get(k) for k in
                        ("threshold", "error_threshold", "largest_impostor", "calibrated_on")},
-        "stage_seconds": {k[len("seconds_"):]: v for k, v in report["stats"].items() if k.startswith("seconds_")},
+        "stage_seconds": {k[len("seconds_"):]: v for k, v in stats.items() if k.startswith("seconds_")},
     }
 
 
@@ -404,7 +421,8 @@ def _audit_text(r: dict) -> str:
 
 
 HEADER = ("| dataset | images | exit | findings (kind/severity) | largest finding | error links (provenance) | "
-          "audited precision: weighted (sample: judgments) | cross-split warning links (sample judged) | copy recall: error/known | burst recall (10 s): error/known | "
+          "audited precision: weighted (sample: judgments) | cross-split warning links (sample judged) | "
+          "copy recall: error/known | burst recall (10 s): error/known | "
           "cold check / bare decode (2 procs), wall (CPU) | peak RSS |\n|" + "---|" * 12)
 
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import resource
 import shutil
-import sys
 import threading
-import time
 import tracemalloc
 from pathlib import Path
 

@@ -138,7 +138,8 @@ def build_cifar_mirror(dest: Path, seed: int = 37) -> None:
             per.setdefault((split, label), []).append(member)
         chosen: list[tuple[str, tarfile.TarInfo]] = []
         for (split, _label), items in sorted(per.items(), key=lambda kv: kv[0]):
-            chosen += [(split, m) for m in rng.sample(sorted(items, key=lambda m: m.name), 60 if split == "train" else 30)]
+            count = 60 if split == "train" else 30
+            chosen += [(split, m) for m in rng.sample(sorted(items, key=lambda m: m.name), count)]
         dest.mkdir(parents=True, exist_ok=True)
         for split, member in chosen:
             out = dest / member.name.split("/", 1)[1]
