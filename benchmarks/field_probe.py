@@ -2,6 +2,8 @@
 within the policy's ``max_distance`` (8 of 64 bits by default), in identity and in any of the
 8 orientations. On a fixed camera (one board, one inspection rig) most pairs are close,
 so the hash's error level cannot separate copies from the rest there (docs/field.md).
+Where names carry capture times, it also compares cross-split pairs shot within 10 s
+(bursts) with the other cross-split pairs.
 
 Run by hand: ``python benchmarks/field_probe.py /work/field-data/chess [--max-images 400]``.
 The pHash is the package's own (``signals.families.phash_bits``) on a JPEG draft decode
@@ -23,6 +25,7 @@ def main() -> int:
     from PIL import Image
 
     from field import file_splits
+    from field_truth import BURST_SECONDS, captured
     from pytest_leakcheck.signals.families import phash_bits
 
     parser = argparse.ArgumentParser()
@@ -53,6 +56,15 @@ def main() -> int:
         q = np.percentile(d, [1, 5, 25, 50])
         print(f"{args.root.name}: {len(paths)} images, {c.sum()} cross-split pairs, pHash {name}: "
               f"{(d <= args.level).mean():.1%} within {args.level}; percentiles 1/5/25/50 = {q.tolist()}")
+    # Cross-split pairs shot within the burst window (capture times in the names), against the rest.
+    times = [captured(p) for p in paths]
+    burst = np.array([[ta is not None and tb is not None and abs((ta - tb).total_seconds()) <= BURST_SECONDS
+                       for tb in times] for ta in times])[iu] & c
+    if burst.any():
+        for name, d in (("bursts", anyo[iu][burst]), ("other cross-split pairs", anyo[iu][c & ~burst])):
+            q = np.percentile(d, [5, 25, 50, 75, 95])
+            print(f"  {name} ({len(d)}): pHash any orientation, percentiles 5/25/50/75/95 = {q.tolist()}; "
+                  f"{(d <= args.level).mean():.1%} within {args.level}")
     return 0
 
 
