@@ -1,0 +1,170 @@
+"""The real datasets `benchmarks/field.py` measures, where they come from, and how to get them.
+
+Every dataset is a folder of a public GitHub repository at a fixed commit. The images
+are never committed here: ``python benchmarks/field.py --fetch`` clones each repository
+(``git clone --filter=blob:none``, then ``git archive`` of the commit and folder) into
+``/work/field-data/<name>/`` (``--data DIR`` elsewhere). When a bare mirror of the
+repository already sits under ``$FIELD_MIRRORS`` (default ``/work/.mirror``, as
+``<owner>+<name>/repo``), it is read instead of the network.
+
+One dataset is built, not fetched: ``cifar-mirror`` is 900 CIFAR-10 images in an
+ImageFolder tree with 6 test images that are train images mirrored and re-saved (the
+planted copies are its provenance truth), made from ``/work/shared/data/cifar10-jpg.tar.gz``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+import random
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+MIRRORS = Path(os.environ.get("FIELD_MIRRORS", "/work/.mirror"))
+CIFAR = Path("/work/shared/data/cifar10-jpg.tar.gz")
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    name: str
+    repo: str  # owner/name on GitHub; "" for a built dataset
+    commit: str
+    folder: str  # inside the repository ("" for all of it)
+    kind: str  # what kind of data users bring this stands for
+    truth: str  # what provenance says about leaks (see field_truth.py)
+    numbers_identify: bool = True  # False: bare-number source names (25_jpg.rf.…) repeat across uploads
+
+
+SOURCES: tuple[Source, ...] = (
+    Source("chess", "jsansao/ChessPiecesv23", "246442c35465cdc9c917cdd0aa36698320def063", "",
+           "Roboflow COCO export; fixed camera: 289 photos (2048x1371) of one chessboard",
+           "roboflow source names; no source crosses splits"),
+    Source("eggs", "Bangkit-TheFedProject/egg-candling-dataset", "a4297c3cc46555b194bfed5947af3b1e4bbfa443", "",
+           "Roboflow classification CSV; homogeneous objects (candled eggs); names are capture times",
+           "roboflow source names; bursts by capture time (20220709_000708)"),
+    Source("limes", "AgrimonApp/Dataset-Limon-Tahiti", "122b473ad30671d8e80e5779ae98f9148a73508f", "",
+           "Roboflow classification export; phone photos named IMG_YYYYMMDD_HHMMSS; augmented train copies",
+           "roboflow source names; bursts by capture time"),
+    Source("xray-wrist", "Ca1len/FractureMLDiagnosticsApp", "ef58a0c6e1aea19d0b14bd28cba05b0ea28dd7cf", "data",
+           "Roboflow YOLO export; 1,089 greyscale hand and wrist X-rays; augmented versions of train sources",
+           "roboflow source names, but not bare numbers: 25_jpg in val and in train are different X-rays",
+           numbers_identify=False),
+    Source("wrist-coco", "djoshi712/Wrist-Fracture-Images", "92c24f66b21b6fee746e17a9e5191e1af1abf972", "",
+           "Roboflow COCO export; small (117) greyscale wrist X-ray set",
+           "roboflow source names"),
+    Source("deeppcb", "tangsanli5201/DeepPCB", "08e98c4db5922613fb97176eb3d6497d48260cb1", "PCBData",
+           "industrial inspection, fixed camera: 3,000 PCB crops (template + tested), trainval.txt/test.txt lists",
+           "an id (template and tested image) is in one list; by eye, a board region can recur under two ids"),
+    Source("hymenoptera", "zhangtao7750/syn", "f0503091488f67b6809a6da2eaa43c25f2f277fc", "hymenoptera_data",
+           "clean PyTorch ImageFolder (ants/bees tutorial set), web photos of many sizes",
+           "none known (a clean set: every error is judged by eye)"),
+    Source("cifar-mirror", "", "", "",
+           "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
+           "the 6 planted mirrored copies"),
+)
+
+
+def by_name(name: str) -> Source:
+    for source in SOURCES:
+        if source.name == name:
+            return source
+    raise SystemExit(f"unknown dataset {name!r}: one of {', '.join(s.name for s in SOURCES)}")
+
+
+def fetch(source: Source, dest: Path) -> None:
+    """Put ``source`` under ``dest`` (a fresh folder); a mirror first, else a shallow clone."""
+    if not source.repo:
+        build_cifar_mirror(dest)
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    mirror = MIRRORS / source.repo.replace("/", "+") / "repo"
+    with tempfile.TemporaryDirectory() as tmp:
+        if mirror.is_dir():
+            git_dir = mirror
+        else:
+            git_dir = Path(tmp) / "repo.git"
+            url = f"https://github.com/{source.repo}.git"
+            subprocess.run(["git", "clone", "--bare", "--filter=blob:none", url, str(git_dir)], check=True)
+        archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", source.commit,
+                                  *([source.folder] if source.folder else [])], check=True, capture_output=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(dest, filter="data")
+    if source.folder:  # the folder's content is the dataset root
+        inner = dest / source.folder
+        for child in inner.iterdir():
+            child.rename(dest / child.name)
+        inner.rmdir()
+    if source.name == "deeppcb":
+        deeppcb_manifest(dest)
+
+
+def deeppcb_manifest(root: Path) -> None:
+    """``splits.csv`` from DeepPCB's ``trainval.txt`` / ``test.txt``, as a user turns the lists
+    into a table by hand: an id's template (``_temp``) and tested image (``_test``) go to its list's split."""
+    rows = []
+    for listed, split in (("trainval.txt", "train"), ("test.txt", "test")):
+        for line in (root / listed).read_text().split("\n"):
+            if not line.strip():
+                continue
+            image = line.split()[0]  # group20085/20085/20085000.jpg
+            stem = image[: -len(".jpg")]
+            for suffix in ("_temp", "_test"):
+                if (root / f"{stem}{suffix}.jpg").is_file():
+                    rows.append((f"{stem}{suffix}.jpg", split))
+    with (root / "splits.csv").open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["path", "split"])
+        writer.writerows(rows)
+
+
+def build_cifar_mirror(dest: Path, seed: int = 37) -> None:
+    """60 train and 30 test images per class, plus 6 test images that are train images
+    mirrored and saved again (JPEG quality 90): the planted leaks, listed in ``truth.json``
+    beside the tree (outside the root the check scans)."""
+    from PIL import Image, ImageOps
+
+    rng = random.Random(seed)
+    with tarfile.open(CIFAR) as tar:
+        members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(".jpg")]
+        per: dict[tuple[str, str], list[tarfile.TarInfo]] = {}
+        for member in members:
+            _, split, label, _ = member.name.split("/")
+            per.setdefault((split, label), []).append(member)
+        chosen: list[tuple[str, tarfile.TarInfo]] = []
+        for (split, _label), items in sorted(per.items(), key=lambda kv: kv[0]):
+            count = 60 if split == "train" else 30
+            chosen += [(split, m) for m in rng.sample(sorted(items, key=lambda m: m.name), count)]
+        dest.mkdir(parents=True, exist_ok=True)
+        for split, member in chosen:
+            out = dest / member.name.split("/", 1)[1]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(tar.extractfile(member).read())
+        trains = [m for s, m in chosen if s == "train"]
+        planted = []
+        for n, member in enumerate(rng.sample(trains, 6)):
+            label = member.name.split("/")[2]
+            image = Image.open(io.BytesIO(tar.extractfile(member).read())).convert("RGB")
+            name = f"test/{label}/test_{90000 + n:05d}.jpg"
+            ImageOps.mirror(image).save(dest / name, quality=90)
+            planted.append([member.name.split("/", 1)[1], name])
+    (dest.parent / f"{dest.name}.truth.json").write_text(json.dumps({"mirrored_copies": planted}, indent=1))
+
+
+def ensure(source: Source, data: Path, allow_fetch: bool) -> Path:
+    """The dataset's root under ``data``; fetched first when ``allow_fetch``, else an error naming the step."""
+    root = data / source.name
+    if root.is_dir() and any(root.iterdir()):
+        return root
+    if not allow_fetch:
+        raise SystemExit(f"{root} is missing: run `python benchmarks/field.py --fetch --only {source.name}` "
+                         f"(clones https://github.com/{source.repo or '-'} at {source.commit or '-'})")
+    if root.exists():
+        shutil.rmtree(root)
+    fetch(source, root)
+    return root

@@ -1,0 +1,107 @@
+"""Provenance truth for `benchmarks/field.py`: what a file's name (or a planted list) says.
+
+- Roboflow names an exported file ``<source>_<ext>.rf.<32 hex>.<ext>``: two files of one
+  source are one photograph (an augmented version, or the same upload exported twice).
+  Phone edits fold into their original: ``IMG_E2447`` is an edit of ``IMG_2447``.
+- A capture time in the name (``20220709_000708``, ``IMG_20211008_091906533_HDR``) dates a
+  shot; two shots a few seconds apart are a burst of one subject.
+- ``cifar-mirror`` lists its planted copies in ``cifar-mirror.truth.json``.
+
+A pair is then ``same-source`` (a copy by provenance), ``burst`` (shot within the burst
+window: probably one subject), or ``unknown`` (provenance is silent; only an eye can judge).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import re
+from pathlib import Path, PurePosixPath
+
+ROBOFLOW = re.compile(r"^(?P<source>.+)_(?:jpe?g|png|bmp|webp|tiff?|heic)\.rf\.[0-9a-f]{32}\.\w+$", re.IGNORECASE)
+EDIT = re.compile(r"^(IMG_)E(\d{4})", re.IGNORECASE)
+STAMP = re.compile(r"(?<!\d)(20\d{2})(\d{2})(\d{2})[_-]?(\d{2})(\d{2})(\d{2})(?!\d{1,2}(?:\D|$))")
+BURST_SECONDS = 10.0
+
+
+def source_of(path: str) -> str:
+    """The photograph a file is a version of: its Roboflow source name, edits folded; else its stem."""
+    name = PurePosixPath(path).name
+    match = ROBOFLOW.match(name)
+    stem = match.group("source") if match else PurePosixPath(name).stem
+    return EDIT.sub(r"\1\2", stem).lower()
+
+
+def captured(path: str) -> datetime.datetime | None:
+    """The capture time in the file name, when it has one that parses."""
+    match = STAMP.search(PurePosixPath(path).name)
+    if not match:
+        return None
+    try:
+        return datetime.datetime(*(int(g) for g in match.groups()))
+    except ValueError:
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Truth:
+    """Known partners across splits: for each file, the files of another split it leaks with."""
+    copies: dict[str, frozenset[str]]  # same source (or planted) in another split
+    bursts: dict[str, frozenset[str]]  # shot within BURST_SECONDS in another split, not the same source
+    numbers_identify: bool = True  # whether a bare-number source name names one photograph
+
+    def judge(self, a: str, b: str) -> str:
+        if b in self.copies.get(a, ()) or (source_of(a) == source_of(b) and _roboflow(a)
+                                           and (self.numbers_identify or not source_of(a).isdigit())):
+            return "same-source"
+        if b in self.bursts.get(a, ()) or _close(a, b):
+            return "burst"
+        return "unknown"
+
+
+def _roboflow(path: str) -> bool:
+    return bool(ROBOFLOW.match(PurePosixPath(path).name)) or bool(EDIT.match(PurePosixPath(path).name))
+
+
+def _close(a: str, b: str) -> bool:
+    ta, tb = captured(a), captured(b)
+    return ta is not None and tb is not None and abs((ta - tb).total_seconds()) <= BURST_SECONDS
+
+
+def build(files: dict[str, str], planted: Path | None = None, numbers_identify: bool = True) -> Truth:
+    """``files``: path -> split. Partners across splits by source name, capture time and planted list.
+
+    ``numbers_identify=False``: a source name that is a bare number (``25`` of ``25_jpg.rf.…``)
+    names no photograph: exports merged from several uploads each numbered from 1 hold
+    different images under one number (seen by eye in ``xray-wrist``)."""
+    copies: dict[str, set[str]] = {}
+    bursts: dict[str, set[str]] = {}
+    by_source: dict[str, list[str]] = {}
+    for path in files:
+        if _roboflow(path) and (numbers_identify or not source_of(path).isdigit()):
+            by_source.setdefault(source_of(path), []).append(path)
+    for members in by_source.values():
+        _pair_across(members, files, copies)
+    if planted is not None and planted.is_file():
+        for a, b in json.loads(planted.read_text())["mirrored_copies"]:
+            if a in files and b in files:
+                copies.setdefault(a, set()).add(b)
+                copies.setdefault(b, set()).add(a)
+    stamped = sorted((t, p) for p in files if (t := captured(p)) is not None)
+    for i, (ta, a) in enumerate(stamped):
+        for tb, b in stamped[i + 1:]:
+            if (tb - ta).total_seconds() > BURST_SECONDS:
+                break
+            if files[a] != files[b] and b not in copies.get(a, ()):
+                bursts.setdefault(a, set()).add(b)
+                bursts.setdefault(b, set()).add(a)
+    return Truth({k: frozenset(v) for k, v in copies.items()}, {k: frozenset(v) for k, v in bursts.items()},
+                 numbers_identify)
+
+
+def _pair_across(members: list[str], files: dict[str, str], into: dict[str, set[str]]) -> None:
+    for a in members:
+        for b in members:
+            if files[a] != files[b]:
+                into.setdefault(a, set()).add(b)

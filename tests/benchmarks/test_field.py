@@ -1,0 +1,99 @@
+"""The field benchmark's own arithmetic: provenance from names, links, recall (benchmarks/field*.py)."""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def field():
+    sys.path.insert(0, str(BENCH))
+    try:
+        yield importlib.import_module("field"), importlib.import_module("field_truth"), \
+            importlib.import_module("field_sources")
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_roboflow_source_and_phone_edits(field):
+    _, truth, _ = field
+    assert truth.source_of("train/IMG_2447_JPG.rf.0123456789abcdef0123456789abcdef.jpg") == "img_2447"
+    assert truth.source_of("test/IMG_E2447_JPG.rf.fedcba9876543210fedcba9876543210.jpg") == "img_2447"
+    assert truth.source_of("valid/9_2_png.rf.690fd0fff9f91b3d1da834be9dbffae7.jpg") == "9_2"
+    assert truth.source_of("train/ants/0013035.jpg") == "0013035"
+
+
+def test_capture_times(field):
+    _, truth, _ = field
+    assert truth.captured("a/20220709_000708_jpg.rf.x.jpg") == datetime.datetime(2022, 7, 9, 0, 7, 8)
+    assert truth.captured("IMG_20211008_091906533_HDR_jpg.rf.y.jpg") == datetime.datetime(2021, 10, 8, 9, 19, 6)
+    assert truth.captured("train/ants/0013035.jpg") is None
+    assert truth.captured("x/20221399_000000.jpg") is None  # no 13th month
+
+
+def test_partners_cross_splits_only(field):
+    _, truth, _ = field
+    h = "0123456789abcdef0123456789abcdef"
+    files = {f"train/IMG_2447_JPG.rf.{h}.jpg": "train", f"test/IMG_E2447_JPG.rf.{h[::-1]}.jpg": "test",
+             f"train/IMG_2448_JPG.rf.{h}.jpg": "train",
+             "train/20220709_000700.jpg": "train", "test/20220709_000708.jpg": "test",
+             "test/20220709_000730.jpg": "test"}
+    t = truth.build(files)
+    assert t.copies[f"test/IMG_E2447_JPG.rf.{h[::-1]}.jpg"] == {f"train/IMG_2447_JPG.rf.{h}.jpg"}
+    assert f"train/IMG_2448_JPG.rf.{h}.jpg" not in t.copies
+    assert t.bursts["test/20220709_000708.jpg"] == {"train/20220709_000700.jpg"}
+    assert "test/20220709_000730.jpg" not in t.bursts  # 30 s away
+    assert t.judge("train/20220709_000700.jpg", "test/20220709_000708.jpg") == "burst"
+    assert t.judge("train/20220709_000700.jpg", "test/20220709_000730.jpg") == "unknown"
+
+
+def _report(*findings):
+    return {"findings": [{"kind": k, "severity": s, "members": [
+        {"path": p, "split": p.split("/")[0], "link": None if n == 0 else
+         {"to": ms[0], "detector": "phash", "value": 2.0, "orientation": "identity", "weak": False}}
+        for n, p in enumerate(ms)]} for k, s, ms in findings]}
+
+
+def test_error_links_and_recall(field):
+    bench, _, _ = field
+    report = _report(("near-duplicate", "error", ["train/a.jpg", "test/b.jpg"]),
+                     ("same-scene", "warning", ["train/c.jpg", "test/d.jpg"]),
+                     ("group-split", "error", ["train/e.jpg", "test/f.jpg"]))
+    links = bench.error_links(report)
+    assert [(l["a"], l["b"]) for l in links] == [("test/b.jpg", "train/a.jpg")]
+    partners = {"test/b.jpg": frozenset({"train/a.jpg"}), "train/a.jpg": frozenset({"test/b.jpg"}),
+                "test/d.jpg": frozenset({"train/c.jpg"}), "test/f.jpg": frozenset({"train/e.jpg"})}
+    splits = {p: p.split("/")[0] for p in ["train/a.jpg", "test/b.jpg", "test/d.jpg", "test/f.jpg"]}
+    # Held-out files only; a group-split finding is not pixel evidence.
+    assert bench.recall(report, partners, splits) == {"known": 3, "error": 1, "any": 2}
+
+
+def test_weighted_precision(field):
+    bench, _, _ = field
+    links = [{"a": f"x{n}", "b": f"y{n}", "detector": "phash" if n < 8 else "aligned"} for n in range(10)]
+    sample = [links[0], links[8], links[9]]
+    judged = {frozenset(("x0", "y0")): "same", frozenset(("x8", "y8")): "different",
+              frozenset(("x9", "y9")): "subject"}
+    assert bench.weighted_precision(links, sample, judged) == pytest.approx((8 * 1.0 + 2 * 0.5) / 10, abs=1e-3)
+    assert bench.weighted_precision(links, sample[:1], judged) is None  # aligned unjudged: no estimate
+
+
+def test_deeppcb_lists_become_a_manifest(field, tmp_path):
+    _, _, sources = field
+    for stem in ("g/1/100", "g/1/101"):
+        for suffix in ("_temp", "_test"):
+            (tmp_path / f"{stem}{suffix}.jpg").parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / f"{stem}{suffix}.jpg").write_bytes(b"")
+    (tmp_path / "trainval.txt").write_text("g/1/100.jpg g/1_not/100.txt\n")
+    (tmp_path / "test.txt").write_text("g/1/101.jpg g/1_not/101.txt\n")
+    sources.deeppcb_manifest(tmp_path)
+    assert (tmp_path / "splits.csv").read_text().split() == [
+        "path,split", "g/1/100_temp.jpg,train", "g/1/100_test.jpg,train", "g/1/101_temp.jpg,test",
+        "g/1/101_test.jpg,test"]
