@@ -24,7 +24,8 @@ def run(args: argparse.Namespace, policy_path: Path, write: Callable[..., None])
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     if args.rollback:
-        back = moves.rollback(moves.journal_path(policy_path))
+        # The journal is checked against the policy's root before anything moves (split/journal.py).
+        back = moves.rollback(moves.journal_path(policy_path), load(policy_path, need_manifest=False).root)
         print(f"leakcheck split: put {back} files back where they were")
         return EXIT_CLEAN
     policy = load(policy_path, need_manifest=False)
