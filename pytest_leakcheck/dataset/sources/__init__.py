@@ -8,12 +8,14 @@ here, its name in ``_MODULES``, its tests and its section of docs/sources.md.
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ...policy.config import Ctx
-from . import coco, huggingface, table, webdataset, yolo
+from . import coco, huggingface, reads, table, webdataset, yolo
 from .base import Assignment, Guess, Rows, SourceFile, SplitSources, clean_path
 
 __all__ = ["KINDS", "Assignment", "Guess", "Rows", "SourceFile", "SplitSources", "clean_path", "inputs", "parse",
@@ -42,9 +44,14 @@ def parse(ctx: Ctx, raw: Any, root: Path) -> SplitSources | None:
 
 
 def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = ()) -> Assignment:
-    """Every image the source assigns, its split and group; raises PolicyError naming file, line and fix."""
+    """Every image the source assigns, its split and group, and every file it read to say so
+    (``Assignment.inputs``); raises PolicyError naming file, line and fix."""
     module = _MODULES[spec.kind]
-    return module.read(spec, root, extensions) if extensions else module.read(spec, root)
+    folders = (root, *(f.path.parent for f in spec.files))
+    with reads.recording(folders) as opened:  # what the source opened, whatever it forgot to list
+        found = module.read(spec, root, extensions) if extensions else module.read(spec, root)
+    named = {Path(os.path.realpath(f.path)) for f in spec.files}
+    return replace(found, inputs=tuple(sorted(named | opened | set(found.inputs))))
 
 
 def recognise(root: Path, files: list[str]) -> Guess | None:
@@ -56,6 +63,12 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
     return None
 
 
-def inputs(spec: SplitSources | None) -> tuple[Path, ...]:
-    """The files the policy reads for its splits (pre-commit: staging one checks everything)."""
-    return tuple(f.path for f in spec.files) if spec else ()
+def inputs(spec: SplitSources | None, root: Path | None = None) -> tuple[Path, ...]:
+    """Every file the policy's split source reads (lists, tables, metadata, COCO files, shards):
+    changing one can move an image to another split, so staging one, or a pull request changing
+    one, checks everything.  With ``root`` the source is read to find them (:func:`read`)."""
+    if spec is None:
+        return ()
+    if root is None:
+        return tuple(f.path for f in spec.files)
+    return read(spec, root).inputs
