@@ -82,11 +82,11 @@ def read(journal: Path, root: Path) -> list[dict]:
         st = os.lstat(journal)
     except FileNotFoundError:
         raise UsageError(f"there is no unfinished `split --apply` to roll back ({journal} does not exist)") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise _refuse(journal, "is not a regular file")
+    if not stat.S_ISREG(st.st_mode) or os.path.islink(journal.parent):
+        raise _refuse(journal, "is not a regular file in leakcheck's own folder (a link is on the way)")
     if st.st_uid != os.geteuid():
         raise _refuse(journal, "belongs to another user")
-    if tracked_by_git(journal):
+    if tracked_by_git(journal) or tracked_by_git(Path(os.path.realpath(journal))):
         raise _refuse(journal, "is tracked by git (a commit added it)")
     try:
         lines = journal.read_bytes().decode("ascii").splitlines()
