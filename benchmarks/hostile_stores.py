@@ -63,7 +63,7 @@ def edit(store_path: Path, kind: str, change: Callable[[Arrays], None]) -> None:
     try:
         keys = [k for (k,) in store.conn.execute("SELECT key FROM snapshots") if k.split(":", 1)[0] == kind]
         for key in keys:
-            arrays = store._read_snapshot(key)  # as written, before the consistency check
+            arrays = getattr(store, "_read_snapshot", store.load_snapshot)(key)  # as written, unchecked
             if arrays is not None:
                 change(arrays)
                 store.save_snapshot(key, arrays, kind=key.split(":", 1)[0])
