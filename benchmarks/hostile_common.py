@@ -67,15 +67,16 @@ class Tally:
         self.t0 = time.monotonic()
 
     def count(self, case: str, code: int | None, err: str, *, leak: bool = False, moved_out: bool = False,
-              **extra: object) -> None:
-        """One input: its exit code; ``leak`` when a leak is present that a trusted full check finds."""
+              missed: bool = False, **extra: object) -> None:
+        """One input: its exit code; ``leak`` when a leak is present that a trusted full check finds;
+        ``missed`` when the report lacks a finding it must hold (a byte copy), whatever the exit code."""
         t = self.totals
         t["inputs tried"] += 1
         t[f"code {code}"] += 1
         t["exit 3"] += code == 3 or "Traceback" in err
         t["hangs"] += code is None
         t["files moved outside the repository"] += moved_out
-        t["leaks passed"] += leak and code == 0
+        t["leaks passed"] += (leak and code == 0) or missed
         last = err.strip().splitlines()[-1][:140] if err.strip() else ""
         print(json.dumps({"case": case, "exit": code, **extra, "said": last}), flush=True)
 
