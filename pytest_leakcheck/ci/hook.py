@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..policy.load import Policy
 from . import links
-from ..dataset.sources import inputs as split_inputs
+from ..sources import inputs as split_inputs
 
 #: Group rules whose value names a file the policy reads (groups.SOURCES).
 _FILE_RULES = ("csv", "coco")
@@ -46,7 +46,7 @@ def policy_inputs(policy: Policy, *, baseline: bool = True) -> frozenset[Path]:
     finding.  ``baseline=False`` leaves out the baseline, which decides only
     whether a finding is accepted, never where a file sits.
     """
-    files = [policy.path, policy.manifest, policy.baseline if baseline else None]
+    files = [policy.path, policy.baseline if baseline else None]
     files += [Path(str(rule.value)) for rule in policy.groups if rule.source in _FILE_RULES]
     # Through the source registry: every file the source opened while reading (sources/reads.py).
     files += split_inputs(policy.split_sources, policy.root) if policy.split_sources else ()

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-#: The aligned detector's gradient descriptor has this many dimensions (``_retrieve.Index.mean``).
+#: The aligned detector's gradient descriptor has this many dimensions (``search.multiview.Index.mean``).
 DESCRIPTOR = 128
 
 Arrays = dict[str, np.ndarray]

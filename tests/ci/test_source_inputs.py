@@ -13,7 +13,7 @@ import pytest
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE
 from pytest_leakcheck.ci.hook import policy_inputs
-from pytest_leakcheck.cli.app import main
+from pytest_leakcheck.cli import main
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.testing import photo, save
 

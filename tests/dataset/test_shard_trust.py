@@ -132,7 +132,7 @@ def test_a_parquet_dictionary_bomb_is_read_in_bounded_memory(tmp_path: Path) -> 
     write_policy(tmp_path, "version: 1\nsplits:\n  huggingface: {train: data/train.parquet, test: data/test.parquet}\n")
     limit = 3 << 30
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (%d, %d)); "
-            "from pytest_leakcheck.cli.app import main; rc = main(sys.argv[1:]); "
+            "from pytest_leakcheck.cli import main; rc = main(sys.argv[1:]); "
             "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(rc)"
             % (limit, limit))
     proc = subprocess.run([sys.executable, "-c", code, "check", "--policy", str(tmp_path / "leakcheck.yaml"),
