@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..policy.load import Policy
+from . import links
 from ..sources import inputs as split_inputs
 
 #: Group rules whose value names a file the policy reads (groups.SOURCES).
@@ -47,7 +48,8 @@ def policy_inputs(policy: Policy, *, baseline: bool = True) -> frozenset[Path]:
     """
     files = [policy.path, policy.baseline if baseline else None]
     files += [Path(str(rule.value)) for rule in policy.groups if rule.source in _FILE_RULES]
-    files += split_inputs(policy.split_sources)
+    # Through the source registry: every file the source opened while reading (sources/reads.py).
+    files += split_inputs(policy.split_sources, policy.root) if policy.split_sources else ()
     return frozenset(Path(os.path.realpath(f)) for f in files if f is not None)
 
 
@@ -57,7 +59,10 @@ def classify(policy: Policy, files: Iterable[str | Path], cwd: Path | None = Non
     names = [str(f) for f in files]
     inputs = policy_inputs(policy)
     changed = tuple(n for n in names if Path(os.path.realpath(base / n)) in inputs)
-    return Staged(tuple(focus_paths(policy, names, cwd=base)), changed)
+    focus = focus_paths(policy, names, cwd=base)
+    if focus:  # a staged file a link points at changes the link too (links.py)
+        focus += sorted(links.through(policy.root, focus) - set(focus))
+    return Staged(tuple(focus), changed)
 
 
 def focus_paths(policy: Policy, files: Iterable[str | Path], cwd: Path | None = None) -> list[str]:

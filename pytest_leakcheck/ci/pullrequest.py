@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import EXIT_CLEAN, EXIT_LEAKS, PolicyError, UsageError
 from ..report.model import Finding, Report
 from ..policy.load import Policy
+from . import links
 from .hook import policy_inputs
 from ..store.storefile import CACHE_ENV
 
@@ -129,6 +130,8 @@ def changed_since(policy: Policy, ref: str) -> ChangeSet:
         rel = os.path.relpath(top / name, root_real).replace(os.sep, "/")
         if not rel.startswith("../"):
             paths.add(rel)
+    # A link whose target changed changed too (test/x.png -> ../assets/img.png): links.py.
+    paths = links.through(root_real, paths, top)
     touched = {(top / n).resolve() for n in names}
     # Not the baseline: every check applies it anyway, and an edit to it (a verdict
     # given in this pull request) moves no file to another split or group.

@@ -21,6 +21,10 @@ class IdenticalFile(Detector):
     kind = "identical-file"
     rank = 0
     link_value = None  # always 0: "linked by identical-file", no number
+    # Searched afresh every time from this run's digests, never reused from a store's snapshot:
+    # grouping digests costs less than reading the snapshot, and a store a pull request
+    # wrote could otherwise say that two equal files do not match (store/trust.py).
+    incremental = False
     init_keys = (("severity", "same bytes"),)
 
     def orientations(self, settings: Any, policy: PolicyView) -> tuple[str, ...]:

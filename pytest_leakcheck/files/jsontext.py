@@ -17,8 +17,15 @@ import sys
 from typing import Any
 
 
-def loads(text: str) -> Any:
-    """``json.loads(text)``; a ``json.JSONDecodeError`` when it nests too deep to parse."""
+def loads(text: str | bytes) -> Any:
+    """``json.loads(text)``; a ``json.JSONDecodeError`` when it nests too deep to parse.
+
+    Bytes (a tar member) are decoded as UTF-8 first (``UnicodeDecodeError``, a
+    ``ValueError``, when they are not): the error's position is then counted in
+    text, which ``JSONDecodeError`` cannot do in bytes.
+    """
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8-sig")
     try:
         return json.loads(text)
     except RecursionError:

@@ -24,6 +24,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from . import parquet
+
 #: Shard files whose members are images; lower case.
 TAR = ".tar"
 TABLES = (".parquet", ".arrow")
@@ -73,6 +75,17 @@ def split(path: str) -> tuple[str, str] | None:
     return None
 
 
+def unambiguous(shard: str) -> bool:
+    """Whether a member path of ``shard`` splits back into ``shard`` and the member.
+
+    A member path is one string, cut at the first ``#`` after a shard suffix;
+    a folder named ``x.tar#d/`` above the shard would cut it at the folder and
+    read a decoy ``x.tar`` instead.  Sources refuse such a shard path
+    (``shards.parse``), so the string never stands for two things.
+    """
+    return split(join(shard, "m")) == (shard, "m")
+
+
 def is_member(path: str) -> bool:
     return split(path) is not None
 
@@ -104,11 +117,27 @@ def tar_index(shard: str) -> dict[str, tuple[int, int]]:
     def build(path: str) -> dict[str, tuple[int, int]]:
         try:
             with tarfile.open(path, "r:") as tf:
-                return {ti.name: (ti.offset_data, ti.size) for ti in tf if ti.isfile()}
+                return _unique(path, ((ti.name, (ti.offset_data, ti.size)) for ti in tf if ti.isfile()))
         except tarfile.ReadError as exc:
             raise MemberError(f"{path}: not an uncompressed tar file ({exc}); WebDataset shards are plain .tar, "
                               "so unpack a .tar.gz or re-write the shard with `tar cf`") from None
     return _cached(shard, build)
+
+
+def _unique(path: str, items: Iterable[tuple[str, tuple[int, int]]]) -> dict[str, tuple[int, int]]:
+    """Name -> where, refusing a name two members share.
+
+    A tar may hold one name twice: extracting keeps the later, while a
+    WebDataset loader streams (and trains on) both, so a copy in the first
+    would be checked by no one.  Such a shard is an error naming the member.
+    """
+    out: dict[str, tuple[int, int]] = {}
+    for name, where in items:
+        if name in out:
+            raise MemberError(f"{path}: two members are named {name!r}; a loader reads both, so each must have "
+                              "a name of its own (re-write the shard with unique keys)")
+        out[name] = where
+    return out
 
 
 class _Table:
@@ -118,7 +147,7 @@ class _Table:
         self.path = path
         self.column, self.starts, self._read = _open_table(path)
         self._group = -1
-        self._values: list[Any] = []
+        self._values: Any = None
 
     def row(self, row: int) -> bytes:
         if not 0 <= row < self.starts[-1]:
@@ -126,7 +155,8 @@ class _Table:
         group = bisect.bisect_right(self.starts, row) - 1
         if group != self._group:
             self._values, self._group = self._read(group), group
-        return image_bytes(self._values[row - self.starts[group]], self.path, row)
+        # One cell taken out at a time: a row group of repeated images is never expanded (parquet.cell).
+        return image_bytes(parquet.cell(self._values, row - self.starts[group]), self.path, row)
 
 
 def _open_table(path: str) -> tuple[str, list[int], Any]:
@@ -137,21 +167,23 @@ def _open_table(path: str) -> tuple[str, list[int], Any]:
         raise MemberError(f"{path}: reading Parquet or Arrow shards needs pyarrow ({INSTALL})") from None
     try:
         if path.lower().endswith(".parquet"):
-            pf = pq.ParquetFile(path)
+            pf = parquet.open_file(path)  # sizes checked, images read as a dictionary (parquet.py)
             column = image_column(pf.schema_arrow, path)
             sizes = [pf.metadata.row_group(g).num_rows for g in range(pf.num_row_groups)]
 
-            def read(group: int) -> list[Any]:
-                return pf.read_row_group(group, columns=[column]).column(0).to_pylist()
+            def read(group: int) -> Any:
+                return pf.read_row_group(group, columns=[column]).column(0).combine_chunks()
         else:
             batches = arrow_batches(path, pa)
             column = image_column(batches[0].schema if batches else pa.schema([]), path)
             sizes = [b.num_rows for b in batches]
 
-            def read(group: int) -> list[Any]:
-                return batches[group].column(column).to_pylist()
+            def read(group: int) -> Any:
+                return batches[group].column(column)
     except MemberError:
         raise
+    except parquet.TooLarge as exc:
+        raise MemberError(str(exc)) from None
     except (OSError, pa.ArrowException) as exc:
         raise MemberError(f"{path}: not a readable {'Parquet' if path.endswith('.parquet') else 'Arrow'} "
                           f"file ({exc}); re-write the shard (datasets' to_parquet or save_to_disk)") from None
@@ -176,7 +208,7 @@ def image_column(schema: Any, path: str) -> str:
 
     binary = None
     for field in schema:
-        t = field.type
+        t = plain_type(field.type)
         if pa.types.is_struct(t) and t.get_field_index("bytes") >= 0:
             return str(field.name)
         if binary is None and (pa.types.is_binary(t) or pa.types.is_large_binary(t)):
@@ -188,9 +220,19 @@ def image_column(schema: Any, path: str) -> str:
     return binary
 
 
+def plain_type(t: Any) -> Any:
+    """A column's value type: a byte array read as a dictionary (parquet.open_file) is still a byte array."""
+    import pyarrow as pa
+
+    return t.value_type if pa.types.is_dictionary(t) else t
+
+
 def image_bytes(value: Any, shard: str, row: int) -> bytes:
     """The bytes of one cell of the image column; MemberError naming shard and row when it holds none."""
     data = value.get("bytes") if isinstance(value, dict) else value
+    if isinstance(data, int) and not isinstance(data, bool):  # parquet.cell: too large to take out
+        raise MemberError(f"{shard} row {row}: an image cell of {data:,} bytes, over the {parquet.MAX_CELL:,} "
+                          "one may hold")
     if isinstance(data, (bytes, bytearray, memoryview)) and len(data):
         return bytes(data)
     where = f"{shard} row {row}"

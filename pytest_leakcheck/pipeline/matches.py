@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from .. import detectors
+from ..errors import StoreDamaged
 from ..store import keys
 from ..orientation import ORIENTATIONS
 from ..search.run import SearchRun
@@ -207,7 +208,11 @@ def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector
     """:func:`find` over the whole dataset, reusing the last full search where nothing changed;
     and the matches of the ``alongside`` detectors, which search the whole dataset meanwhile."""
     key = _matches_key(policy, chosen, keys.signatures(detectors.families(policy), policy.files.max_pixels))
-    prev = run.store.load_snapshot(key)
+    prev = run.store.load_snapshot(key)  # its shapes checked (store/consistent.py); the numbers here:
+    if prev is not None and ((prev["detector"] >= len(detectors.names())).any()
+                             or (prev["orientation"] >= len(ORIENTATIONS)).any()):
+        raise StoreDamaged("a stored snapshot is inconsistent: an unknown detector or orientation number",
+                           path=str(run.store.path) if run.store.path else None)
     if prev is None:
         result, beside = find(run, chosen, alongside)
         changed, new_of_old = np.ones(len(run.paths), dtype=bool), np.zeros(0, dtype=np.int64)
@@ -217,8 +222,9 @@ def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector
         found, beside = find(run, chosen if changed.any() else [], alongside)
         run.focus = None
         mi, mj = new_of_old[prev["i"]], new_of_old[prev["j"]]
-        keep = (mi >= 0) & (mj >= 0)
         names = detectors.names()
+        # Only the detectors reused here: an exact link is never taken from the store.
+        keep = (mi >= 0) & (mj >= 0) & np.isin(prev["detector"], [names.index(d.name) for d, _ in chosen])
         cached = [
             Match(int(a), int(b), names[int(d)], float(v), ORIENTATIONS[int(o)], bool(w))
             for a, b, d, v, o, w in zip(mi[keep], mj[keep], prev["detector"][keep], prev["value"][keep],

@@ -222,7 +222,9 @@ def _digests(records: Sequence[FileRecord], root: Path | sources.Url, store: Sto
     # hashlib releases the GIL on large buffers, so threads suffice here; one
     # task per batch of files, since after a fresh checkout every file of a
     # large dataset comes here and a future per file costs more than its hash.
-    inside = [i for i in to_hash if members.SEP in paths[i] and members.is_member(paths[i])]
+    # A real file named `x.tar#a.jpg` is read as the file it is, as read_bytes reads it.
+    inside = [i for i in to_hash if members.SEP in paths[i] and members.is_member(paths[i])
+              and not os.path.lexists(root / paths[i])]
     if inside:  # images inside shards: each shard read once, not once per member
         unread.update(_member_digests(root, paths, inside, digests, progress))
         hashed = set(inside)

@@ -268,8 +268,11 @@ class PolicyFile(pytest.File):
     """The policy file as a collector: one item per section."""
 
     def collect(self) -> Iterator[LeakcheckItem]:
+        from .items import item_name
+
         for section in self.config.stash[_KEY].sections:
-            yield LeakcheckItem.from_parent(self, name=section.name, section=section)
+            # The name shown is escaped (a split name is the dataset's); the section keeps its own.
+            yield LeakcheckItem.from_parent(self, name=item_name(section.name), section=section)
 
 
 class LeakcheckItem(pytest.Item):
@@ -300,4 +303,4 @@ class LeakcheckItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"leakcheck {self.section.name}"
+        return self.path, None, f"leakcheck {self.name}"

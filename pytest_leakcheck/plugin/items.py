@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..dataset.inventory import manifest_splits
+from ..files.names import log_line
 from ..report.model import FILE_KINDS, GROUP_PREFIXES, Finding, Report
 from ..policy.load import Policy, with_splits
 
@@ -24,6 +25,17 @@ class Section:
 
     name: str
     splits: tuple[str, ...] = ()
+
+
+def item_name(name: str) -> str:
+    """A section's name as pytest shows it (item names, node ids, failure headers).
+
+    Split names come from the dataset (a table's split column), so a name may
+    hold a line break, ``::error`` or ``##[group]``: escaped as the CLI escapes
+    its lines (``names.log_line``), and ``::`` anywhere (pytest's node id
+    separator, and a workflow command after a line break) as ``:\x3a``.
+    """
+    return log_line(name).replace("::", ":\\x3a")
 
 
 def resolved(policy: Policy) -> Policy:

@@ -8,12 +8,14 @@ here, its name in ``_MODULES``, its tests and its section of docs/sources.md.
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ..validate import Ctx
-from . import coco, huggingface, manifest, table, webdataset, yolo
+from . import coco, huggingface, manifest, reads, table, webdataset, yolo
 from .base import Assignment, Guess, Rows, SourceFile, SplitSources, clean_path
 
 __all__ = ["KINDS", "Assignment", "Guess", "Rows", "SourceFile", "SplitSources", "clean_path", "inputs", "parse",
@@ -43,9 +45,15 @@ def parse(ctx: Ctx, raw: Any, root: Path) -> SplitSources | None:
 
 
 def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = ()) -> Assignment:
-    """Every image the source assigns, its split and group; raises PolicyError naming file, line and fix."""
+    """Every image the source assigns, its split and group, and every file it read to say so
+    (``Assignment.inputs``); raises PolicyError naming file, line and fix."""
     module = _MODULES[spec.kind]
-    return module.read(spec, root, extensions) if extensions else module.read(spec, root)
+    local = [f.path for f in spec.files if isinstance(f.path, Path)]  # a manifest may be in object storage
+    folders = tuple(p for p in (root, *(f.parent for f in local)) if isinstance(p, Path))
+    with reads.recording(folders) as opened:  # what the source opened, whatever it forgot to list
+        found = module.read(spec, root, extensions) if extensions else module.read(spec, root)
+    named = {Path(os.path.realpath(f)) for f in local}
+    return replace(found, inputs=tuple(sorted(named | opened | set(found.inputs))))
 
 
 def recognise(root: Path, files: list[str]) -> Guess | None:
@@ -67,6 +75,13 @@ def missing_fix(spec: SplitSources) -> str:
     return getattr(_MODULES[spec.kind], "MISSING_FIX", "fix the path; it is relative to `root`")
 
 
-def inputs(spec: SplitSources | None) -> tuple[Path, ...]:
-    """The files the policy reads for its splits (pre-commit: staging one checks everything)."""
-    return tuple(f.path for f in spec.files) if spec else ()
+def inputs(spec: SplitSources | None, root: Path | None = None) -> tuple[Path, ...]:
+    """Every file the policy's split source reads (lists, tables, metadata, COCO files, shards):
+    changing one can move an image to another split, so staging one, or a pull request changing
+    one, checks everything.  With a local ``root`` the source is read to find them (:func:`read`)."""
+    if spec is None:
+        return ()
+    named = tuple(f.path for f in spec.files if isinstance(f.path, Path))
+    if not isinstance(root, Path) or len(named) != len(spec.files) or missing(spec):
+        return named  # in object storage, or not there yet: what the policy names
+    return read(spec, root).inputs

@@ -71,6 +71,8 @@ class Assignment:
     labels: dict[str, str] = field(default_factory=dict)
     #: path -> {column: value} of the other columns (init looks there for group ids).
     extra: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Every file read to assign the splits, resolved (the registry fills it in: sources.read).
+    inputs: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..validate import Ctx
 from ..errors import PolicyError
-from ..files import members
+from ..files import members, parquet
 from .base import Assignment, Guess, Rows, SplitSources, add
 from .shards import guess_globs, listing, parse_globs
 from .shards import parse as parse_shards
@@ -50,26 +50,33 @@ def _open(path: Path) -> tuple[Any, list[str], int, list[str | None]]:
                           fix=f"{members.INSTALL}") from None
     try:
         if path.suffix.lower() == ".parquet":
-            pf = pq.ParquetFile(path)
+            pf = parquet.open_file(str(path))  # a bomb is refused by its declared sizes, unread
             schema = pf.schema_arrow
             column = members.image_column(schema, str(path))
-            small = [f.name for f in schema if f.name != column and not pa.types.is_nested(f.type)
-                     and not pa.types.is_binary(f.type) and not pa.types.is_large_binary(f.type)]
+            small = [f.name for f in schema if f.name != column and not _large(pa, members.plain_type(f.type))]
             table = pf.read(columns=small)
             names: list[str | None] = [None] * pf.metadata.num_rows
             if pa.types.is_struct(schema.field(column).type) and schema.field(column).type.get_field_index("path") >= 0:
-                names = pf.read(columns=[f"{column}.path"]).column(0).combine_chunks().field("path").to_pylist()
+                paths = pf.read(columns=[f"{column}.path"]).column(0).combine_chunks().field("path")
+                names = parquet.bounded_list(paths, str(path), "the image names")
+            # Read as dictionaries, the text columns could still expand when read() lists them.
+            if sum(parquet.decoded_size(table.column(c)) for c in small) > parquet.MAX_ROW_GROUP:
+                raise parquet.TooLarge(f"{path}: its text columns hold more than {parquet.MAX_ROW_GROUP:,} bytes "
+                                       "once read; keep long values out of the shard or write smaller shards")
             return table, small, pf.metadata.num_rows, names
         batches = members.arrow_batches(str(path), pa)
         table = pa.Table.from_batches(batches) if batches else pa.table({})
         column = members.image_column(table.schema, str(path))
-        small = [f.name for f in table.schema if f.name != column and not pa.types.is_nested(f.type)
-                 and not pa.types.is_binary(f.type) and not pa.types.is_large_binary(f.type)]
+        small = [f.name for f in table.schema if f.name != column and not _large(pa, f.type)]
         kind = table.schema.field(column).type
         names = [None] * table.num_rows
         if pa.types.is_struct(kind) and kind.get_field_index("path") >= 0:  # chunk by chunk: no copy of the bytes
             names = [n for chunk in table.column(column).chunks for n in chunk.field("path").to_pylist()]
         return table.select(small), small, table.num_rows, names
+    except parquet.TooLarge as exc:
+        raise PolicyError(str(exc).split(": ", 1)[-1], path=str(path),
+                          fix="a shard is read a row group at a time, each bounded; re-write it in smaller parts"
+                          ) from None
     except members.MemberError as exc:
         raise PolicyError(str(exc).split(": ", 1)[-1], path=str(path),
                           fix="name shards whose images are embedded (the datasets `Image` feature)") from None
@@ -78,6 +85,11 @@ def _open(path: Path) -> tuple[Any, list[str], int, list[str | None]]:
         raise PolicyError(f"not a readable {kind} shard: {exc}", path=str(path),
                           fix="re-write it with datasets (to_parquet, save_to_disk) or drop it from the globs"
                           ) from None
+
+
+def _large(pa: Any, t: Any) -> bool:
+    """A column never read for groups or labels: nested, or bytes."""
+    return bool(pa.types.is_nested(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t))
 
 
 def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = ()) -> Assignment:

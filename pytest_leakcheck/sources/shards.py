@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..files import globs
+from ..files import globs, members
 from ..validate import Ctx, inside
 from ..files.names import excerpt
 from .base import SPLIT_WORDS, SourceFile, split_word, token_split
@@ -54,8 +54,29 @@ def parse(ctx: Ctx, raw: Any, root: Path, kind: str, suffixes: tuple[str, ...], 
                 raise ctx.fail(where, f"shard {excerpt(rel)} is in split `{owner[rel]}` too",
                                "make each split's globs match only its own shards")
             owner[rel] = name
-            out.append(SourceFile(inside(ctx, where, rel, root / rel, (root,), "shard"), name, rel))
+            path = inside(ctx, where, rel, root / rel, (root,), "shard")
+            for text in (rel, str(root / rel), str(path)):
+                if not members.unambiguous(text):
+                    raise ctx.fail(where, f"shard {excerpt(text)} has a folder named like a shard and `#` in its path, "
+                                   "so its members' names would read as another shard's",
+                                   "rename the folder (or the root) so no part of the path but the shard "
+                                   "itself ends in .tar, .parquet or .arrow before a `#`")
+            _no_decoy(ctx, where, path)
+            out.append(SourceFile(path, name, rel))
     return tuple(out), columns
+
+
+def _no_decoy(ctx: Ctx, where: tuple[str, ...], shard: Path) -> None:
+    """Refuse a file or folder beside the shard named like one of its members (``x.tar#a.jpg``):
+    a member path would then name two things, and a reader could take the decoy for the member."""
+    try:
+        names = os.listdir(shard.parent)
+    except OSError:
+        return
+    clash = next((n for n in names if n.startswith(shard.name + members.SEP)), None)
+    if clash is not None:
+        raise ctx.fail(where, f"{excerpt(clash)} beside shard {excerpt(shard.name)} is named like one of its members",
+                       "rename that file or folder: a member path must name the member alone")
 
 
 def listing(root: Path, suffixes: tuple[str, ...]) -> list[str]:

@@ -55,6 +55,9 @@ def _bases(yaml_path: Path, data: dict, root: Path) -> list[Path]:
     folder = yaml_path.parent
     out = []
     base = data.get("path")
+    if isinstance(base, str) and "\0" in base:
+        raise PolicyError("`path` holds a NUL byte, which no file name can", path=str(yaml_path), key="path",
+                          fix="write the dataset's folder, relative to data.yaml")
     if isinstance(base, str) and base:
         candidate = (folder / base).resolve()
         if candidate.is_dir() and _inside(candidate, root):
@@ -89,7 +92,7 @@ def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = IMAGE_EXT
         bases = _bases(source.path, data, root)
         entries = data.get(source.split)
         for entry in entries if isinstance(entries, list) else [entries]:
-            if not isinstance(entry, str) or not entry:
+            if not isinstance(entry, str) or not entry or "\0" in entry:
                 raise PolicyError(f"`{source.split}` entry {excerpt(entry)} is not a path", path=str(source.path),
                                   key=source.split, fix="write a folder or a .txt list, relative to `path:`")
             found = _locate(entry, bases, root)
@@ -124,6 +127,8 @@ def _listed(txt: Path, bases: list[Path], root: Path) -> list[str]:
         entry = clean_path(line) if line.strip() else ""
         if not entry:
             continue
+        if "\0" in entry:  # no file name holds one; the file system would refuse to look it up
+            raise PolicyError(f"line {n} holds a NUL byte", path=str(txt), line=n, fix="one image path per line")
         if len(entry) > 4096:
             raise PolicyError(f"line {n} is {len(entry):,} characters long", path=str(txt), line=n,
                               fix="one image path per line")

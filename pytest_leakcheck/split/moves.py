@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from . import journal as journal_file
 
 #: The journal, in ``.leakcheck/`` beside the policy.
 JOURNAL = "split-apply.journal"
@@ -174,6 +175,9 @@ class _Journal:
 
 
 def _refuse_pending(journal: Path) -> None:
+    if os.path.lexists(journal) and journal_file.tracked_by_git(journal):
+        raise UsageError(f"{journal} is tracked by git: a commit added it, no `split --apply` run wrote it",
+                         fix="delete it and `git rm` it, then run again")
     if os.path.lexists(journal):
         raise UsageError(f"an earlier `leakcheck split --apply` did not finish (its journal is {journal})",
                          fix=f"run `{ROLLBACK}` to put its files back, then plan again")
@@ -208,7 +212,7 @@ def apply(root: Path, moves: Sequence[Move], journal: Path, tracked: set[str]) -
             _git_index(root, [m for m in done if m.git], log)
     except BaseException as exc:
         log.close()
-        _undo_or_explain(journal, exc)
+        _undo_or_explain(journal, root, exc)
         raise
     log.close()
     os.unlink(journal)
@@ -236,10 +240,10 @@ def _move(root: Path, m: Move, log: _Journal) -> None:
     os.unlink(src)
 
 
-def _undo_or_explain(journal: Path, exc: BaseException) -> None:
+def _undo_or_explain(journal: Path, root: Path, exc: BaseException) -> None:
     """Put everything back after ``exc``; raise a :class:`UsageError` that says what happened."""
     try:
-        rollback(journal)
+        rollback(journal, root)
     except (OSError, UsageError, subprocess.CalledProcessError) as undo:
         raise UsageError(f"`split --apply` failed ({_why(exc)}) and putting the files back failed too "
                          f"({_why(undo)}); the journal {journal} is kept",
@@ -259,51 +263,49 @@ def _why(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
-def rollback(journal: Path) -> int:
-    """Undo what the journal records, newest step first; the number of files put back."""
-    try:
-        lines = journal.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise UsageError(f"there is no unfinished `split --apply` to roll back ({journal} does not exist)") from None
-    entries = []
-    for line in lines:
+def rollback(journal: Path, root: Path) -> int:
+    """Undo what the journal records, newest step first; the number of files put back.
+
+    The journal is the repository's, so a pull request can commit one: it is
+    checked whole first (``journal.py``: written by this user, untracked, for
+    this root, every entry inside it and undoable) or refused with nothing moved.
+    """
+    entries = journal_file.read(journal, root)
+    prefix = None
+    if any("index" in e for e in entries):
         try:
-            entries.append(json.loads(line))
-        except ValueError:
-            break  # a line cut by the crash: its step never started
-    if not entries or "root" not in entries[0]:
-        raise UsageError(f"{journal} is not a journal of `split --apply`", fix="delete it")
-    root = Path(_decode(entries[0]["root"]))
+            prefix = os.fsdecode(_run_git(root, ["rev-parse", "--show-prefix"]).strip())
+        except (OSError, subprocess.CalledProcessError):
+            prefix = None
     back = 0
-    indexed = any("indexed" in e for e in entries)
-    for entry in reversed(entries[1:]):
-        if "index" in entry:
-            try:
-                _run_git(root, ["update-index", "-z", "--index-info"], _decode(entry["undo"]))
-            except subprocess.CalledProcessError:
-                if indexed:  # git recorded the moves: the index must be put back too
-                    raise
-                # git failed before recording anything (the failure being undone): nothing to put back
-        elif "dst" in entry:
-            src, dst = root / _decode(entry["src"]), root / _decode(entry["dst"])
-            if os.path.lexists(dst) and not os.path.lexists(src):
-                os.rename(dst, src)
-                back += 1
-            elif os.path.lexists(dst) and _same(src, dst):
-                os.unlink(dst)  # killed between the hard link and the unlink: drop the new name
-        elif "mkdir" in entry:
-            with contextlib.suppress(OSError):  # gone already, or something was put in it since: it stays
-                os.rmdir(root / _decode(entry["mkdir"]))
+    for step in journal_file.steps(journal, root, entries, prefix):
+        try:
+            back += _undo(root, step)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            raise UsageError(f"putting {step.dst or 'git index'} back failed: {_why(exc)}; "
+                             f"{back} files were put back and the journal {journal} is kept",
+                             fix=f"fix that, then run `{ROLLBACK}` again") from None
     os.unlink(journal)
     return back
 
 
-def _same(a: Path, b: Path) -> bool:
-    try:
-        x, y = os.lstat(a), os.lstat(b)
-    except OSError:
-        return False
-    return (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino)
+def _undo(root: Path, step: journal_file.Step) -> int:
+    if step.kind == "index":
+        try:
+            _run_git(root, ["update-index", "-z", "--index-info"], step.undo)
+        except subprocess.CalledProcessError:
+            if step.required:  # git recorded the moves: the index must be put back too
+                raise
+            # git failed before recording anything (the failure being undone): nothing to put back
+    elif step.kind == "move":
+        os.rename(root / step.dst, root / step.src)  # journal.steps saw the old name free
+        return 1
+    elif step.kind == "unlink":
+        os.unlink(root / step.dst)  # killed between the hard link and the unlink: drop the new name
+    elif step.kind == "rmdir":
+        with contextlib.suppress(OSError):  # gone already, or something was put in it since: it stays
+            os.rmdir(root / step.dst)
+    return 0
 
 
 def _run_git(root: Path, args: list[str], stdin: str | None = None) -> bytes:

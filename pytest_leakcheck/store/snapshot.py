@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import StoreDamaged
 from ..files.names import from_bytes, to_bytes
 from ..signals.families import Signatures
 
@@ -72,7 +73,10 @@ def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: 
         # One gather straight into place (no zero fill, no gathered copy scattered again):
         # a commit hook merges every stored signature for its one new file.
         out = np.empty((n, *part.shape[1:]), dtype=part.dtype)
-        base = snap[name]
+        base = snap.get(name)
+        if base is None or base.shape[1:] != part.shape[1:] or base.dtype != part.dtype:
+            # Rows no run of these families wrote (a store edited, its checksums made valid).
+            raise StoreDamaged(f"a stored snapshot is inconsistent: {name} is not the family's shape")
         if len(base):
             np.take(base, source, axis=0, out=out)
         out[rest] = part

@@ -46,12 +46,14 @@ def run(args: argparse.Namespace) -> int:
     from ...split import apply as splitapply
     from ...split import moves
 
+    from ...policy.load import load
+
     path = policy_path(args.policy)
     if args.rollback:
-        back = moves.rollback(moves.journal_path(path))
+        # The journal is checked against the policy's root before anything moves (split/journal.py).
+        back = moves.rollback(moves.journal_path(path), load(path, need_manifest=False).root)
         print(f"leakcheck split: put {back} files back where they were")
         return EXIT_CLEAN
-    from ...policy.load import load
 
     policy = load(path, need_manifest=False)
     folders = splitapply.split_folders(policy) if args.output is None and args.keep is None else None
