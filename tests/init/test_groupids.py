@@ -67,6 +67,6 @@ def test_shard_folders_every_split_has_are_never_groups() -> None:
 
 
 def test_unique_names_give_a_reason_not_a_rule() -> None:
-    paths = [f"{'train' if n < 12 else 'test'}/img{n:05d}_x.jpg" for n in range(16)]
+    paths = [f"{'train' if n < 12 else 'test'}/item{n:05d}_x.jpg" for n in range(16)]
     proposal = groupids.propose(_splits(paths), {}, {})
     assert proposal.yaml == "" and "too few repeat" in proposal.note
