@@ -219,7 +219,7 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
         n = sum(1 for e in assignment.rows.values() if e[0][0] == split)
         yaml += (f"    {split}: {yaml_scalar(rel)}\n" if own
                  else f"    {split}: {{file: {yaml_scalar(rel)}, images: {yaml_scalar(images or '.')}}}\n")
-        found.append(f"split list {rel}: {n} images in {split}" + (f" (under {images}/)" if images else ""))
+        found.append(f"split list {rel}: {n} image{'s' * (n != 1)} in {split}" + (f" (under {images}/)" if images else ""))
     listed = set(assignment.rows)
     unlisted = sum(1 for f in files if f.startswith(images + "/" if images else "") and f not in listed)
     if unlisted:
