@@ -115,8 +115,15 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]]) -> list
 
 
 def _refused(ids: dict[str, str], why: Callable[[str, str], str | None]) -> str:
-    """The first id that is a date, a time or a generic word, said as the reason; "" when none is."""
-    for path, group in ids.items():
+    """Said as the reason when an id that is a date, a time or a generic word would group several files.
+
+    One such id on one file is a group of one, harmless; on two it invents a group.
+    """
+    counts = Counter(ids.values())
+    first = {group: path for path, group in reversed(ids.items())}  # one name per id: the tokens around it agree
+    for group, path in first.items():
+        if counts[group] < 2:
+            continue
         reason = why(group, path)
         if reason is not None:
             return f"ids are dates, times or generic words ({group} is {reason})"

@@ -8,7 +8,9 @@ one frame of every video.  Each token is read in the context of the whole
 name: a date is ``20220723`` or ``2023``-``10``-``25`` (a real calendar day), a
 time is the clock that follows a date (``011845``, ``000708``, ``100148032``);
 a generic word is one a camera, a phone or a tool writes (``IMG``, ``DSC``,
-``Screenshot``, ``frame``), with or without a counter (``DSC01234``).
+``Screenshot``, ``frame``), with or without a counter (``DSC01234``).  Words that
+can name a subject's unit (``video12``, ``clip3``, ``burst4``, ``doc7``) are not
+generic: they are ids.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ import re
 
 #: Words cameras, phones, screen tools and frame extractors put in names: never a subject.
 GENERIC = frozenset("""
-img image images imgs pic pics picture photo photos foto dsc dscn dscf dsci sam pxl mvimg vid video mov movie
-clip frame frames snapshot snap screenshot screen shot capture cap scan scanned untitled copy edit edited
-whatsapp signal telegram camera cam webcam pano portrait burst hdr raw thumb thumbnail sample output out export
-exported crop cropped resized file document doc page rec recording still gopr gp dji mvi imag wp
+img image images imgs pic pics picture photo photos foto dsc dscn dscf dsci pxl mvimg mov frame frames snapshot
+snap screenshot screen shot capture cap scan scanned untitled copy edit edited whatsapp signal telegram camera cam
+webcam pano portrait hdr raw thumb thumbnail output out export exported crop cropped resized file page gopr gp dji
+mvi imag wp
 """.split())
 
 _DATE8 = re.compile(r"^(19[89]\d|20[0-4]\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")

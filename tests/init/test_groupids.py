@@ -159,3 +159,12 @@ def test_the_proposal_says_group_sizes_and_warns_on_a_large_group() -> None:
     assert len(proposal.warnings) == 1 and "subj000 would hold 30 of 90 files (33%)" in proposal.warnings[0]
     even = [f"{'train' if n < 72 else 'test'}/subj{n // 3:03d}_{n}.jpg" for n in range(90)]
     assert groupids.propose(_splits(even), {}, {}).warnings == ()
+
+
+def test_a_lone_dated_name_does_not_hide_real_ids_and_units_are_ids() -> None:
+    """One stray `IMG_20220723_…` (a group of one) leaves patient ids proposed; `video12` is a video, not a word."""
+    paths = [f"{'train' if s < 8 else 'test'}/patient_{s:04d}_slice{k}.jpg" for s in range(10) for k in range(3)]
+    proposal = groupids.propose(_splits([*paths, "test/IMG_20220723_011709_x.jpg"]), {}, {})
+    assert "regex" in proposal.yaml and "patient_0001" in proposal.found[0]
+    videos = [f"{'train' if v < 6 else 'test'}/video{v}_frame{k:03d}.jpg" for v in range(8) for k in range(4)]
+    assert "e.g. video0, video1" in groupids.propose(_splits(videos), {}, {}).found[0]
