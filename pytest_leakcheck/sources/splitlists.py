@@ -98,21 +98,26 @@ def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = IMAGE_EXT
     return Assignment(rows, tuple(names))
 
 
-def entries(path: Path) -> list[tuple[str, str]]:
-    """Each line's whole text and its first word (both cleaned), blank lines and ``#`` comments left out."""
+def entries(path: Path, limit: int | None = None) -> list[tuple[str, str]]:
+    """Each line's whole text and its first word (both cleaned), blank lines and ``#`` comments left out.
+
+    Read a bounded line at a time: a list is pull-request content, and one
+    line of gigabytes must fail with its number, not fill memory first.
+    """
+    out: list[tuple[str, str]] = []
     try:
-        lines = path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+        with open(path, encoding="utf-8", errors="surrogateescape", newline=None) as fh:
+            for n, line in enumerate(iter(lambda: fh.readline(MAX_LINE + 2), ""), 1):
+                if len(line) > MAX_LINE and not line.endswith("\n") or len(line.rstrip("\n")) > MAX_LINE:
+                    raise PolicyError(f"line {n} is over {MAX_LINE:,} characters long", path=str(path), line=n,
+                                      fix="one image name or id per line")
+                text = line.strip()
+                if text and not text.startswith("#"):
+                    out.append((clean_path(text), clean_path(text.split()[0])))
+                    if limit is not None and len(out) >= limit:
+                        break
     except OSError as exc:
         raise PolicyError(f"cannot read split list: {exc.strerror or exc}", path=str(path)) from None
-    out = []
-    for n, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
-        if len(text) > MAX_LINE:
-            raise PolicyError(f"line {n} is {len(text):,} characters long", path=str(path), line=n,
-                              fix="one image name or id per line")
-        out.append((clean_path(text), clean_path(text.split()[0])))
     return out
 
 
@@ -204,7 +209,7 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
     images = "" if images == "." else images
     index = _Index(root, images, IMAGE_EXTS)
     for path in lists.values():
-        sample = entries(path)[:200]
+        sample = entries(path, 200)
         if not sample or sum(index.find(e)[0] in index.files for e in sample) * 2 <= len(sample):
             return None
     spec = SplitSources(KIND, tuple(SourceFile(p.resolve(), s, images) for s, p in lists.items()))

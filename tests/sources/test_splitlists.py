@@ -111,4 +111,4 @@ def test_an_overlong_line_is_refused_naming_it(tmp_path: Path) -> None:
     write_policy(tmp_path, "version: 1\nsplits:\n  lists: {train: train.txt, test: test.txt}\n")
     with pytest.raises(PolicyError) as err:
         scan(load(tmp_path / "leakcheck.yaml"))
-    assert "line 2 is 5,000 characters long" in str(err.value) and "train.txt" in str(err.value)
+    assert "line 2 is over 4,096 characters long" in str(err.value) and "train.txt" in str(err.value)
