@@ -174,9 +174,33 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
         lists = _lists(folder)
         if not lists:
             continue
-        guess = _guess(root, folder, lists, files)
+        try:
+            guess = _guess(root, folder, lists, files)
+        except PolicyError:  # a list init cannot read is no split list; the check would name its line
+            continue
         if guess is not None:
             return guess
+    return None
+
+
+def _image_folder(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -> str | None:
+    """VOC's ``JPEGImages``; else the list's folder or a folder holding images, where most names resolve."""
+    if folder.name == "Main" and folder.parent.name == "ImageSets":
+        tries = [folder.parent.parent / "JPEGImages"]
+    else:
+        parents = sorted({f.rsplit("/", 1)[0] for f in files if "/" in f}, key=lambda f: (f.count("/"), f))
+        tops = dict.fromkeys(p.split("/")[0] for p in parents)
+        tries = [folder, *(root / t for t in list(tops)[:MAX_IMAGE_FOLDERS])]
+    samples = [entries(path, 200) for path in lists.values()]
+    for base in dict.fromkeys(tries):
+        if not base.is_dir():
+            continue
+        rel = base.relative_to(root).as_posix()
+        images = "" if rel == "." else rel
+        index = _Index(root, images, IMAGE_EXTS)
+        if all(sample and sum(index.find(e)[0] in index.files for e in sample) * 2 > len(sample)
+               for sample in samples):
+            return images
     return None
 
 
@@ -199,19 +223,15 @@ def _lists(folder: Path) -> dict[str, Path]:
     return found if len(found) >= 2 and "train" in found else {}
 
 
+#: Image folders ``init`` tries for bare lists, beside the list's own folder and the top-level ones.
+MAX_IMAGE_FOLDERS = 8
+
+
 def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -> Guess | None:
     """The image folder most of each list's first lines resolve in; None when no list names images."""
-    voc = folder.name == "Main" and folder.parent.name == "ImageSets"
-    base = folder.parent.parent / "JPEGImages" if voc else folder
-    if not base.is_dir():
+    images = _image_folder(root, folder, lists, files)
+    if images is None:
         return None
-    images = base.relative_to(root).as_posix()
-    images = "" if images == "." else images
-    index = _Index(root, images, IMAGE_EXTS)
-    for path in lists.values():
-        sample = entries(path, 200)
-        if not sample or sum(index.find(e)[0] in index.files for e in sample) * 2 <= len(sample):
-            return None
     spec = SplitSources(KIND, tuple(SourceFile(p.resolve(), s, images) for s, p in lists.items()))
     try:
         assignment = read(spec, root)

@@ -112,3 +112,17 @@ def test_an_overlong_line_is_refused_naming_it(tmp_path: Path) -> None:
     with pytest.raises(PolicyError) as err:
         scan(load(tmp_path / "leakcheck.yaml"))
     assert "line 2 is over 4,096 characters long" in str(err.value) and "train.txt" in str(err.value)
+
+
+def test_bare_lists_of_ids_beside_an_image_folder(tmp_path: Path) -> None:
+    """`train.txt`, `val.txt` at the root naming ids of `images/*.png`: the folder is found, not guessed as root."""
+    for n in range(6):
+        _jpeg(tmp_path / "images" / f"s{n}.png", n)
+    (tmp_path / "README.md").write_text("data\n")
+    (tmp_path / "train.txt").write_text("s0\ns1\ns2\ns3\n")
+    (tmp_path / "val.txt").write_text("s4\ns5\n")
+    layout = recognise.detect(tmp_path)
+    assert layout.splits_yaml == ('splits:\n  lists:\n    train: {file: "train.txt", images: "images"}\n'
+                                  '    val: {file: "val.txt", images: "images"}\n')
+    write_policy(tmp_path, recognise.policy_text(layout))
+    assert {r.path: r.split for r in scan(load(tmp_path / "leakcheck.yaml")).records}["images/s5.png"] == "val"
