@@ -13,7 +13,10 @@ photograph's copies share.  Two readings make it a defensible id:
   pictures, so grouping by them would invent groups.  A capture time to the
   second (``20220709_000708``, 12 digits or more) does name one photograph.
 
-Used by the ``source_name: roboflow`` group rule (``dataset/groups.py``) and by
+Phone photos copied as they are (``phone``): ``IMG_2447.JPG`` and its edit
+``IMG_E2447.JPG`` (or ``IMG_E2447.HEIC``) are one photograph, ``IMG_2447``.
+
+Used by the ``source_name: roboflow`` and ``source_name: phone`` group rules (``dataset/groups.py``) and by
 ``leakcheck init``.  Plain ``re`` on a fixed pattern with no nested
 quantifier: linear in the name, whatever the pull request names its files.
 """
@@ -23,12 +26,14 @@ from __future__ import annotations
 import re
 
 #: Export tools whose names this module reads (the values of ``source_name:``).
-TOOLS = ("roboflow",)
+TOOLS = ("roboflow", "phone")
 
 #: ``<source>[_<ext>].rf.<32 hex>.<ext>``; the upload's extension is one an image has (``photo_12.rf.…`` is ``photo_12``).
 _ROBOFLOW = re.compile(r"(?:^|/)([^/]+?)(?:_(?:jpe?g|jfif|png|bmp|gif|tiff?|webp|heic|heif|avif|dcm))?"
                        r"\.rf\.[0-9a-f]{32}\.[a-z0-9]{2,5}$", re.IGNORECASE)
 _EDIT = re.compile(r"^(IMG)_E(\d+)$", re.IGNORECASE)
+#: ``IMG_2447.JPG``, ``IMG_E2447.HEIC``: an iPhone's photo and its edit, as copied off the phone.
+_PHONE = re.compile(r"(?:^|/)(IMG)_(E?)(\d{4})\.(?:jpe?g|heic|heif|png)$", re.IGNORECASE)
 _ONLY_NUMBERS = re.compile(r"^[\d_\-. ]+$")
 #: Digits from which a number-only source is a capture time (YYYYMMDD + HHMMSS), not a counter.
 STAMP_DIGITS = 12
@@ -51,8 +56,17 @@ def roboflow_source(path: str) -> str | None:
     return _EDIT.sub(r"\1_\2", source)
 
 
+def phone_photo(path: str) -> tuple[str, bool] | None:
+    """``("IMG_2447", True)`` for ``…/IMG_E2447.JPG`` (the photo, and whether this file is an edit); None otherwise."""
+    m = _PHONE.search(path)
+    return (f"{m.group(1)}_{m.group(3)}", bool(m.group(2))) if m else None
+
+
 def source_name(tool: str, path: str) -> str | None:
     """The source of ``path`` as ``tool`` names exports; ``tool`` is one of :data:`TOOLS`."""
     if tool == "roboflow":
         return roboflow_source(path)
+    if tool == "phone":
+        found = phone_photo(path)
+        return found[0] if found else None
     raise ValueError(f"unknown export tool {tool!r}")

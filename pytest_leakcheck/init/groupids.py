@@ -55,6 +55,8 @@ class Candidate:
     refused: str = ""
     #: The rule's YAML item when it is no regex (``source_name: roboflow``).
     rule: str = ""
+    #: False when no file is named the way the rule reads (no Roboflow export name, no phone name).
+    applies: bool = True
 
 
 @dataclass(frozen=True)
@@ -94,13 +96,15 @@ def _by_regex(paths: list[str], pattern: str) -> dict[str, str]:
 
 def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]]) -> list[Candidate]:
     paths = list(splits)
-    out = [_roboflow(paths)]
-    exported = not out[0].refused.startswith("Roboflow export names for")
+    out = []
     columns = Counter(c for values in extra.values() for c in values)
-    for column, _ in columns.most_common():
+    for column, _ in columns.most_common():  # a subject column first: a subject holds many photographs
         if ID_COLUMNS.search(column) and not re.search(r"label|class|categor|target|split|file|path", column, re.I):
             out.append(Candidate(f"column {column}", None, column,
                                  {p: v[column] for p, v in extra.items() if v.get(column)}))
+    roboflow = _roboflow(paths)
+    exported = not roboflow.refused.startswith("Roboflow export names for")
+    out += [roboflow, _phone(paths)]
     for k in range(1, MAX_TOKENS + 1):
         ids = {p: g for p, g in _by_regex(paths, name_regex(k)).items() if any(c.isdigit() for c in g)}
         refused = _refused(ids, nametokens.not_an_id)
@@ -130,6 +134,19 @@ def _refused(ids: dict[str, str], why: Callable[[str, str], str | None]) -> str:
     return ""
 
 
+def _phone(paths: list[str]) -> Candidate:
+    """Phone photos as copied off an iPhone: an edit (``IMG_E2447``) is the photograph ``IMG_2447``."""
+    found = {p: f for p in paths if (f := exportnames.phone_photo(p)) is not None}
+    edited = {g for g, edit in found.values() if edit} & {g for g, edit in found.values() if not edit}
+    refused = ""
+    if len(found) < COVER * len(paths):
+        refused = f"phone names (IMG_####) for {len(found)} of {len(paths)} files"
+    elif not edited:
+        refused = "no phone edit (IMG_E####) beside its photo"
+    return Candidate("phone photo names (IMG_E#### is an edit of IMG_####)", None, None,
+                     {p: g for p, (g, _) in found.items()}, refused, "source_name: phone", bool(found))
+
+
 def _roboflow(paths: list[str]) -> Candidate:
     """Roboflow export names: the source photograph (edits folded), numbers left out."""
     named = [p for p in paths if exportnames.roboflow_name(p)]
@@ -140,7 +157,7 @@ def _roboflow(paths: list[str]) -> Candidate:
     elif len(ids) < COVER_COLUMN * len(paths):
         refused = (f"Roboflow sources are bare numbers for {len(named) - len(ids)} of {len(named)} files "
                    "(numbered uploads reuse numbers for different pictures)")
-    return Candidate("Roboflow source names", None, None, ids, refused, rule="source_name: roboflow")
+    return Candidate("Roboflow source names", None, None, ids, refused, "source_name: roboflow", bool(named))
 
 
 def _classes(splits: dict[str, str], labels: dict[str, str]) -> dict[str, str]:
@@ -191,9 +208,11 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
     classes = _classes(splits, labels)
     passed: list[str] = []
     for c in candidates(splits, extra):
+        if not c.applies:  # no file is named so: nothing to say
+            continue
         why = judge(c, splits, classes)
         if why is not None:
-            if (c.ids or c.rule) and why != "no id with a digit" and not why.startswith("Roboflow export names for 0 "):
+            if (c.ids or c.rule) and why != "no id with a digit":
                 passed.append(f"{c.where}: {why}")
             continue
         return _proposal(c, splits)

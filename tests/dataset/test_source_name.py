@@ -66,3 +66,10 @@ def test_an_unknown_tool_names_the_key(tmp_path: Path) -> None:
 ])
 def test_roboflow_source_of_a_name(name: str, source: str | None) -> None:
     assert exportnames.roboflow_source(name) == source
+
+
+def test_phone_names_fold_edits(tmp_path: Path) -> None:
+    assert exportnames.source_name("phone", "train/IMG_E2447.HEIC") == "IMG_2447"
+    assert exportnames.source_name("phone", "test/IMG_2447.JPG") == "IMG_2447"
+    assert exportnames.source_name("phone", "test/IMG_20220723_011709.jpg") is None  # Android: a capture time
+    assert exportnames.source_name("phone", "DSC_2447.JPG") is None

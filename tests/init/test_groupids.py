@@ -168,3 +168,20 @@ def test_a_lone_dated_name_does_not_hide_real_ids_and_units_are_ids() -> None:
     assert "regex" in proposal.yaml and "patient_0001" in proposal.found[0]
     videos = [f"{'train' if v < 6 else 'test'}/video{v}_frame{k:03d}.jpg" for v in range(8) for k in range(4)]
     assert "e.g. video0, video1" in groupids.propose(_splits(videos), {}, {}).found[0]
+
+
+def test_phone_edits_copied_off_the_phone_are_one_photograph() -> None:
+    """`IMG_E2447.JPG` in test, `IMG_2447.JPG` in train: one photo, proposed as `source_name: phone`."""
+    paths = [f"train/IMG_{2440 + n}.JPG" for n in range(12)] + ["test/IMG_E2447.JPG", "test/IMG_2470.HEIC"]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert "  - source_name: phone\n" in proposal.yaml
+    assert "1 id appears in more than one split (test and train), e.g. IMG_2447" in proposal.found[0]
+    # Without any edit beside its photo, the counter names each photo once: nothing to group.
+    plain = [f"{'train' if n < 9 else 'test'}/IMG_{2440 + n}.JPG" for n in range(12)]
+    assert "source_name" not in groupids.propose(_splits(plain), {}, {}).yaml
+
+
+def test_a_subject_column_comes_before_export_names() -> None:
+    paths = [f"{'train' if n < 12 else 'test'}/{_rf(f'IMG_{2440 + n}', n % 5)}" for n in range(16)]
+    extra = {p: {"subject_id": f"S{n // 4}"} for n, p in enumerate(paths)}
+    assert groupids.propose(_splits(paths), {}, extra).column == "subject_id"
