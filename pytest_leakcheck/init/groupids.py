@@ -11,11 +11,14 @@ a shard is in every split by design, and taking it for a subject would fail
 the first check for every class.  Each candidate's evidence, or the reason
 it was passed over, goes to the user.
 
-Before any token rule comes the name an export tool gives (``source_name:
-roboflow``: the photograph every augmented copy shares), and a token rule
-never yields a date, a time or a generic word as an id (``nametokens.py``):
-``IMG_20220723`` is a day of phone photos, not a subject.  A proposal says how
-many files its groups hold, and warns when one group holds a large share.
+After id columns (proposed when any id repeats: one image per subject and
+split is common, and the subject in two splits is the leak itself) and
+before any token rule come the names an export tool gives (``source_name:
+roboflow``: the photograph every augmented copy shares; ``source_name:
+phone``: ``IMG_E2447`` is an edit of ``IMG_2447``).  A token rule never yields
+a date, a time or a generic word as an id (``nametokens.py``): ``IMG_20220723``
+is a day of phone photos, not a subject.  A proposal says how many files its
+groups hold, and warns when one group holds a large share.
 """
 
 from __future__ import annotations
