@@ -108,7 +108,7 @@ def entries(path: Path, limit: int | None = None) -> list[tuple[str, str]]:
     try:
         with open(path, encoding="utf-8", errors="surrogateescape", newline=None) as fh:
             for n, line in enumerate(iter(lambda: fh.readline(MAX_LINE + 2), ""), 1):
-                if len(line) > MAX_LINE and not line.endswith("\n") or len(line.rstrip("\n")) > MAX_LINE:
+                if len(line.rstrip("\r\n")) > MAX_LINE:  # a longer line comes back cut, without its newline
                     raise PolicyError(f"line {n} is over {MAX_LINE:,} characters long", path=str(path), line=n,
                                       fix="one image name or id per line")
                 text = line.strip()
