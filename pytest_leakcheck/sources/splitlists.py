@@ -35,9 +35,12 @@ KIND = "lists"
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 #: A longer line is refused with its number: no image name is that long.
 MAX_LINE = 4096
-#: List names init takes for each split; ``trainval`` is train when no separate train/val lists exist.
-LIST_NAMES = {"train": ("train", "training"), "val": ("val", "valid", "validation"), "test": ("test", "testing"),
-              "trainval": ("trainval",)}
+#: List names init takes for each split (with ``_list``, ``_files``, ``_ids`` or ``_images`` after them:
+#: ``train_list.txt``); ``trainval`` is train when no separate train/val lists exist.
+_WORDS = {"train": ("train", "training"), "val": ("val", "valid", "validation"), "test": ("test", "testing"),
+          "trainval": ("trainval", "train_val")}
+LIST_NAMES = {split: tuple(w + tail for w in words for tail in ("", "_list", "list", "_files", "_ids", "_images"))
+              for split, words in _WORDS.items()}
 
 
 def parse(ctx: Ctx, raw: Any, root: Path, kind: str = KIND) -> SplitSources:

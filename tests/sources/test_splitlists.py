@@ -126,3 +126,23 @@ def test_bare_lists_of_ids_beside_an_image_folder(tmp_path: Path) -> None:
                                   '    val: {file: "val.txt", images: "images"}\n')
     write_policy(tmp_path, recognise.policy_text(layout))
     assert {r.path: r.split for r in scan(load(tmp_path / "leakcheck.yaml")).records}["images/s5.png"] == "val"
+
+
+def test_oxford_pets_lists_of_ids_with_class_columns(tmp_path: Path) -> None:
+    """`annotations/trainval.txt` lines `Abyssinian_100 1 1 1` name `images/Abyssinian_100.jpg`."""
+    names = [f"{breed}_{n}" for breed in ("Abyssinian", "beagle") for n in range(100, 104)]
+    for k, name in enumerate(names):
+        _jpeg(tmp_path / "images" / f"{name}.jpg", k)
+    (tmp_path / "annotations").mkdir()
+    (tmp_path / "annotations" / "trainval_list.txt").write_text("".join(f"{n} 1 1 1\n" for n in names[::2]))
+    (tmp_path / "annotations" / "test_list.txt").write_text("# id class species breed\n"
+                                                            + "".join(f"{n} 2 2 1\n" for n in names[1::2]))
+    layout = recognise.detect(tmp_path)
+    assert layout.splits_yaml == ('splits:\n  lists:\n    train: {file: "annotations/trainval_list.txt", '
+                                  'images: "images"}\n    test: {file: "annotations/test_list.txt", images: "images"}\n')
+    assert {r.split for r in layout_records(tmp_path, layout) if "beagle_101" in r.path} == {"test"}
+
+
+def layout_records(root: Path, layout: recognise.Layout) -> tuple:
+    write_policy(root, recognise.policy_text(layout))
+    return scan(load(root / "leakcheck.yaml")).records
