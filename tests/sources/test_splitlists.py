@@ -146,3 +146,12 @@ def test_oxford_pets_lists_of_ids_with_class_columns(tmp_path: Path) -> None:
 def layout_records(root: Path, layout: recognise.Layout) -> tuple:
     write_policy(root, recognise.policy_text(layout))
     return scan(load(root / "leakcheck.yaml")).records
+
+
+def test_a_list_naming_no_image_on_disk_is_a_policy_error_naming_its_key(tmp_path: Path, run_cli) -> None:
+    _jpeg(tmp_path / "a.jpg", 1)
+    (tmp_path / "train.txt").write_text("a.jpg\n")
+    (tmp_path / "test.txt").write_text("gone.jpg\n")
+    write_policy(tmp_path, "version: 1\nsplits:\n  lists:\n    train: train.txt\n    test: test.txt\n")
+    code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
+    assert code == 2 and "split `test` has no images" in err and "splits.lists.test" in err
