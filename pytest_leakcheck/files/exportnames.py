@@ -28,7 +28,8 @@ import re
 #: Export tools whose names this module reads (the values of ``source_name:``).
 TOOLS = ("roboflow", "phone")
 
-#: ``<source>[_<ext>].rf.<32 hex>.<ext>``; the upload's extension is one an image has (``photo_12.rf.…`` is ``photo_12``).
+#: ``<source>[_<ext>].rf.<32 hex>.<ext>``; the upload's extension is one an image has
+#: (``photo_12.rf.…`` is ``photo_12``).
 _ROBOFLOW = re.compile(r"(?:^|/)([^/]+?)(?:_(?:jpe?g|jfif|png|bmp|gif|tiff?|webp|heic|heif|avif|dcm))?"
                        r"\.rf\.[0-9a-f]{32}\.[a-z0-9]{2,5}$", re.IGNORECASE)
 _EDIT = re.compile(r"^(IMG)_E(\d+)$", re.IGNORECASE)
@@ -57,7 +58,7 @@ def roboflow_source(path: str) -> str | None:
 
 
 def phone_photo(path: str) -> tuple[str, bool] | None:
-    """``("IMG_2447", True)`` for ``…/IMG_E2447.JPG`` (the photo, and whether this file is an edit); None otherwise."""
+    """``("IMG_2447", True)`` for ``…/IMG_E2447.JPG``: the photo, and whether this file is an edit; else None."""
     m = _PHONE.search(path)
     return (f"{m.group(1)}_{m.group(3)}", bool(m.group(2))) if m else None
 

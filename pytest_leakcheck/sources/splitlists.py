@@ -161,7 +161,7 @@ class _Index:
 
 
 def _id_cut(stem: str) -> str:
-    """``…/20085000`` of ``…/20085000_temp``: the stem up to its last ``_`` or ``-`` (its id, when a list names it)."""
+    """``…/20085000`` of ``…/20085000_temp``: the stem up to its last ``_`` or ``-`` (the id a list may name)."""
     head, _, name = stem.rpartition("/")
     cut = max(name.rfind("_"), name.rfind("-"))
     return stem if cut <= 0 else (f"{head}/" if head else "") + name[:cut]
@@ -247,7 +247,8 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
         n = sum(1 for e in assignment.rows.values() if e[0][0] == split)
         yaml += (f"    {split}: {yaml_scalar(rel)}\n" if own
                  else f"    {split}: {{file: {yaml_scalar(rel)}, images: {yaml_scalar(images or '.')}}}\n")
-        found.append(f"split list {rel}: {n} image{'s' * (n != 1)} in {split}" + (f" (under {images}/)" if images else ""))
+        under_images = f" (under {images}/)" if images else ""
+        found.append(f"split list {rel}: {n} image{'s' * (n != 1)} in {split}{under_images}")
     listed = set(assignment.rows)
     unlisted = sum(1 for f in files if f.startswith(images + "/" if images else "") and f not in listed)
     if unlisted:

@@ -1,4 +1,4 @@
-"""Split lists (`splits: {lists: ...}`): Pascal VOC ImageSets, bare train.txt/test.txt, ids naming two files (issue 37)."""
+"""Split lists (`splits: {lists: ...}`): VOC ImageSets, bare train.txt/test.txt, ids naming two files (issue 37)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ def test_ids_naming_two_files_and_an_image_in_no_list(tmp_path: Path) -> None:
         for kind in ("temp", "test"):
             _jpeg(tmp_path / "group1" / "1" / f"1000{n}_{kind}.jpg", 2 * n + (kind == "test"))
     _jpeg(tmp_path / "group1" / "1" / "extra.jpg", 99)
-    (tmp_path / "trainval.txt").write_text("".join(f"group1/1/1000{n}.jpg group1/1_not/1000{n}.txt\n" for n in range(4)))
+    line = "group1/1/1000{n}.jpg group1/1_not/1000{n}.txt\n"
+    (tmp_path / "trainval.txt").write_text("".join(line.format(n=n) for n in range(4)))
     (tmp_path / "test.txt").write_text("".join(f"group1/1/1000{n}.jpg group1/1_not/1000{n}.txt\n" for n in (4, 5)))
     layout = recognise.detect(tmp_path)
     assert layout.splits_yaml == 'splits:\n  lists:\n    train: "trainval.txt"\n    test: "test.txt"\n'
@@ -138,8 +139,9 @@ def test_oxford_pets_lists_of_ids_with_class_columns(tmp_path: Path) -> None:
     (tmp_path / "annotations" / "test_list.txt").write_text("# id class species breed\n"
                                                             + "".join(f"{n} 2 2 1\n" for n in names[1::2]))
     layout = recognise.detect(tmp_path)
-    assert layout.splits_yaml == ('splits:\n  lists:\n    train: {file: "annotations/trainval_list.txt", '
-                                  'images: "images"}\n    test: {file: "annotations/test_list.txt", images: "images"}\n')
+    assert layout.splits_yaml == ('splits:\n  lists:\n'
+                                  '    train: {file: "annotations/trainval_list.txt", images: "images"}\n'
+                                  '    test: {file: "annotations/test_list.txt", images: "images"}\n')
     assert {r.split for r in layout_records(tmp_path, layout) if "beagle_101" in r.path} == {"test"}
 
 
