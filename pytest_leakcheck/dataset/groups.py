@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import sources
+from ..files import exportnames
 from ..policy import userregex
 from ..policy.grouprules import GroupRule, ShareRules
 from .inventory import Inventory
@@ -63,6 +64,8 @@ def _rule_groups(rule: GroupRule, paths: Sequence[str], policy: Policy) -> list[
         return _by_regex(paths, str(rule.value))
     if rule.source == "folder_depth":
         return _folder(paths, int(rule.value))
+    if rule.source == "source_name":
+        return [exportnames.source_name(str(rule.value), p) for p in paths]
     if rule.source == "manifest_column":
         if policy.manifest is None or not policy.manifest.is_file():
             return [None] * len(paths)

@@ -10,14 +10,26 @@ when the ids are classes (equal to the label or class folder) or shards
 a shard is in every split by design, and taking it for a subject would fail
 the first check for every class.  Each candidate's evidence, or the reason
 it was passed over, goes to the user.
+
+After id columns (proposed when any id repeats: one image per subject and
+split is common, and the subject in two splits is the leak itself) and
+before any token rule come the names an export tool gives (``source_name:
+roboflow``: the photograph every augmented copy shares; ``source_name:
+phone``: ``IMG_E2447`` is an edit of ``IMG_2447``).  A token rule never yields
+a date, a time or a generic word as an id (``nametokens.py``): ``IMG_20220723``
+is a day of phone photos, not a subject.  A proposal says how many files its
+groups hold, and warns when one group holds a large share.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from ..files import exportnames
 from ..files.escape import yaml_comment
+from . import nametokens
 
 #: Column names that carry a subject, patient, video or session id.
 ID_COLUMNS = re.compile(r"(subject|patient|case|video|session|participant|person|individual|scene|sequence|"
@@ -32,6 +44,8 @@ COVER_COLUMN = 0.5
 REPEAT = 0.1
 #: Share of ids in every split beyond which folders are classes or shards.
 EVERY_SPLIT = 0.5
+#: Share of the files in one group beyond which init warns: one group-split finding would hold them all.
+LARGE_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -40,6 +54,12 @@ class Candidate:
     regex: str | None  # the rule for names and folders; None for a column
     column: str | None
     ids: dict[str, str]
+    #: Why the candidate is no id whatever its counts (its ids are dates, times, generic words).
+    refused: str = ""
+    #: The rule's YAML item when it is no regex (``source_name: roboflow``).
+    rule: str = ""
+    #: False when no file is named the way the rule reads (no Roboflow export name, no phone name).
+    applies: bool = True
 
 
 @dataclass(frozen=True)
@@ -52,6 +72,8 @@ class Proposal:
     column: str | None
     found: tuple[str, ...]
     note: str
+    #: What the user should look at before trusting the rule (one group holding a large share).
+    warnings: tuple[str, ...] = ()
 
 
 def name_regex(tokens: int) -> str:
@@ -79,17 +101,66 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]]) -> list
     paths = list(splits)
     out = []
     columns = Counter(c for values in extra.values() for c in values)
-    for column, _ in columns.most_common():
+    for column, _ in columns.most_common():  # a subject column first: a subject holds many photographs
         if ID_COLUMNS.search(column) and not re.search(r"label|class|categor|target|split|file|path", column, re.I):
             out.append(Candidate(f"column {column}", None, column,
                                  {p: v[column] for p, v in extra.items() if v.get(column)}))
+    roboflow = _roboflow(paths)
+    exported = not roboflow.refused.startswith("Roboflow export names for")
+    out += [roboflow, _phone(paths)]
     for k in range(1, MAX_TOKENS + 1):
         ids = {p: g for p, g in _by_regex(paths, name_regex(k)).items() if any(c.isdigit() for c in g)}
-        out.append(Candidate(f"file names ({k} leading token{'s' * (k > 1)})", name_regex(k), None, ids))
+        refused = _refused(ids, nametokens.not_an_id)
+        if exported:  # the tokens are the upload's name, already read as a Roboflow source above
+            ids, refused = {}, ""
+        out.append(Candidate(f"file names ({k} leading token{'s' * (k > 1)})", name_regex(k), None, ids, refused))
     for level in range(1, MAX_FOLDERS + 1):
         ids = {p: g for p, g in _by_regex(paths, folder_regex(level)).items() if any(c.isdigit() for c in g)}
-        out.append(Candidate(f"folder names ({level} up)", folder_regex(level), None, ids))
+        refused = _refused(ids, lambda g, _: nametokens.folder_not_an_id(g))
+        out.append(Candidate(f"folder names ({level} up)", folder_regex(level), None, ids, refused))
     return out
+
+
+def _refused(ids: dict[str, str], why: Callable[[str, str], str | None]) -> str:
+    """Said as the reason when an id that is a date, a time or a generic word would group several files.
+
+    One such id on one file is a group of one, harmless; on two it invents a group.
+    """
+    counts = Counter(ids.values())
+    first = {group: path for path, group in reversed(ids.items())}  # one name per id: the tokens around it agree
+    for group, path in first.items():
+        if counts[group] < 2:
+            continue
+        reason = why(group, path)
+        if reason is not None:
+            return f"ids are dates, times or generic words ({group} is {reason})"
+    return ""
+
+
+def _phone(paths: list[str]) -> Candidate:
+    """Phone photos as copied off an iPhone: an edit (``IMG_E2447``) is the photograph ``IMG_2447``."""
+    found = {p: f for p in paths if (f := exportnames.phone_photo(p)) is not None}
+    edited = {g for g, edit in found.values() if edit} & {g for g, edit in found.values() if not edit}
+    refused = ""
+    if len(found) < COVER * len(paths):
+        refused = f"phone names (IMG_####) for {len(found)} of {len(paths)} files"
+    elif not edited:
+        refused = "no phone edit (IMG_E####) beside its photo"
+    return Candidate("phone photo names (IMG_E#### is an edit of IMG_####)", None, None,
+                     {p: g for p, (g, _) in found.items()}, refused, "source_name: phone", bool(found))
+
+
+def _roboflow(paths: list[str]) -> Candidate:
+    """Roboflow export names: the source photograph (edits folded), numbers left out."""
+    named = [p for p in paths if exportnames.roboflow_name(p)]
+    ids = {p: g for p in named if (g := exportnames.roboflow_source(p)) is not None}
+    refused = ""
+    if len(named) < COVER * len(paths):
+        refused = f"Roboflow export names for {len(named)} of {len(paths)} files"
+    elif len(ids) < COVER_COLUMN * len(paths):
+        refused = (f"Roboflow sources are bare numbers for {len(named) - len(ids)} of {len(named)} files "
+                   "(numbered uploads reuse numbers for different pictures)")
+    return Candidate("Roboflow source names", None, None, ids, refused, "source_name: roboflow", bool(named))
 
 
 def _classes(splits: dict[str, str], labels: dict[str, str]) -> dict[str, str]:
@@ -111,12 +182,18 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
     """Why ``c`` is not a group id, or None when it is one."""
     n = len(splits)
     counts = Counter(c.ids.values())
-    if len(c.ids) < (COVER_COLUMN if c.column else COVER) * n:
+    if c.refused:
+        return c.refused
+    if len(c.ids) < (COVER_COLUMN if c.column else COVER) * n and not c.rule:
         return f"found for {len(c.ids)} of {n} files" if c.ids else "no id with a digit"
     if len(counts) < 2:
         return "one id for every file"
+    if c.rule:  # an export's source name is the photograph by construction: it need not repeat
+        return None
     repeated = sum(k for k in counts.values() if k > 1)
-    if repeated < REPEAT * len(c.ids) or sum(1 for k in counts.values() if k > 1) < 2:
+    if c.column is not None and repeated == 0:
+        return f"{len(counts)} ids over {len(c.ids)} files, none repeats"
+    if c.column is None and (repeated < REPEAT * len(c.ids) or sum(1 for k in counts.values() if k > 1) < 2):
         return f"{len(counts)} ids over {len(c.ids)} files, too few repeat"
     if counts.most_common(1)[0][1] > 0.5 * len(c.ids):
         return f"one id ({counts.most_common(1)[0][0]}) holds most files"
@@ -134,9 +211,11 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
     classes = _classes(splits, labels)
     passed: list[str] = []
     for c in candidates(splits, extra):
+        if not c.applies:  # no file is named so: nothing to say
+            continue
         why = judge(c, splits, classes)
         if why is not None:
-            if c.ids and why != "no id with a digit":
+            if (c.ids or c.rule) and why != "no id with a digit":
                 passed.append(f"{c.where}: {why}")
             continue
         return _proposal(c, splits)
@@ -159,10 +238,32 @@ def _proposal(c: Candidate, splits: dict[str, str]) -> Proposal:
     repeat = sum(1 for k in counts.values() if k > 1)
     line = (f"group ids in {c.where}: {len(counts)} ids over {len(c.ids)} files, {repeat} with several files, "
             f"e.g. {', '.join(list(counts)[:3])}; {evidence}")
-    ungrouped = "own-group" if len(c.ids) == len(splits) else "warning"
+    ungrouped = "own-group" if len(c.ids) == len(splits) or c.rule else "warning"
     head = ("\n# Files that share an id (subject, video, session) must stay in one split;\n"
             f"# proposed by `leakcheck init` from {c.where} ({yaml_comment(evidence)}).\n")
+    found, warnings = (line, sizes(counts)), large(counts, len(splits))
     if c.column is not None:
-        return Proposal(head + f"ungrouped: {ungrouped}\ngroup_split: error\n", c.column, (line,), "")
-    yaml = head + f"groups:\n  - regex: '{c.regex}'\nungrouped: {ungrouped}\ngroup_split: error\n"
-    return Proposal(yaml, None, (line,), "")
+        return Proposal(head + f"ungrouped: {ungrouped}\ngroup_split: error\n", c.column, found, "", warnings)
+    item = c.rule or f"regex: '{c.regex}'"
+    yaml = head + f"groups:\n  - {item}\nungrouped: {ungrouped}\ngroup_split: error\n"
+    return Proposal(yaml, None, found, "", warnings)
+
+
+def sizes(counts: Counter[str]) -> str:
+    """How many files the proposed groups hold: how many groups of each size, and the largest ones."""
+    bins = Counter("1" if k == 1 else "2-5" if k <= 5 else "6-20" if k <= 20 else "21-100" if k <= 100 else ">100"
+                   for k in counts.values())
+    shape = ", ".join(f"{bins[b]} of {b} file{'s' * (b != '1')}" for b in ("1", "2-5", "6-20", "21-100", ">100")
+                      if bins[b])
+    top = ", ".join(f"{g} {k}" for g, k in counts.most_common(3))
+    return f"files per group: {shape}; largest: {top}"
+
+
+def large(counts: Counter[str], total: int) -> tuple[str, ...]:
+    """A warning per group holding more than LARGE_SHARE of the files (at most three)."""
+    out = []
+    for group, k in counts.most_common(3):
+        if total and k > LARGE_SHARE * total:
+            out.append(f"group {group} would hold {k} of {total} files ({k / total:.0%}): if it is not one "
+                       "subject, video or session, the rule groups too much; fix it before the first check")
+    return tuple(out)

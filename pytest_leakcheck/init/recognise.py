@@ -3,7 +3,7 @@
 A first policy that quietly matches nothing, or that leaves a subject split
 unchecked, is worse than none: the user believes the check.  So this module
 asks each split source (``sources/``: tables, Hugging Face shards,
-WebDataset shards, YOLO, COCO) whether it recognises the data, else looks for
+WebDataset shards, YOLO, COCO, split lists) whether it recognises the data, else looks for
 split folders at any depth (ImageFolder trees), then has ``groupids`` propose
 a group rule when ids repeat, and says what it did not set up.  When nothing
 is recognised it raises instead of writing placeholder globs.  Nothing here
@@ -37,6 +37,8 @@ class Layout:
     groups_yaml: str
     found: tuple[str, ...]
     not_set_up: tuple[str, ...]
+    #: What to look at before trusting the policy (a proposed group holding a large share of the files).
+    warnings: tuple[str, ...] = ()
 
 
 TEMPLATE = """\
@@ -79,6 +81,7 @@ def policy_text(layout: Layout) -> str:
     kept on its line (escape.yaml_comment): a crafted name cannot add a key.
     """
     found = "".join(f"\n#   {yaml_comment(line)}" for line in layout.found)
+    found += "".join(f"\n#   WARNING: {yaml_comment(line)}" for line in layout.warnings)
     return TEMPLATE.format(found=" from:" + found if found else "", splits=layout.splits_yaml.rstrip("\n"),
                            groups=layout.groups_yaml.rstrip("\n"), detectors=detectors.template())
 
@@ -93,7 +96,7 @@ def detect(root: Path) -> Layout:
         raise UsageError(
             f"no splits recognised under {root}: no train/val/test folders, table of files with a split column "
             "(CSV, TSV, JSON lines, Parquet), YOLO data.yaml, Hugging Face Parquet/Arrow shards, WebDataset "
-            "shards, or COCO instances_<split>.json",
+            "shards, COCO instances_<split>.json, or split lists (train.txt, test.txt, ImageSets/Main)",
             fix="write leakcheck.yaml by hand (docs/sources.md) or lay the files out in split folders",
         )
     assignment = guess.assignment
@@ -108,7 +111,7 @@ def detect(root: Path) -> Layout:
     notes.append("orientations: copies in all 8 orientations are searched; `augmentations: [hflip]` "
                  "is faster for photos that always have an up")
     notes += detectors.init_notices()
-    return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes))
+    return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes), proposal.warnings)
 
 
 def _with_group_column(yaml: str, column: str, indent: str) -> str:

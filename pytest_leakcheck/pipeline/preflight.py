@@ -60,8 +60,8 @@ def _source_key(policy: Policy) -> tuple[str, ...]:
 
 
 def _split_key(policy: Policy, split: str) -> tuple[str, ...]:
-    if policy.split_sources is not None and policy.split_sources.kind == "coco":
-        return ("splits", "coco", split)
+    if policy.split_sources is not None and policy.split_sources.kind in ("coco", "lists"):  # one file per split
+        return ("splits", policy.split_sources.kind, split)
     if policy.split_sources is not None:
         return _source_key(policy)
     return ("splits", split)

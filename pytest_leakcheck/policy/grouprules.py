@@ -15,11 +15,12 @@ from typing import Any
 
 from . import userregex
 from ..validate import Ctx, inside, remote
+from ..files import exportnames
 from ..files.names import excerpt
 from ..files.remote import Url, locate
 
 #: Rule sources, each a key of one item under ``groups:``.
-SOURCES = ("regex", "folder_depth", "manifest_column", "csv", "coco")
+SOURCES = ("regex", "folder_depth", "manifest_column", "csv", "coco", "source_name")
 UNGROUPED = ("error", "warning", "own-group")
 SHARE_BY = ("files", "groups")
 
@@ -78,6 +79,8 @@ def parse_rules(
             rules.append(GroupRule(source, _regex(ctx, value, spot)))
         elif source == "folder_depth":
             rules.append(GroupRule(source, ctx.number(value, spot, int, 1, 1000)))
+        elif source == "source_name":  # the photograph an export tool names (files/exportnames.py)
+            rules.append(GroupRule(source, ctx.choice(value, spot, exportnames.TOOLS)))
         elif source == "manifest_column":
             if not isinstance(value, str) or not value:
                 raise ctx.fail(spot, "expected a column name")

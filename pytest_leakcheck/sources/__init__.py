@@ -15,21 +15,21 @@ from types import ModuleType
 from typing import Any
 
 from ..validate import Ctx
-from . import coco, huggingface, manifest, reads, table, webdataset, yolo
+from . import coco, huggingface, manifest, reads, splitlists, table, webdataset, yolo
 from .base import Assignment, Guess, Rows, SourceFile, SplitSources, clean_path
 
 __all__ = ["KINDS", "Assignment", "Guess", "Rows", "SourceFile", "SplitSources", "clean_path", "inputs", "parse",
            "read", "recognise"]
 
 #: Key under ``splits:`` -> module.  ``metadata`` is a table named by one Hugging Face metadata file;
-#: ``manifest`` the ``path,split[,group]`` table that ``leakcheck split`` writes.
+#: ``manifest`` the ``path,split[,group]`` table that ``leakcheck split`` writes; ``lists`` one name list per split.
 _MODULES: dict[str, ModuleType] = {
     "manifest": manifest, "table": table, "metadata": table, "coco": coco, "yolo": yolo, "huggingface": huggingface,
-    "webdataset": webdataset,
+    "webdataset": webdataset, "lists": splitlists,
 }
 KINDS = tuple(_MODULES)
 #: The order ``init`` tries them in: the most specific evidence first.
-_RECOGNISE = (table, huggingface, webdataset, yolo, coco)
+_RECOGNISE = (table, huggingface, webdataset, yolo, coco, splitlists)
 
 
 def parse(ctx: Ctx, raw: Any, root: Path) -> SplitSources | None:

@@ -1,6 +1,6 @@
 """The split-source protocol: what every reader of a file that assigns splits provides.
 
-A split source is one module of this package (``table``, ``coco``, ``yolo``,
+A split source is one module of this package (``table``, ``coco``, ``yolo``, ``splitlists``,
 ``huggingface``, ``webdataset``) that defines:
 
 - ``KIND``: its key under ``splits:`` (``table`` also answers to ``manifest``-like

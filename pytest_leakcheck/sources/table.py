@@ -348,9 +348,9 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
 def _per_split(root: Path, on_disk: set[str]) -> Guess | None:
     """One table per split: ``train/metadata.jsonl`` (Hugging Face imagefolder) or ``train.csv``, ``test.csv``."""
     specs = []
-    for path in _candidates(root):
+    for path in _candidates(root, ("", "*/", "*/*/")):  # data/train/metadata.jsonl, as Hub repos keep them
         rel = path.relative_to(root)
-        split = (split_word(rel.parts[0]) if len(rel.parts) == 2 else None) or token_split(path.stem)
+        split = (split_word(rel.parts[-2]) if len(rel.parts) >= 2 else None) or token_split(path.stem)
         if split is None or any(s[0] == split for s in specs):
             continue
         try:
@@ -391,8 +391,8 @@ def _columns_yaml(columns: dict[str, str]) -> str:
     return f"    columns: {{{', '.join(f'{k}: {yaml_scalar(v)}' for k, v in columns.items())}}}\n"
 
 
-def _candidates(root: Path) -> list[Path]:
-    found = [p for depth in ("", "*/") for suffix in SUFFIXES for p in sorted(root.glob(depth + "*" + suffix))]
+def _candidates(root: Path, depths: tuple[str, ...] = ("", "*/")) -> list[Path]:
+    found = [p for depth in depths for suffix in SUFFIXES for p in sorted(root.glob(depth + "*" + suffix))]
     return [p for p in found if not any(part.startswith(".") for part in p.relative_to(root).parts)
             and p.stat().st_size < 512 * 1024 * 1024]
 

@@ -67,6 +67,121 @@ def test_shard_folders_every_split_has_are_never_groups() -> None:
 
 
 def test_unique_names_give_a_reason_not_a_rule() -> None:
-    paths = [f"{'train' if n < 12 else 'test'}/img{n:05d}_x.jpg" for n in range(16)]
+    paths = [f"{'train' if n < 12 else 'test'}/item{n:05d}_x.jpg" for n in range(16)]
     proposal = groupids.propose(_splits(paths), {}, {})
     assert proposal.yaml == "" and "too few repeat" in proposal.note
+
+
+# --------------------------------------------------------------------------
+# Issue 37: only groups init can defend
+
+
+def _day_names(make, days: int = 6, per_day: int = 4) -> list[str]:
+    """Names made from (day, shot); days alternate between train and test, so a day-long group crosses splits."""
+    return [f"{'train' if (d + k) % 3 else 'test'}/{make(d, k)}" for d in range(days) for k in range(per_day)]
+
+
+@pytest.mark.parametrize("make", [
+    lambda d, k: f"Screenshot-2023-{10 + d // 3:02d}-{11 + d:02d}-{1 + k:02d}{18 + d:02d}45.png",
+    lambda d, k: f"IMG_202207{11 + d:02d}_{k:02d}{17 + d:02d}09_x.jpg",
+    lambda d, k: f"202207{11 + d:02d}_{k:02d}07{10 + d:02d}_a.jpg",
+    lambda d, k: f"2023-07-{11 + d:02d}_{k:02d}-07-{10 + d:02d}_cam.jpg",
+    lambda d, k: f"frame{d:04d}_{k}_x.jpg",
+], ids=["screenshot", "phone", "capture-time", "iso-date", "frame-counter"])
+def test_dates_times_and_generic_words_are_never_ids(make) -> None:
+    """`Screenshot-2023-10-25-011845`, `IMG_20220723_…`, `20220709_000708`: a day or a device, not a subject."""
+    paths = _day_names(make)
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert proposal.yaml == "", proposal.yaml
+    assert "dates, times or generic words" in proposal.note
+
+
+def test_token_kinds_read_the_whole_name() -> None:
+    from pytest_leakcheck.init import nametokens
+
+    assert nametokens.kinds(nametokens.tokens("Screenshot-2023-10-25-011845.png")) == [
+        "generic", "date", "date", "date", "time"]
+    assert nametokens.kinds(nametokens.tokens("IMG_20220723_011709.jpg")) == ["generic", "date", "time"]
+    # Not calendar days: a PCB id, a VOC id, a patient number.
+    assert nametokens.not_an_id("20085000", "20085000_temp.jpg") is None
+    assert nametokens.not_an_id("2008_000008", "2008_000008_x.jpg") is None
+    assert nametokens.not_an_id("patient_0001", "patient_0001_slice1.jpg") is None
+    assert nametokens.not_an_id("IMG_20220723", "IMG_20220723_011709.jpg") == "a date"
+
+
+RF = "0123456789abcdef0123456789abcdef"
+
+
+def _rf(source: str, n: int, ext: str = "jpg") -> str:
+    return f"{source}_{ext}.rf.{RF[n:] + RF[:n]}.jpg"
+
+
+def test_roboflow_source_names_are_groups_and_phone_edits_fold() -> None:
+    """`IMG_E2447` is an edit of `IMG_2447`: one photograph in two splits; augmented copies share a source."""
+    paths = [f"train/{_rf(f'IMG_{2440 + s}', k)}" for s in range(8) for k in range(3)]
+    paths += [f"test/{_rf('IMG_E2447', 5)}", f"test/{_rf('IMG_2460', 1)}", f"test/{_rf('IMG_2461', 2)}"]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert "  - source_name: roboflow\n" in proposal.yaml and "regex" not in proposal.yaml
+    assert "1 id appears in more than one split (test and train), e.g. IMG_2447" in proposal.found[0]
+    assert proposal.found[1].startswith("files per group: ")
+
+
+def test_roboflow_bare_numbers_are_not_ids() -> None:
+    """`25_jpg.rf.…` in val and in train are two different X-rays: numbered uploads reuse numbers."""
+    paths = [f"{'train' if n % 4 else 'test'}/{_rf(str(n % 30), n % 7)}" for n in range(90)]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert proposal.yaml == "" and "bare numbers" in proposal.note
+
+
+def test_roboflow_capture_times_are_photographs() -> None:
+    """A source that is a capture time to the second (`20220709_000708`) names one photo: a group of its copies."""
+    paths = [f"train/{_rf(f'20220709_0007{s:02d}', k)}" for s in range(10) for k in range(2)]
+    paths.append(f"test/{_rf('20220709_000703', 3)}")
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert "source_name: roboflow" in proposal.yaml
+    assert "e.g. 20220709_000703" in proposal.found[0]
+
+
+def test_a_named_id_column_is_proposed_when_few_ids_repeat() -> None:
+    """One image per subject and split: the subject in two splits is the only repeat, and the leak."""
+    paths = [f"{'train' if n < 40 else 'test'}/{n:05d}.png" for n in range(51)]
+    extra = {p: {"subject_id": f"sub{n}"} for n, p in enumerate(paths)}
+    extra[paths[-1]]["subject_id"] = "sub3"
+    proposal = groupids.propose(_splits(paths), {}, extra)
+    assert proposal.column == "subject_id"
+    assert "e.g. sub3" in proposal.found[0]
+
+
+def test_the_proposal_says_group_sizes_and_warns_on_a_large_group() -> None:
+    paths = [f"{'train' if n < 72 else 'test'}/subj{0 if n < 30 else n // 3:03d}_{n}.jpg" for n in range(90)]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert "files per group: " in proposal.found[1] and "largest: subj000 30" in proposal.found[1]
+    assert len(proposal.warnings) == 1 and "subj000 would hold 30 of 90 files (33%)" in proposal.warnings[0]
+    even = [f"{'train' if n < 72 else 'test'}/subj{n // 3:03d}_{n}.jpg" for n in range(90)]
+    assert groupids.propose(_splits(even), {}, {}).warnings == ()
+
+
+def test_a_lone_dated_name_does_not_hide_real_ids_and_units_are_ids() -> None:
+    """One stray `IMG_20220723_…` (a group of one) leaves patient ids proposed; `video12` is a video, not a word."""
+    paths = [f"{'train' if s < 8 else 'test'}/patient_{s:04d}_slice{k}.jpg" for s in range(10) for k in range(3)]
+    proposal = groupids.propose(_splits([*paths, "test/IMG_20220723_011709_x.jpg"]), {}, {})
+    assert "regex" in proposal.yaml and "patient_0001" in proposal.found[0]
+    videos = [f"{'train' if v < 6 else 'test'}/video{v}_frame{k:03d}.jpg" for v in range(8) for k in range(4)]
+    assert "e.g. video0, video1" in groupids.propose(_splits(videos), {}, {}).found[0]
+
+
+def test_phone_edits_copied_off_the_phone_are_one_photograph() -> None:
+    """`IMG_E2447.JPG` in test, `IMG_2447.JPG` in train: one photo, proposed as `source_name: phone`."""
+    paths = [f"train/IMG_{2440 + n}.JPG" for n in range(12)] + ["test/IMG_E2447.JPG", "test/IMG_2470.HEIC"]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert "  - source_name: phone\n" in proposal.yaml
+    assert "1 id appears in more than one split (test and train), e.g. IMG_2447" in proposal.found[0]
+    # Without any edit beside its photo, the counter names each photo once: nothing to group.
+    plain = [f"{'train' if n < 9 else 'test'}/IMG_{2440 + n}.JPG" for n in range(12)]
+    assert "source_name" not in groupids.propose(_splits(plain), {}, {}).yaml
+
+
+def test_a_subject_column_comes_before_export_names() -> None:
+    paths = [f"{'train' if n < 12 else 'test'}/{_rf(f'IMG_{2440 + n}', n % 5)}" for n in range(16)]
+    extra = {p: {"subject_id": f"S{n // 4}"} for n, p in enumerate(paths)}
+    assert groupids.propose(_splits(paths), {}, extra).column == "subject_id"

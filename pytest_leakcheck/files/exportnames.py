@@ -1,0 +1,73 @@
+"""The photograph an exported file came from, read from the name an export tool gave it.
+
+Roboflow names every exported image ``<source>_<ext>.rf.<32 hex>.<ext>``
+(``IMG_2447_jpg.rf.3f…e1.jpg``; ``26.rf.<hash>.jpg`` when the upload had no
+extension): the source name is the photograph as uploaded, and every
+augmented copy of it carries the same one, so the source is the group a
+photograph's copies share.  Two readings make it a defensible id:
+
+- a phone edit is the same photograph: iOS saves an edit of ``IMG_2447`` as
+  ``IMG_E2447``, so ``E`` after ``IMG_`` is folded away;
+- a source that is only a short number (``25``, ``9_2``) is not an id:
+  numbered uploads merged into one project reuse the numbers for different
+  pictures, so grouping by them would invent groups.  A capture time to the
+  second (``20220709_000708``, 12 digits or more) does name one photograph.
+
+Phone photos copied as they are (``phone``): ``IMG_2447.JPG`` and its edit
+``IMG_E2447.JPG`` (or ``IMG_E2447.HEIC``) are one photograph, ``IMG_2447``.
+
+Used by the ``source_name: roboflow`` and ``source_name: phone`` group rules (``dataset/groups.py``) and by
+``leakcheck init``.  Plain ``re`` on a fixed pattern with no nested
+quantifier: linear in the name, whatever the pull request names its files.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Export tools whose names this module reads (the values of ``source_name:``).
+TOOLS = ("roboflow", "phone")
+
+#: ``<source>[_<ext>].rf.<32 hex>.<ext>``; the upload's extension is one an image has
+#: (``photo_12.rf.…`` is ``photo_12``).
+_ROBOFLOW = re.compile(r"(?:^|/)([^/]+?)(?:_(?:jpe?g|jfif|png|bmp|gif|tiff?|webp|heic|heif|avif|dcm))?"
+                       r"\.rf\.[0-9a-f]{32}\.[a-z0-9]{2,5}$", re.IGNORECASE)
+_EDIT = re.compile(r"^(IMG)_E(\d+)$", re.IGNORECASE)
+#: ``IMG_2447.JPG``, ``IMG_E2447.HEIC``: an iPhone's photo and its edit, as copied off the phone.
+_PHONE = re.compile(r"(?:^|/)(IMG)_(E?)(\d{4})\.(?:jpe?g|heic|heif|png)$", re.IGNORECASE)
+_ONLY_NUMBERS = re.compile(r"^[\d_\-. ]+$")
+#: Digits from which a number-only source is a capture time (YYYYMMDD + HHMMSS), not a counter.
+STAMP_DIGITS = 12
+
+
+def roboflow_name(path: str) -> bool:
+    """Whether ``path`` is named as Roboflow exports name files (whatever its source)."""
+    return _ROBOFLOW.search(path) is not None
+
+
+def roboflow_source(path: str) -> str | None:
+    """The photograph ``path`` was exported from (``IMG_2447`` of ``…/IMG_E2447_jpg.rf.<hash>.jpg``),
+    or None when the name is no Roboflow export name or its source is only a number."""
+    m = _ROBOFLOW.search(path)
+    if m is None:
+        return None
+    source = m.group(1)
+    if _ONLY_NUMBERS.match(source) and sum(c.isdigit() for c in source) < STAMP_DIGITS:
+        return None
+    return _EDIT.sub(r"\1_\2", source)
+
+
+def phone_photo(path: str) -> tuple[str, bool] | None:
+    """``("IMG_2447", True)`` for ``…/IMG_E2447.JPG``: the photo, and whether this file is an edit; else None."""
+    m = _PHONE.search(path)
+    return (f"{m.group(1)}_{m.group(3)}", bool(m.group(2))) if m else None
+
+
+def source_name(tool: str, path: str) -> str | None:
+    """The source of ``path`` as ``tool`` names exports; ``tool`` is one of :data:`TOOLS`."""
+    if tool == "roboflow":
+        return roboflow_source(path)
+    if tool == "phone":
+        found = phone_photo(path)
+        return found[0] if found else None
+    raise ValueError(f"unknown export tool {tool!r}")

@@ -1,0 +1,75 @@
+"""The `source_name: roboflow` group rule: a Roboflow export's source photograph is the group (issue 37)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_leakcheck.dataset import groups, inventory
+from pytest_leakcheck.errors import PolicyError
+from pytest_leakcheck.files import exportnames
+from pytest_leakcheck.policy.load import load
+
+from ..conftest import write_policy
+
+H = "3f" * 16
+FILES = (
+    f"train/IMG_2447_jpg.rf.{H}.jpg",
+    f"train/IMG_2447_jpg.rf.{'4a' * 16}.jpg",      # an augmented copy: same source
+    f"test/IMG_E2447_jpg.rf.{H}.jpg",             # the phone's edit of the same photo
+    f"train/25_jpg.rf.{H}.jpg",                   # bare numbers: reused by numbered uploads
+    f"test/25_jpg.rf.{'4a' * 16}.jpg",
+    f"train/20220709_000708_jpg.rf.{H}.jpg",      # a capture time to the second: one photo
+    f"test/photo_12.rf.{H}.jpg",                  # uploaded without an extension
+    "test/plain.jpg",
+)
+
+
+def _inventory(root: Path, rules: str) -> inventory.Inventory:
+    for rel in FILES:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).touch()
+    text = f"version: 1\nsplits: {{train: [train/**], test: [test/**]}}\ngroups:\n{rules}ungrouped: own-group\n"
+    return groups.resolve(inventory.scan(load(write_policy(root, text))))
+
+
+def test_source_names_group_copies_and_edits_never_bare_numbers(tmp_path: Path) -> None:
+    inv = _inventory(tmp_path, "  - source_name: roboflow\n")
+    by_path = {r.path: r.group for r in inv.records}
+    assert by_path[FILES[0]] == by_path[FILES[1]] == by_path[FILES[2]] == "IMG_2447"
+    assert by_path[FILES[3]] is None and by_path[FILES[4]] is None
+    assert by_path[FILES[5]] == "20220709_000708"
+    assert by_path[FILES[6]] == "photo_12" and by_path["test/plain.jpg"] is None
+    split_groups = [f.message for f in groups.findings(inv) if f.kind == "group-split"]
+    assert len(split_groups) == 1 and "IMG_2447" in split_groups[0]
+
+
+def test_a_later_rule_fills_in_what_source_names_leave(tmp_path: Path) -> None:
+    inv = _inventory(tmp_path, "  - source_name: roboflow\n  - regex: '(?P<group>plain)'\n")
+    assert {r.path: r.group for r in inv.records}["test/plain.jpg"] == "plain"
+
+
+def test_an_unknown_tool_names_the_key(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError) as err:
+        _inventory(tmp_path, "  - source_name: roboflw\n")
+    assert "groups.0.source_name" in str(err.value) and "roboflow" in str(err.value)
+
+
+@pytest.mark.parametrize("name, source", [
+    (f"a/b/IMG_E0012_JPG.rf.{H}.jpg", "IMG_0012"),
+    (f"IMG_20211008_100148032_HDR_jpg.rf.{H}.jpg", "IMG_20211008_100148032_HDR"),
+    (f"9_2_png.rf.{H}.jpg", None),
+    (f"26.rf.{H}.jpg", None),
+    (f"img_jpg.rf.{'zz' * 16}.jpg", None),  # not a hash: no Roboflow name
+    ("x.rf.jpg", None),
+])
+def test_roboflow_source_of_a_name(name: str, source: str | None) -> None:
+    assert exportnames.roboflow_source(name) == source
+
+
+def test_phone_names_fold_edits(tmp_path: Path) -> None:
+    assert exportnames.source_name("phone", "train/IMG_E2447.HEIC") == "IMG_2447"
+    assert exportnames.source_name("phone", "test/IMG_2447.JPG") == "IMG_2447"
+    assert exportnames.source_name("phone", "test/IMG_20220723_011709.jpg") is None  # Android: a capture time
+    assert exportnames.source_name("phone", "DSC_2447.JPG") is None

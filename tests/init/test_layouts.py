@@ -1,0 +1,44 @@
+"""`leakcheck init` end to end on layouts of issue 37: per-split metadata under data/, a large group warned about."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_leakcheck.dataset import groups, inventory
+from pytest_leakcheck.init import recognise
+from pytest_leakcheck.policy.load import load
+
+from ..conftest import write_policy
+
+
+def test_per_split_metadata_with_a_subject_column_under_data(tmp_path: Path) -> None:
+    """A Hub imagefolder repo: data/{train,test}/metadata.jsonl, one image per subject and split; sub39 in both."""
+    n = 0
+    for split, subjects in (("train", range(40)), ("test", range(39, 50))):
+        folder = tmp_path / "data" / split
+        folder.mkdir(parents=True)
+        rows = []
+        for s in subjects:
+            (folder / f"{n:05d}.png").touch()
+            rows.append(json.dumps({"file_name": f"{n:05d}.png", "subject_id": f"sub{s}", "label": s % 2}))
+            n += 1
+        (folder / "metadata.jsonl").write_text("\n".join(rows) + "\n")
+    layout = recognise.detect(tmp_path)
+    assert 'train: "data/train/metadata.jsonl"' in layout.splits_yaml and 'group: "subject_id"' in layout.splits_yaml
+    write_policy(tmp_path, recognise.policy_text(layout))
+    inv = groups.resolve(inventory.scan(load(tmp_path / "leakcheck.yaml")))
+    split_groups = [f.message for f in groups.findings(inv) if f.kind == "group-split"]
+    assert len(split_groups) == 1 and "sub39" in split_groups[0]
+
+
+def test_init_prints_and_writes_a_warning_for_a_group_holding_a_large_share(tmp_path: Path, run_cli) -> None:
+    for n in range(90):
+        path = tmp_path / ("train" if n < 72 else "test") / f"subj{0 if n < 30 else n // 3:03d}_{n}.jpg"
+        path.parent.mkdir(exist_ok=True)
+        path.touch()
+    code, out, _ = run_cli("init", str(tmp_path))
+    assert code == 0
+    assert "Warning: group subj000 would hold 30 of 90 files (33%)" in out
+    assert "Found: files per group: " in out
+    assert "#   WARNING: group subj000 would hold 30 of 90 files" in (tmp_path / "leakcheck.yaml").read_text()

@@ -1,0 +1,159 @@
+"""Split lists (`splits: {lists: ...}`): VOC ImageSets, bare train.txt/test.txt, ids naming two files (issue 37)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_leakcheck import EXIT_LEAKS, sources
+from pytest_leakcheck.dataset.inventory import scan
+from pytest_leakcheck.errors import PolicyError
+from pytest_leakcheck.init import recognise
+from pytest_leakcheck.policy.load import load
+from pytest_leakcheck.testing import photo
+
+from ..conftest import write_policy
+
+SMALL = (64, 48)
+
+
+def _jpeg(path: Path, seed: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    photo(seed, SMALL).save(buf, "JPEG", quality=90)
+    path.write_bytes(buf.getvalue())
+
+
+def _voc(root: Path) -> None:
+    """VOC: ids in ImageSets/Main/{train,val,trainval,test}.txt, images in JPEGImages/."""
+    ids = [f"2008_{n:06d}" for n in range(8)]
+    for n, i in enumerate(ids):
+        _jpeg(root / "VOC2012" / "JPEGImages" / f"{i}.jpg", n)
+    main = root / "VOC2012" / "ImageSets" / "Main"
+    main.mkdir(parents=True)
+    (main / "train.txt").write_text("\n".join(ids[:5]) + "\n")
+    (main / "val.txt").write_text("\n".join(ids[5:7]) + "\n")
+    (main / "trainval.txt").write_text("\n".join(ids[:7]) + "\n")
+    (main / "test.txt").write_text(ids[7] + "\n")
+    (main / "aeroplane_train.txt").write_text("".join(f"{i} -1\n" for i in ids[:5]))
+
+
+def test_init_recognises_voc_imagesets_and_the_policy_reads_them(tmp_path: Path) -> None:
+    _voc(tmp_path)
+    layout = recognise.detect(tmp_path)
+    assert "lists:" in layout.splits_yaml and "trainval" not in layout.splits_yaml
+    assert "VOC2012/ImageSets/Main/val.txt: 2 images in val (under VOC2012/JPEGImages/)" in "\n".join(layout.found)
+    write_policy(tmp_path, recognise.policy_text(layout))
+    policy = load(tmp_path / "leakcheck.yaml")
+    assert policy.split_names == ("train", "val", "test")
+    records = {r.path: r.split for r in scan(policy).records}
+    assert records["VOC2012/JPEGImages/2008_000006.jpg"] == "val"
+    assert records["VOC2012/JPEGImages/2008_000007.jpg"] == "test"
+    # Every list the policy reads is an input: staging one re-checks everything (pre-commit, --changed-since).
+    assert {p.name for p in sources.inputs(policy.split_sources)} == {"train.txt", "val.txt", "test.txt"}
+
+
+def test_ids_naming_two_files_and_an_image_in_no_list(tmp_path: Path) -> None:
+    """DeepPCB: `group1/1/10001.jpg` stands for 10001_temp.jpg and 10001_test.jpg; trainval is the train split."""
+    for n in range(6):
+        for kind in ("temp", "test"):
+            _jpeg(tmp_path / "group1" / "1" / f"1000{n}_{kind}.jpg", 2 * n + (kind == "test"))
+    _jpeg(tmp_path / "group1" / "1" / "extra.jpg", 99)
+    line = "group1/1/1000{n}.jpg group1/1_not/1000{n}.txt\n"
+    (tmp_path / "trainval.txt").write_text("".join(line.format(n=n) for n in range(4)))
+    (tmp_path / "test.txt").write_text("".join(f"group1/1/1000{n}.jpg group1/1_not/1000{n}.txt\n" for n in (4, 5)))
+    layout = recognise.detect(tmp_path)
+    assert layout.splits_yaml == 'splits:\n  lists:\n    train: "trainval.txt"\n    test: "test.txt"\n'
+    found = "\n".join(layout.found)
+    assert "trainval.txt: 8 images in train" in found and "1 image under the root in no list" in found
+    assert "files per group: 6 of 2-5 files" in found  # the id, template and tested image, is the group
+    write_policy(tmp_path, recognise.policy_text(layout))
+    inv = scan(load(tmp_path / "leakcheck.yaml"))
+    assert {r.path: r.split for r in inv.records}["group1/1/10005_temp.jpg"] == "test"
+    assert [(i.kind, i.path) for i in inv.issues] == [("unassigned", "group1/1/extra.jpg")]
+
+
+def test_a_copy_across_two_lists_fails_and_a_name_on_no_file_is_missing(tmp_path: Path, run_cli) -> None:
+    for n in range(4):
+        _jpeg(tmp_path / "images" / f"im{n}.png", n if n != 3 else 0)  # im3 is im0 again
+    (tmp_path / "lists").mkdir()
+    (tmp_path / "lists" / "train.txt").write_text("im0.png\nim1\n\n# a comment\n")
+    (tmp_path / "lists" / "test.txt").write_text("im2.png\nim3.png\ngone.png\n")
+    write_policy(tmp_path, "version: 1\nsplits:\n  lists:\n    train: {file: lists/train.txt, images: images}\n"
+                 "    test: {file: lists/test.txt, images: images}\n")
+    code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    report = json.loads(out)
+    assert code == EXIT_LEAKS
+    kinds = {(f["kind"], tuple(sorted(m["path"] for m in f["members"]))) for f in report["findings"]}
+    assert ("missing-file", ("images/gone.png",)) in kinds
+    assert any(k != "missing-file" and paths == ("images/im0.png", "images/im3.png") for k, paths in kinds)
+
+
+@pytest.mark.parametrize("spec, key, message", [
+    ("{train: nope.txt}", "splits.lists.train.file", "split list 'nope.txt' not found"),
+    ("{train: {file: a.txt, images: ../x}}", "splits.lists.train.images", "outside the policy's folder"),
+    ("{train: {file: a.txt, colour: x}}", "splits.lists.train.colour", "unknown key"),
+    ("[a.txt]", "splits.lists", "expected a mapping of split name to list file"),
+])
+def test_list_policy_errors_name_the_key(tmp_path: Path, spec: str, key: str, message: str) -> None:
+    (tmp_path / "a.txt").write_text("x.jpg\n")
+    write_policy(tmp_path, f"version: 1\nsplits:\n  lists: {spec}\n")
+    with pytest.raises(PolicyError) as err:
+        load(tmp_path / "leakcheck.yaml")
+    assert message in str(err.value) and key in str(err.value)
+
+
+def test_an_overlong_line_is_refused_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "train.txt").write_text("a.jpg\n" + "y" * 5000 + "\n")
+    (tmp_path / "test.txt").write_text("b.jpg\n")
+    write_policy(tmp_path, "version: 1\nsplits:\n  lists: {train: train.txt, test: test.txt}\n")
+    with pytest.raises(PolicyError) as err:
+        scan(load(tmp_path / "leakcheck.yaml"))
+    assert "line 2 is over 4,096 characters long" in str(err.value) and "train.txt" in str(err.value)
+
+
+def test_bare_lists_of_ids_beside_an_image_folder(tmp_path: Path) -> None:
+    """`train.txt`, `val.txt` at the root naming ids of `images/*.png`: the folder is found, not guessed as root."""
+    for n in range(6):
+        _jpeg(tmp_path / "images" / f"s{n}.png", n)
+    (tmp_path / "README.md").write_text("data\n")
+    (tmp_path / "train.txt").write_text("s0\ns1\ns2\ns3\n")
+    (tmp_path / "val.txt").write_text("s4\ns5\n")
+    layout = recognise.detect(tmp_path)
+    assert layout.splits_yaml == ('splits:\n  lists:\n    train: {file: "train.txt", images: "images"}\n'
+                                  '    val: {file: "val.txt", images: "images"}\n')
+    write_policy(tmp_path, recognise.policy_text(layout))
+    assert {r.path: r.split for r in scan(load(tmp_path / "leakcheck.yaml")).records}["images/s5.png"] == "val"
+
+
+def test_oxford_pets_lists_of_ids_with_class_columns(tmp_path: Path) -> None:
+    """`annotations/trainval.txt` lines `Abyssinian_100 1 1 1` name `images/Abyssinian_100.jpg`."""
+    names = [f"{breed}_{n}" for breed in ("Abyssinian", "beagle") for n in range(100, 104)]
+    for k, name in enumerate(names):
+        _jpeg(tmp_path / "images" / f"{name}.jpg", k)
+    (tmp_path / "annotations").mkdir()
+    (tmp_path / "annotations" / "trainval_list.txt").write_text("".join(f"{n} 1 1 1\n" for n in names[::2]))
+    (tmp_path / "annotations" / "test_list.txt").write_text("# id class species breed\n"
+                                                            + "".join(f"{n} 2 2 1\n" for n in names[1::2]))
+    layout = recognise.detect(tmp_path)
+    assert layout.splits_yaml == ('splits:\n  lists:\n'
+                                  '    train: {file: "annotations/trainval_list.txt", images: "images"}\n'
+                                  '    test: {file: "annotations/test_list.txt", images: "images"}\n')
+    assert {r.split for r in layout_records(tmp_path, layout) if "beagle_101" in r.path} == {"test"}
+
+
+def layout_records(root: Path, layout: recognise.Layout) -> tuple:
+    write_policy(root, recognise.policy_text(layout))
+    return scan(load(root / "leakcheck.yaml")).records
+
+
+def test_a_list_naming_no_image_on_disk_is_a_policy_error_naming_its_key(tmp_path: Path, run_cli) -> None:
+    _jpeg(tmp_path / "a.jpg", 1)
+    (tmp_path / "train.txt").write_text("a.jpg\n")
+    (tmp_path / "test.txt").write_text("gone.jpg\n")
+    write_policy(tmp_path, "version: 1\nsplits:\n  lists:\n    train: train.txt\n    test: test.txt\n")
+    code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
+    assert code == 2 and "split `test` has no images" in err and "splits.lists.test" in err
