@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..files import globs, remote as sources
+from ..files import frames, globs, members, remote as sources
 from . import sources as splitsources
 from .sources import table
 from .sources.base import Rows
@@ -199,7 +199,8 @@ def manifest_splits(policy: Policy) -> tuple[str, ...]:
 def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     """List the dataset: every image file, its split, or the issue that stops it having one."""
     progress.start("listing")
-    listing = _walk_url(policy) if sources.is_url(policy.root) else _walk(policy.root, policy, progress)
+    listing = _walk_url(policy) if sources.is_url(policy.root) else _with_frames(_walk(policy.root, policy, progress),
+                                                                                  policy.root)
     progress.done()
     if policy.manifest is not None or policy.split_sources is not None:
         rows, names, members = _read_rows(policy)
@@ -235,6 +236,19 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     return Inventory(policy=policy, records=tuple(records), issues=tuple(issues), ignored=listing.ignored)
 
 
+def _with_frames(listing: Listing, root: Path) -> Listing:
+    """Each multi-frame DICOM file listed as its frames (``scan.dcm#frame=0001``...), as shard members are."""
+    if not any(rel.lower().endswith(frames.SUFFIXES) for rel, _ in listing.files):
+        return listing
+    files: list[tuple[str, os.stat_result]] = []
+    for rel, st in listing.files:
+        count = frames.frame_count(os.path.join(root, rel)) if rel.lower().endswith(frames.SUFFIXES) else 1
+        files += [(rel, st)] if count == 1 else [(members.join(rel, frames.member(k, count)), st)
+                                                 for k in range(count)]
+    files.sort(key=lambda item: item[0])
+    return Listing(files, listing.outside, listing.ignored, listing.unexamined)  # type: ignore[arg-type]
+
+
 def _assign_rows(listing: Listing, rows: Rows,
                  ) -> tuple[list[FileRecord], list[FileIssue]]:
     """Files against manifest rows: records, and unassigned, ambiguous and missing files."""
@@ -245,6 +259,9 @@ def _assign_rows(listing: Listing, rows: Rows,
     for rel, st in listing.files:
         seen.add(rel)
         entries = rows.get(rel)
+        if entries is None and members.SEP in rel:  # a frame of a multi-frame file the manifest lists whole
+            seen.add(members.shard_of(rel))
+            entries = rows.get(members.shard_of(rel))
         if not entries:
             issues.append(FileIssue("unassigned", rel, (), "not listed in the manifest"))
             continue

@@ -23,7 +23,7 @@ from ..errors import UsageError
 from ..files.escape import yaml_comment, yaml_scalar
 from ..files.globs import literal
 
-IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".dcm", ".dicom")
 #: How deep split folders are looked for.
 MAX_DEPTH = 6
 

@@ -24,10 +24,13 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-#: Shard files whose members are images; lower case.
+from . import frames
+
+#: Shard files whose members are images; lower case.  A multi-frame DICOM file's
+#: members are its frames (frames.py).
 TAR = ".tar"
 TABLES = (".parquet", ".arrow")
-SUFFIXES = (TAR, *TABLES)
+SUFFIXES = (TAR, *TABLES, *frames.SUFFIXES)
 SEP = "#"
 ROW = "row="
 INSTALL = "pip install 'pytest-leakcheck[huggingface]'"
@@ -221,6 +224,8 @@ def _read(path: str) -> bytes:
     if parts is None:
         raise MemberError(f"{path}: not a member of a shard")
     shard, member = parts
+    if shard.lower().endswith(frames.SUFFIXES):
+        return _frame(shard, member, _cached(shard, _whole))
     if shard.lower().endswith(TAR):
         index = tar_index(shard)
         if member not in index:
@@ -233,6 +238,18 @@ def _read(path: str) -> bytes:
     if row is None:
         raise MemberError(f"{path}: a table member is written row=N")
     return _cached(shard, _Table).row(row)
+
+
+def _whole(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _frame(shard: str, member: str, data: bytes) -> bytes:
+    frame = frames.frame_of(member)
+    if frame is None:
+        raise MemberError(f"{shard}: no member {member!r}; a DICOM file's members are its frames, frame=N")
+    return frames.envelope(frame, data)
 
 
 def tar_members(shard: str, extensions: tuple[str, ...]) -> list[tuple[str, int]]:
@@ -257,6 +274,14 @@ def digests(shard: str, members: Iterable[str]) -> dict[str, bytes | str]:
 
 
 def _each(shard: str, wanted: set[str]) -> Iterator[tuple[str, bytes | str]]:
+    if shard.lower().endswith(frames.SUFFIXES):
+        data = _whole(shard)
+        for name in sorted(wanted):
+            try:
+                yield name, _frame(shard, name, data)
+            except MemberError as exc:
+                yield name, str(exc)
+        return
     if shard.lower().endswith(TAR):
         index = tar_index(shard)
         with open(shard, "rb") as fh:

@@ -22,7 +22,7 @@ import numpy as np
 from PIL import Image
 
 from .. import orientation as _orientation
-from . import imagedepth
+from . import dicom, imagedepth
 
 # Re-exported: the rest of the package opens images through this module.
 from .imagedepth import Unreadable, check_pixels, open_image  # noqa: F401
@@ -256,6 +256,8 @@ def pixel_digest(task: tuple[str, int, bytes]) -> tuple[bool, bytes] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if dicom.is_dicom(data):  # the stored values, not the window the header applies to them
+                return True, dicom.raw_digest(data, max_pixels, imagedepth.MAX_DECODE_BYTES)
             img = open_image(data, max_pixels)
             imagedepth.check_memory(img)
             return True, imagedepth.pixel_digest(img, imagedepth.orientation(img))
