@@ -125,7 +125,9 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
     content_grey = rgb.convert("L")
     grey = content_grey.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
-    return Decoded(grey, (w, h), small, upright=upright, content=rgb, content_grey=content_grey)
+    out = Decoded(grey, (w, h), small, upright=upright, content=rgb, content_grey=content_grey)
+    out.memo[dicom.VALUES] = img.info.get(dicom.VALUES)  # DICOM only: its raw values' digest
+    return out
 
 
 def _draft_size(w: int, h: int) -> tuple[int, int]:

@@ -26,6 +26,8 @@ import numpy as np
 from ..files.frames import is_dicom, unwrap  # noqa: F401  (is_dicom: re-exported)
 
 INSTALL = "pip install 'pytest-leakcheck[dicom]'"
+#: Key of the decoded image's ``info`` holding the digest of the raw stored values.
+VALUES = "leakcheck-dicom-values"
 
 #: Which package decodes which compressed transfer syntax (by UID prefix), for the unreadable finding.
 _PACKAGES = (
@@ -138,10 +140,13 @@ def image(data: bytes, max_pixels: int, max_bytes: int) -> Any:
         colour = arr[..., :3]
         if colour.dtype != np.uint8:
             colour = _stretch(colour.astype(np.float64), None)
-        return Image.fromarray(np.ascontiguousarray(colour), "RGB")
-    if arr.ndim != 2:
+        img = Image.fromarray(np.ascontiguousarray(colour), "RGB")
+    elif arr.ndim == 2:
+        img = Image.fromarray(windowed(ds, arr), "L")
+    else:
         raise ValueError(f"DICOM frame of shape {arr.shape} is not an image leakcheck reads")
-    return Image.fromarray(windowed(ds, arr), "L")
+    img.info[VALUES] = _values_digest(arr)  # for the ``values`` family: no second decode
+    return img
 
 
 def windowed(ds: Any, arr: np.ndarray) -> np.ndarray:
@@ -201,7 +206,10 @@ def _stretch(values: np.ndarray, _: Any) -> np.ndarray:
 
 def raw_digest(data: bytes, max_pixels: int, max_bytes: int) -> bytes:
     """sha256 of the frame's shape, type and raw stored values: windows and LUTs in the header do not count."""
-    _, arr = _frame(data, max_pixels, max_bytes)
+    return _values_digest(_frame(data, max_pixels, max_bytes)[1])
+
+
+def _values_digest(arr: np.ndarray) -> bytes:
     arr = np.ascontiguousarray(arr)
     digest = hashlib.sha256(f"dicom-values:{arr.dtype.str}:{arr.shape}".encode())
     digest.update(arr.tobytes())
