@@ -29,13 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..dataset import groups, inventory
+from ..dataset import groups, inventory, metagroups
 from ..policy.load import Policy
 from ..progress import SILENT, Progress
 from ..report import baseline
 from ..report.model import Report
 from ..signals import executors
 from ..errors import StoreError
+from ..store import pseudonyms
 from ..store.db import Store, discard_if_new, open_store, recovering
 from ..store.storefile import locate
 from . import findings, preflight, search
@@ -170,6 +171,8 @@ def _pipeline(policy: Policy, store: Store, jobs: int | None, focus: Iterable[st
     # full check but does not pay for rewriting it.
     sigs = signatures.compute(inv.records, policy, store, jobs=jobs, update_snapshot=focus is None,
                               progress=progress, executor=executor)
+    if metagroups.rules(policy):  # groups read from inside the files, as pseudonyms
+        inv = groups.resolve(inv, metagroups.values(inv.records, sigs, pseudonyms.key(store.path)))
     t_sign = time.perf_counter()
     wanted = None if focus is None else focused(inv, focus)
     mask = None if wanted is None else np.array([r.path in wanted for r in inv.records], dtype=bool)
