@@ -69,6 +69,7 @@ def take_inventory(policy: Policy, progress: Progress = SILENT) -> Inventory:
     """The dataset as every way in sees it; a check over nothing is a policy error (preflight.py)."""
     inv = groups.resolve(inventory.scan(policy, progress))
     preflight.require_sight(inv)  # before any image is read
+    preflight.require_readers(inv)
     return inv
 
 

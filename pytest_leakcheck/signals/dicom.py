@@ -242,7 +242,7 @@ def attributes(data: bytes, keywords: tuple[str, ...]) -> dict[str, str]:
 
 def is_keyword(name: str) -> bool:
     """Whether ``name`` is a DICOM keyword in pydicom's dictionary."""
+    pydicom()  # NoPydicom, naming the extra, before any pydicom submodule
     from pydicom.datadict import tag_for_keyword
 
-    pydicom()
     return tag_for_keyword(name) is not None
