@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import detectors
-from . import groupids, sources
+from . import groupids, metaprops, sources
 from .sources.base import Assignment, Guess, folders, split_word
 from ..errors import UsageError
 from ..files.escape import yaml_comment, yaml_scalar
@@ -98,6 +98,8 @@ def detect(root: Path) -> Layout:
     assignment = guess.assignment
     splits = {p: entries[0][0] for p, entries in assignment.rows.items()}
     proposal = groupids.propose(splits, assignment.labels, assignment.extra)
+    if proposal.column is None:  # a patient or burst read from inside the files says more than a name token
+        proposal = metaprops.propose(root, splits) or proposal
     splits_yaml, groups_yaml = guess.splits_yaml, proposal.yaml
     if proposal.column is not None and guess.columns_indent:
         splits_yaml = _with_group_column(splits_yaml, proposal.column, guess.columns_indent)

@@ -104,20 +104,25 @@ def _exif(decoded: Decoded) -> dict[str, str]:
     """The EXIF fields of the file by Pillow's names (base IFD and the Exif sub-IFD), memoised per decode."""
     if "exif-fields" in decoded.memo:
         return decoded.memo["exif-fields"]
-    out: dict[str, str] = {}
-    if decoded.source and not is_dicom(decoded.source):
-        from PIL import ExifTags, Image
-
-        try:
-            with Image.open(io.BytesIO(decoded.source)) as img:
-                exif = img.getexif()
-                tags = {**dict(exif), **dict(exif.get_ifd(_EXIF_IFD))}
-        except Exception:  # noqa: BLE001 - damaged EXIF: no fields (the decode judged the pixels)
-            tags = {}
-        for tag, value in tags.items():
-            name = ExifTags.TAGS.get(tag)
-            text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-            if name and text.strip("\x00 "):
-                out[name] = text.strip("\x00 ")
+    out = exif_fields(io.BytesIO(decoded.source)) if decoded.source and not is_dicom(decoded.source) else {}
     decoded.memo["exif-fields"] = out
+    return out
+
+
+def exif_fields(source: Any) -> dict[str, str]:
+    """EXIF fields of an image file (a path or a binary file) by Pillow's names: base IFD and Exif sub-IFD."""
+    from PIL import ExifTags, Image
+
+    try:
+        with Image.open(source) as img:
+            exif = img.getexif()
+            tags = {**dict(exif), **dict(exif.get_ifd(_EXIF_IFD))}
+    except Exception:  # noqa: BLE001 - not an image, damaged EXIF: no fields (the decode judges the pixels)
+        return {}
+    out = {}
+    for tag, value in tags.items():
+        name = ExifTags.TAGS.get(tag)
+        text = (value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)).strip("\x00 ")
+        if name and text:
+            out[name] = text
     return out
