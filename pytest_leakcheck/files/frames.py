@@ -76,9 +76,13 @@ def frame_count(path: str) -> int:
     if len(head) < _SCAN or b"\xe0\x7f\x10\x00" in head:  # the whole header was read: no frame count
         return 1
     try:
+        import warnings
+
         import pydicom
 
-        ds = pydicom.dcmread(path, stop_before_pixels=True, specific_tags=["NumberOfFrames"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ds = pydicom.dcmread(path, stop_before_pixels=True, specific_tags=["NumberOfFrames"])
         return max(1, int(ds.get("NumberOfFrames", 1) or 1))
     except Exception:  # noqa: BLE001 - a damaged header: one image, and its decode says what is wrong
         return 1

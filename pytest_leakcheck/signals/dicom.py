@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import warnings
 from typing import Any
 
 import numpy as np
@@ -62,7 +63,9 @@ def pydicom() -> Any:
 def _dataset(data: bytes, pixels: bool = True) -> Any:
     module = pydicom()
     try:
-        return module.dcmread(io.BytesIO(data), stop_before_pixels=not pixels)
+        with warnings.catch_warnings():  # hostile or sloppy headers: the finding says what matters
+            warnings.simplefilter("ignore")
+            return module.dcmread(io.BytesIO(data), stop_before_pixels=not pixels)
     except Exception as exc:  # noqa: BLE001 - any parse failure of hostile bytes
         raise ValueError(f"not a readable DICOM file ({type(exc).__name__})") from None
 
@@ -228,7 +231,9 @@ def attributes(data: bytes, keywords: tuple[str, ...]) -> dict[str, str]:
 
     keywords = tuple(k for k in keywords if tag_for_keyword(k) is not None)
     try:
-        ds = module.dcmread(io.BytesIO(data), stop_before_pixels=True, specific_tags=list(keywords))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ds = module.dcmread(io.BytesIO(data), stop_before_pixels=True, specific_tags=list(keywords))
     except Exception:  # noqa: BLE001 - unreadable header: no attribute (its decode reports the file)
         return {}
     out = {}
