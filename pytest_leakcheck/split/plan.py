@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -306,6 +307,23 @@ def copy_clusters(
     return [[m.path for m in f.members] for f in report.findings if f.kind in COPY_KINDS and not f.weak]
 
 
+def _clusters_and_values(policy: Policy, pooled: Policy, store: Any, jobs: int | None,
+                         use_cache: bool) -> tuple[list[list[str]], Any]:
+    """The copy clusters, and what metadata rules read (patients, bursts: ``dataset/metagroups.py``) if any."""
+    from ..dataset import metagroups
+
+    rules = metagroups.rules(policy)
+    if not rules:
+        return copy_clusters(policy, pooled, store=store, jobs=jobs, use_cache=use_cache), None
+    from ..pipeline.run import run, store_location
+    from ..store import pseudonyms
+
+    done = run(replace(pooled, groups=rules, ungrouped="own-group"), store=store, jobs=jobs, use_cache=use_cache)
+    clusters = [[m.path for m in f.members] for f in done.report.findings if f.kind in COPY_KINDS and not f.weak]
+    key = pseudonyms.key(store.path if store is not None else store_location(policy, use_cache))
+    return clusters, metagroups.values(done.inventory.records, done.signatures, key)
+
+
 def plan(
     policy: Policy,
     *,
@@ -336,13 +354,13 @@ def plan(
     fields, rows = _read_rows(source) if source is not None else ([], {})
     if current is not None:
         rows = {p: {"path": p, "split": s} for p, s in current.items()}
+    # No image, no cluster: and a check over nothing is refused (blind.py), rightly, for a check.
+    clusters, meta = _clusters_and_values(policy, pooled, store, jobs, use_cache) if paths else ([], None)
     if policy.groups:
-        groups = group_rules.group_of(paths, policy)
+        groups = group_rules.group_of(paths, policy, meta)
     else:
         groups = [rows.get(p, {}).get("group") or None for p in paths]
     row_of = {p: i for i, p in enumerate(paths)}
-    # No image, no cluster: and a check over nothing is refused (blind.py), rightly, for a check.
-    clusters = copy_clusters(policy, pooled, store=store, jobs=jobs, use_cache=use_cache) if paths else []
     gids = factorize(groups, paths)
     comp = components(gids, ([row_of[p] for p in c if p in row_of] for c in clusters))
     labels = _labels(stratify, paths, source, fields, rows)

@@ -130,3 +130,25 @@ def test_bad_metadata_rules_are_policy_errors(tmp_path: Path, run_cli) -> None:
         write_policy(tmp_path, GLOBS + f"groups: [{rule}]\n")
         code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"))
         assert code == 2 and words in err, (rule, err)
+
+
+def test_split_keeps_each_patient_in_one_split(tmp_path: Path, run_cli) -> None:
+    """`leakcheck split` reads the patient rule as the check does: no patient spans the manifest's splits."""
+    import csv
+
+    import pydicom
+
+    dicom_tree(tmp_path)
+    write_policy(tmp_path, GLOBS + FAST + "groups: [{dicom: PatientID}]\nungrouped: own-group\n")
+    code, _, err = run_cli("split", "--policy", str(tmp_path / "leakcheck.yaml"), "--test", "0.3", "-o",
+                           str(tmp_path / "splits.csv"))
+    assert code == 0, err
+    rows = list(csv.DictReader((tmp_path / "splits.csv").open()))
+    per: dict[str, set[str]] = {}
+    for row in rows:
+        file = row["path"].split("#")[0]  # the frames of a multi-frame file too
+        if file.endswith(".dcm"):
+            per.setdefault(str(pydicom.dcmread(tmp_path / file).PatientID), set()).add(row["split"])
+    assert len(per) == 7 and all(len(s) == 1 for s in per.values()), per
+    assert all(SECRET_ID not in row["group"] for row in rows)
+    assert {row["group"].split("-")[0] for row in rows if ".dcm" in row["path"]} == {"PatientID"}
