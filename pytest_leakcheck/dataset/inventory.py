@@ -94,6 +94,8 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
     """All image files under root, sorted; symlinks that leave root are listed apart, never followed;
     folders and files that cannot be examined (unreadable, a path too long to open) are listed too."""
     exts = policy.files.extensions
+    # DICOM exports name files by UID or not at all: such a file is listed when its bytes are DICOM.
+    sniff = any(e in exts for e in frames.SUFFIXES)
     root_real = os.path.realpath(root)
     cache_dir = os.path.dirname(str(policy.cache))
     found: list[tuple[str, os.stat_result]] = []
@@ -145,12 +147,14 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
                         continue
                     if entry.is_dir():
                         stack.append((entry.path, ancestors))
-                    elif name.lower().endswith(exts) and entry.is_file():
+                    elif entry.is_file() and (name.lower().endswith(exts)
+                                              or (sniff and frames.unnamed(name) and frames.sniff(entry.path))):
                         found.append((rel, entry.stat()))
                 elif entry.is_dir(follow_symlinks=False):
                     if entry.path != cache_dir and name not in VCS_FOLDERS:
                         stack.append((entry.path, ancestors))
-                elif name.lower().endswith(exts) and entry.is_file(follow_symlinks=False):
+                elif entry.is_file(follow_symlinks=False) and (  # the file type first: a FIFO is never opened
+                        name.lower().endswith(exts) or (sniff and frames.unnamed(name) and frames.sniff(entry.path))):
                     # is_file() comes from the folder listing: a FIFO named x.jpg
                     # would otherwise hang the read.
                     found.append((rel, entry.stat(follow_symlinks=False)))
@@ -238,11 +242,11 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
 
 def _with_frames(listing: Listing, root: Path) -> Listing:
     """Each multi-frame DICOM file listed as its frames (``scan.dcm#frame=0001``...), as shard members are."""
-    if not any(rel.lower().endswith(frames.SUFFIXES) for rel, _ in listing.files):
+    if not any(frames.named(rel) for rel, _ in listing.files):
         return listing
     files: list[tuple[str, os.stat_result]] = []
     for rel, st in listing.files:
-        count = frames.frame_count(os.path.join(root, rel)) if rel.lower().endswith(frames.SUFFIXES) else 1
+        count = frames.frame_count(os.path.join(root, rel)) if frames.named(rel) else 1
         files += [(rel, st)] if count == 1 else [(members.join(rel, frames.member(k, count)), st)
                                                  for k in range(count)]
     files.sort(key=lambda item: item[0])

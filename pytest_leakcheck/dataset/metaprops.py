@@ -31,7 +31,7 @@ PHOTOS = (".jpg", ".jpeg", ".tif", ".tiff", ".png", ".webp", ".heic")
 
 def propose(root: Path, splits: dict[str, str]) -> Proposal | None:
     """The patient rule for a DICOM set, the burst rule for photos in bursts, or None."""
-    dicom = [p for p in splits if members.shard_of(p).lower().endswith(frames.SUFFIXES)]
+    dicom = [p for p in splits if frames.named(members.shard_of(p))]
     if dicom and len(dicom) >= SHARE * len(splits):
         return _patients(root, {p: splits[p] for p in dicom})
     photos = [p for p in splits if p.lower().endswith(PHOTOS)]

@@ -20,6 +20,7 @@ from .. import detectors
 from . import groupids, metaprops, sources
 from .sources.base import Assignment, Guess, folders, split_word
 from ..errors import UsageError
+from ..files import frames
 from ..files.escape import yaml_comment, yaml_scalar
 from ..files.globs import literal
 
@@ -126,7 +127,8 @@ def _images(root: Path) -> list[str]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         base = Path(folder).relative_to(root).as_posix()
         prefix = "" if base == "." else base + "/"
-        out += [prefix + n for n in sorted(names) if n.lower().endswith(IMAGE_EXTS) and not n.startswith(".")]
+        out += [prefix + n for n in sorted(names) if not n.startswith(".") and (
+            n.lower().endswith(IMAGE_EXTS) or (frames.unnamed(n) and frames.sniff(os.path.join(folder, n))))]
     return out
 
 

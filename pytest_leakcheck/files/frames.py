@@ -26,6 +26,30 @@ _SCAN = 1 << 16
 _FRAMES_TAG = b"\x28\x00\x08\x00"
 
 
+def unnamed(name: str) -> bool:
+    """A file name that says nothing of its format: no suffix, or a UID's numeric last part
+    (``IM000123``, ``1.2.840.113619.2.55.3.604688119.969.1268071029.320``).  DICOM exports name
+    files so; such a file is listed when its bytes are DICOM (:func:`sniff`)."""
+    base = name.rsplit("/", 1)[-1]
+    suffix = base.rsplit(".", 1)[1] if "." in base else ""
+    return bool(base) and not base.startswith(".") and (suffix == "" or suffix.isdigit())
+
+
+def named(name: str) -> bool:
+    """Whether a listed file is DICOM by its name: a DICOM suffix, or a name that says nothing
+    (the listing kept it only because its bytes are DICOM)."""
+    return name.lower().endswith(SUFFIXES) or unnamed(name)
+
+
+def sniff(path: str) -> bool:
+    """Whether the file at ``path`` starts as a DICOM Part 10 file does (``DICM`` after 128 bytes)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(132)[128:] == b"DICM"
+    except OSError:
+        return False
+
+
 def is_dicom(data: bytes) -> bool:
     """A DICOM Part 10 file, or a frame envelope of one."""
     return data[128:132] == b"DICM" or data.startswith(ENVELOPE)

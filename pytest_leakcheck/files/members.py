@@ -70,7 +70,7 @@ def split(path: str) -> tuple[str, str] | None:
     """``(shard, member)`` for a member path, None for a plain file."""
     i = path.find(SEP)
     while i != -1:
-        if path[:i].lower().endswith(SUFFIXES):
+        if path[:i].lower().endswith(SUFFIXES) or (path.startswith(frames.FRAME, i + 1) and frames.named(path[:i])):
             return path[:i], path[i + 1:]
         i = path.find(SEP, i + 1)
     return None
@@ -224,7 +224,7 @@ def _read(path: str) -> bytes:
     if parts is None:
         raise MemberError(f"{path}: not a member of a shard")
     shard, member = parts
-    if shard.lower().endswith(frames.SUFFIXES):
+    if frames.named(shard) and member.startswith(frames.FRAME):
         return _frame(shard, member, _cached(shard, _whole))
     if shard.lower().endswith(TAR):
         index = tar_index(shard)
@@ -274,7 +274,7 @@ def digests(shard: str, members: Iterable[str]) -> dict[str, bytes | str]:
 
 
 def _each(shard: str, wanted: set[str]) -> Iterator[tuple[str, bytes | str]]:
-    if shard.lower().endswith(frames.SUFFIXES):
+    if frames.named(shard) and all(name.startswith(frames.FRAME) for name in wanted):
         data = _whole(shard)
         for name in sorted(wanted):
             try:

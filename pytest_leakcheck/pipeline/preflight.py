@@ -52,7 +52,7 @@ def require_readers(inv: Inventory) -> None:
     for what is a missing install.  pydicom is imported only when a DICOM file is listed.
     """
     files = {members.shard_of(r.path) for r in inv.records}
-    found = sorted(p for p in files if p.lower().endswith(frames.SUFFIXES))
+    found = sorted(p for p in files if frames.named(p))
     if not found:
         return
     from ..signals.dicom import NoPydicom, pydicom

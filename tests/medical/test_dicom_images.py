@@ -139,3 +139,26 @@ def test_without_the_extra_a_dicom_set_is_exit_2_naming_the_extra(tmp_path: Path
         assert run.returncode == EXIT_USAGE, run.stderr
         assert "pip install 'pytest-leakcheck[dicom]'" in run.stderr
         assert "Traceback" not in run.stderr
+
+
+def test_files_named_by_uid_alone_are_read_when_their_bytes_are_dicom(tmp_path: Path, run_cli) -> None:
+    """Exports name files by UID (a numeric last part) or not at all: listed by their bytes, frames too;
+    other files without a suffix are not listed."""
+    td.write(tmp_path / "train/IM000001", td.ct_slice(1), patient(1))
+    td.write(tmp_path / "train/1.2.840.113619.2.55.3.6046.320", np.stack([td.ct_slice(2), td.ct_slice(3)]),
+             patient(1))
+    td.write(tmp_path / "test/1.2.840.113619.2.55.3.6046.321", td.ct_slice(3), patient(2))
+    (tmp_path / "train/README").write_text("not an image")
+    code, out, err = run_cli("init", str(tmp_path))
+    assert code == 0, err
+    assert "2 images in train" in out  # files: a multi-frame file is one here
+    inv = inventory.scan(load(tmp_path / "leakcheck.yaml"))
+    assert [r.path for r in inv.records] == [
+        "test/1.2.840.113619.2.55.3.6046.321", "train/1.2.840.113619.2.55.3.6046.320#frame=0001",
+        "train/1.2.840.113619.2.55.3.6046.320#frame=0002", "train/IM000001"]
+    write_policy(tmp_path, GLOBS.replace("val: [val/**], ", "")
+                 + "detectors: {aligned: {severity: 'off'}, same_scene: {severity: 'off'}}\n")
+    code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "--format", "json")
+    assert code == 1, err
+    found = [sorted(m["path"] for m in f["members"]) for f in json.loads(out)["findings"]]
+    assert ["test/1.2.840.113619.2.55.3.6046.321", "train/1.2.840.113619.2.55.3.6046.320#frame=0002"] in found
