@@ -8,6 +8,8 @@ import shutil
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS
 from pytest_leakcheck.dataset import metagroups
 
@@ -24,6 +26,7 @@ def _check(run_cli, root: Path) -> tuple[int, list[dict]]:
     return code, json.loads(out)["findings"]
 
 
+@pytest.mark.slow
 def test_init_proposes_the_patient_rule_and_check_finds_every_planted_leak(tmp_path: Path, run_cli) -> None:
     planted = dicom_tree(tmp_path)
     code, out, err = run_cli("init", str(tmp_path))
@@ -55,6 +58,7 @@ def test_patient_groups_follow_the_header_not_the_name(tmp_path: Path, run_cli) 
         "StudyInstanceUID"] * 2
 
 
+@pytest.mark.slow
 def test_pseudonyms_are_stable_within_a_repository_and_differ_across_keys(tmp_path: Path, run_cli) -> None:
     dicom_tree(tmp_path / "a")
     write_policy(tmp_path / "a", GLOBS + FAST + "groups: [{dicom: PatientID}]\nungrouped: own-group\n")
@@ -132,6 +136,7 @@ def test_bad_metadata_rules_are_policy_errors(tmp_path: Path, run_cli) -> None:
         assert code == 2 and words in err, (rule, err)
 
 
+@pytest.mark.slow
 def test_split_keeps_each_patient_in_one_split(tmp_path: Path, run_cli) -> None:
     """`leakcheck split` reads the patient rule as the check does: no patient spans the manifest's splits."""
     import csv
