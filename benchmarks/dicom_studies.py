@@ -59,7 +59,8 @@ def build(root: Path, n: int, side: int, cross: int) -> dict[str, object]:
         studies = 1 + (k % 2)
         for s in range(studies):
             who = td.Patient(f"BENCH-{k:05d}", f"Synthetic^Patient{k}", td.uid(f"st{k}/{s}"), td.uid(f"se{k}/{s}"))
-            where = "test" if s == 1 and len(planted["cross"]) < cross and split != "test" else split  # type: ignore[arg-type]
+            moved = s == 1 and len(planted["cross"]) < cross and split != "test"  # type: ignore[arg-type]
+            where = "test" if moved else split
             if where != split:
                 planted["cross"].append(k)  # type: ignore[union-attr]
             for series in range(2):
@@ -175,7 +176,8 @@ def main() -> None:
     got, cross, copies, planted_copies = score(report, planted)
     print(f"cross-split patients found as errors: {got} (planted {cross}); planted copies found: {copies} of "
           f"{planted_copies}")
-    samples_found = [f for f in report.findings if any("/samples/" in m.path for m in f.members)]  # type: ignore[attr-defined]
+    samples_found = [f for f in report.findings  # type: ignore[attr-defined]
+                     if any("/samples/" in m.path for m in f.members)]
     kinds: dict[str, int] = {}
     for f in samples_found:
         kinds[f.kind] = kinds.get(f.kind, 0) + 1

@@ -49,7 +49,8 @@ def dicom_tree(root: Path) -> dict[str, object]:
             "exported": (paths[(1, 1)], exported), "multi": multi}
 
 
-def exif_photo(path: Path, seed: int, when: datetime, camera: tuple[str, str, str] = ("Canon", "EOS R5", "0421")) -> None:
+def exif_photo(path: Path, seed: int, when: datetime,
+               camera: tuple[str, str, str] = ("Canon", "EOS R5", "0421")) -> None:
     """A JPEG with EXIF DateTimeOriginal (+ sub-seconds), make, model and body serial, written by Pillow."""
     from PIL import Image
 

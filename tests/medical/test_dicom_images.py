@@ -130,7 +130,8 @@ def test_without_the_extra_a_dicom_set_is_exit_2_naming_the_extra(tmp_path: Path
     td.write(tmp_path / "train/a.dcm", td.ct_slice(1), patient(1))
     td.write(tmp_path / "test/b.dcm", td.ct_slice(2), patient(2))
     write_policy(tmp_path, GLOBS.replace("val: [val/**], ", ""))
-    script = "import sys; sys.modules['pydicom'] = None\nfrom pytest_leakcheck.cli import main\nsys.exit(main(['check']))"
+    script = ("import sys; sys.modules['pydicom'] = None\n"
+              "from pytest_leakcheck.cli import main\nsys.exit(main(['check']))")
     for text in (None, GLOBS.replace("val: [val/**], ", "") + "groups: [{dicom: PatientID}]\n"):
         if text:
             write_policy(tmp_path, text)
