@@ -157,3 +157,28 @@ def test_split_keeps_each_patient_in_one_split(tmp_path: Path, run_cli) -> None:
     assert len(per) == 7 and all(len(s) == 1 for s in per.values()), per
     assert all(SECRET_ID not in row["group"] for row in rows)
     assert {row["group"].split("-")[0] for row in rows if ".dcm" in row["path"]} == {"PatientID"}
+
+
+def test_metadata_is_read_once_and_a_new_cross_split_slice_is_found_incrementally(tmp_path: Path, run_cli) -> None:
+    from pytest_leakcheck import testing_dicom as td
+
+    from .conftest import patient
+
+    dicom_tree(tmp_path)
+    write_policy(tmp_path, GLOBS + FAST + "groups: [{dicom: PatientID}]\nungrouped: own-group\n")
+
+    def check() -> tuple[list[dict], dict]:
+        code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "--format", "json")
+        assert code == EXIT_LEAKS, err
+        report = json.loads(out)
+        return [f for f in report["findings"] if f["kind"] == "group-split"], report["stats"]
+
+    check()
+    found, stats = check()
+    before = {f["id"] for f in found}
+    assert len(before) == 2 and (stats["decoded"], stats["reused"]) == (0, 25)  # nothing read again
+    td.write(tmp_path / "val/late.dcm", td.ct_slice(777), patient(0))  # patient 0 is in train
+    found, stats = check()
+    assert {f["id"] for f in found} > before and (stats["decoded"], stats["reused"]) == (1, 25)
+    new = next(f for f in found if f["id"] not in before)
+    assert sorted(new["evidence"].items()) == [("train", 3.0), ("val", 1.0)]
