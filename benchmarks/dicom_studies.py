@@ -23,7 +23,9 @@ counted apart from the planted ones.
 
 Reported: whether ``init`` proposes the patient rule; every planted patient found as an
 error and every planted copy found; the cold check with the patient rule against the same
-check without it (metadata's extra cost, issue 36 asks <= 20 %); and a check after adding
+check without it (metadata's extra cost, issue 36 asks <= 20 %), and the decode workers' work per
+file with and without the rule in one process (alternating rounds: the ratio the shared machine's
+load skews least); and a check after adding
 100 new slices to a warm store against the cold one (issue 36 asks <= 5 %).  Times are the
 least of ``--repeat`` runs, each cold run on a fresh store.
 """
@@ -110,6 +112,33 @@ def add_slices(root: Path, count: int, side: int) -> None:
         td.write(root / f"train/{td.uid(f'new/{i}')}.dcm", td.ct_slice(2 * 10**6 + i, side), who, instance=i + 1)
 
 
+def decode_cost(policy: Path, count: int = 200, rounds: int = 4) -> tuple[float, float]:
+    """ms per file of the decode workers' work (``decode.sign``) without and with the patient rule's family,
+    in this process, alternating rounds, least of each: the ratio the machine's load does not skew."""
+    from pytest_leakcheck import detectors
+    from pytest_leakcheck.dataset import metagroups
+    from pytest_leakcheck.policy.load import load
+    from pytest_leakcheck.signals.decode import SignTask, sign
+
+    pol = load(policy)
+    base = detectors.families(pol)
+    both = base + metagroups.families(pol, b"benchmark key".ljust(32, b"."))
+    files = sorted(str(p) for p in (policy.parent / "train").glob("*.dcm"))[:count]
+
+    def run(fams: tuple) -> float:
+        t = time.perf_counter()
+        for f in files:
+            sign(SignTask(f, 10**9, fams))
+        return time.perf_counter() - t
+
+    run(both)
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(rounds):
+        times[0].append(run(base))
+        times[1].append(run(both))
+    return 1e3 * min(times[0]) / len(files), 1e3 * min(times[1]) / len(files)
+
+
 def timed_check(policy: Path, jobs: int | None, fresh: bool) -> tuple[float, object]:
     from pytest_leakcheck import check
 
@@ -186,6 +215,9 @@ def main() -> None:
     print(f"cold check: {cold:.1f} s with the patient rule, {plain_cold:.1f} s without: metadata adds "
           f"{100 * (cold - plain_cold) / plain_cold:+.1f} % (issue 36: <= 20 %); the decode stage alone "
           f"{min(decode_meta):.1f} s against {min(decode_plain):.1f} s")
+    plain_ms, meta_ms = decode_cost(policy)
+    print(f"decode work per file, in one process: {plain_ms:.2f} ms, {meta_ms:.2f} ms with the patient rule "
+          f"({100 * (meta_ms - plain_ms) / plain_ms:+.1f} %)")
     timed_check(policy, args.jobs, fresh=True)
     warm = timed_check(policy, args.jobs, fresh=False)[0]
     add_slices(root, 100, args.side)

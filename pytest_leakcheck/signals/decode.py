@@ -127,6 +127,7 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     grey = content_grey.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
     out = Decoded(grey, (w, h), small, upright=upright, content=rgb, content_grey=content_grey)
     out.memo[dicom.VALUES] = img.info.get(dicom.VALUES)  # DICOM only: its raw values' digest
+    out.memo[dicom.DATASET] = img.info.get(dicom.DATASET)  # and its parsed header
     return out
 
 

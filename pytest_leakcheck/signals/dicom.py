@@ -29,6 +29,8 @@ from ..files.frames import is_dicom, unwrap  # noqa: F401  (is_dicom: re-exporte
 INSTALL = "pip install 'pytest-leakcheck[dicom]'"
 #: Key of the decoded image's ``info`` holding the digest of the raw stored values.
 VALUES = "leakcheck-dicom-values"
+#: Key holding the parsed dataset: attribute rules read it without parsing the file again.
+DATASET = "leakcheck-dicom-dataset"
 
 #: Which package decodes which compressed transfer syntax (by UID prefix), for the unreadable finding.
 _PACKAGES = (
@@ -149,6 +151,7 @@ def image(data: bytes, max_pixels: int, max_bytes: int) -> Any:
     else:
         raise ValueError(f"DICOM frame of shape {arr.shape} is not an image leakcheck reads")
     img.info[VALUES] = _values_digest(arr)  # for the ``values`` family: no second decode
+    img.info[DATASET] = ds
     return img
 
 
@@ -223,8 +226,13 @@ def _values_digest(arr: np.ndarray) -> bytes:
 # Attributes
 
 
-def attributes(data: bytes, keywords: tuple[str, ...]) -> dict[str, str]:
-    """The named attributes (DICOM keywords) as text; absent or empty ones are left out."""
+def attributes(data: bytes, keywords: tuple[str, ...], dataset: Any = None) -> dict[str, str]:
+    """The named attributes (DICOM keywords) as text; absent or empty ones are left out.
+
+    ``dataset``: the one the decode parsed, when there is one (no second parse).
+    """
+    if dataset is not None:
+        return _texts(dataset, keywords)
     data, _ = unwrap(data)
     module = pydicom()
     from pydicom.datadict import tag_for_keyword
@@ -236,6 +244,10 @@ def attributes(data: bytes, keywords: tuple[str, ...]) -> dict[str, str]:
             ds = module.dcmread(io.BytesIO(data), stop_before_pixels=True, specific_tags=list(keywords))
     except Exception:  # noqa: BLE001 - unreadable header: no attribute (its decode reports the file)
         return {}
+    return _texts(ds, keywords)
+
+
+def _texts(ds: Any, keywords: tuple[str, ...]) -> dict[str, str]:
     out = {}
     for k in keywords:
         value = ds.get(k)

@@ -76,9 +76,9 @@ def _field(decoded: Decoded, family: Family) -> bytes:
 def _dicom_value(decoded: Decoded, name: str) -> str:
     if not is_dicom(decoded.source):
         return ""
-    from .dicom import attributes
+    from .dicom import DATASET, attributes
 
-    return attributes(decoded.source, (name,)).get(name, "")
+    return attributes(decoded.source, (name,), decoded.memo.get(DATASET)).get(name, "")
 
 
 def _burst(decoded: Decoded, family: Family) -> bytes:
