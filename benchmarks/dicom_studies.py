@@ -177,7 +177,7 @@ def main() -> None:
     shipped = samples(root)
     print(f"built {args.n} slices of {planted['patients']} patients ({args.side} px) and {shipped} pydicom samples "
           f"in {time.perf_counter() - t0:.0f} s under {root}")
-    from pytest_leakcheck.dataset import recognise
+    from pytest_leakcheck.init import recognise
 
     layout = recognise.detect(root)
     (root / "leakcheck.yaml").write_text(recognise.policy_text(layout))

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import sources
+from .. import sources
 from ..policy import userregex
 from ..policy.grouprules import METADATA, GroupRule, ShareRules
 from .inventory import Inventory

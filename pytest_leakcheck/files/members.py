@@ -81,7 +81,7 @@ def is_member(path: str) -> bool:
 
 
 def shard_of(path: str) -> str:
-    """The shard a member lives in, or the path itself."""
+    """The shard (or multi-frame DICOM file) a member lives in, or the path itself."""
     parts = split(path)
     return parts[0] if parts else path
 
@@ -250,11 +250,6 @@ def _frame(shard: str, member: str, data: bytes) -> bytes:
     if frame is None:
         raise MemberError(f"{shard}: no member {member!r}; a DICOM file's members are its frames, frame=N")
     return frames.envelope(frame, data)
-
-
-def tar_members(shard: str, extensions: tuple[str, ...]) -> list[tuple[str, int]]:
-    """(member name, size) of each image member of a tar shard, in tar order."""
-    return [(name, size) for name, (_, size) in tar_index(shard).items() if name.lower().endswith(extensions)]
 
 
 def digests(shard: str, members: Iterable[str]) -> dict[str, bytes | str]:
