@@ -39,3 +39,9 @@ def clusters_and_groups(policy: Policy, pooled: Policy, *, store: Any = None,
         return clusters, None
     key = pseudonyms.key(store.path if store is not None else store_location(policy, opts.use_cache))
     return clusters, metagroups.values(done.inventory.records, done.signatures, key)
+
+
+def copy_clusters(policy: Policy, pooled: Policy, *, store: Any = None,
+                  opts: RunOptions | None = None) -> list[list[str]]:
+    """Paths of every identical or near-duplicate cluster, whatever split they are in now."""
+    return clusters_and_groups(replace(policy, groups=()), pooled, store=store, opts=opts)[0]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..dataset import groups as group_rules
-from .clusters import clusters_and_groups
+from .clusters import clusters_and_groups, copy_clusters  # noqa: F401  (copy_clusters: the plan's API)
 from ..dataset import inventory
 from .. import sources
 from ..errors import PolicyError, UsageError
