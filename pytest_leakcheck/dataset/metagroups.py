@@ -38,6 +38,10 @@ NAME_TIME = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)[-_T ]?(\
                        r"(?:[-_.,]?(\d{1,6}))?(?!\d)")
 
 
+#: Unix times a bare-number file name may hold: 2000-01-01 to 2100-01-01.
+EPOCHS = (946_684_800, 4_102_444_800)
+
+
 def rules(policy: Policy) -> tuple[GroupRule, ...]:
     return tuple(r for r in policy.groups if r.source in METADATA)
 
@@ -57,8 +61,17 @@ def families(policy: Policy, key: bytes) -> tuple[Family, ...]:
 
 
 def name_time(path: str) -> float | None:
-    """Seconds (as if UTC) of the last timestamp in the file name, or None."""
+    """Seconds (as if UTC) of the last timestamp in the file name, or None.
+
+    A name that is only a Unix time (``1715940900.jpg``, ``1715940900250.jpg`` in ms) counts
+    when it falls between 2000 and 2100.
+    """
     name = path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    if stem.isdigit() and len(stem) in (10, 13):
+        seconds = int(stem) / (1000 if len(stem) == 13 else 1)
+        if EPOCHS[0] <= seconds < EPOCHS[1]:
+            return float(seconds)
     found = None
     for m in NAME_TIME.finditer(name):
         y, mo, d, h, mi, s, frac = m.groups()

@@ -26,6 +26,8 @@ SHARE = 0.5
 BURST_SPACING = 5.0
 #: Gaps init may propose: the smallest at least twice the widest spacing inside bursts.
 GAPS = (1.0, 2.0, 5.0, 10.0)
+#: Share of timed photos that must be in bursts of two or more for the rule to be proposed.
+REPEAT = 0.1
 PHOTOS = (".jpg", ".jpeg", ".tif", ".tiff", ".png", ".webp", ".heic")
 
 
@@ -101,7 +103,7 @@ def _bursts(root: Path, splits: dict[str, str]) -> Proposal | None:
     numbers = metagroups.bursts(times, cameras, gap)
     sizes = Counter(n for n in numbers if n is not None)
     shots = [k for k in sizes.values() if k > 1]
-    if not shots:
+    if sum(shots) < REPEAT * len(timed):  # a few close shots in a collection are not a burst set
         return None
     per: dict[int, set[str]] = {}
     for p, n in zip(paths, numbers):

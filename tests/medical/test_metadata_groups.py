@@ -125,6 +125,8 @@ def test_timestamps_in_file_names_make_bursts_without_exif(tmp_path: Path, run_c
 def test_name_times() -> None:
     assert metagroups.name_time("a/PXL_20230101_101500123.jpg") == metagroups.name_time("2023-01-01 10.15.00.123.jpg")
     assert metagroups.name_time("IMG_0001.jpg") is None and metagroups.name_time("20231399_101500.jpg") is None
+    assert metagroups.name_time("1715940900250.jpg") == metagroups.name_time("IMG_20240517_101500_250.jpg")
+    assert metagroups.name_time("0000000001.jpg") is None
 
 
 def test_bad_metadata_rules_are_policy_errors(tmp_path: Path, run_cli) -> None:
