@@ -8,21 +8,31 @@ is stable for as long as the store is, and a report never holds the key.
 Without the key nobody can test a guessed patient id against a report.  A
 check without a store (``--no-cache``) draws a key for the process: its
 pseudonyms are stable within that run only.
+
+The workflow's owner may set the key instead (:data:`ENV`, e.g. from a CI
+secret): then a key file a pull request commits beside a committed store is
+never used, so nobody can compute pseudonyms of guessed ids with a key they chose.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from pathlib import Path
 
 FILE = "pseudonym.key"
+#: The owner's key (any text; its SHA-256 is the key), read from the environment only, never the policy.
+ENV = "LEAKCHECK_PSEUDONYM_KEY"
 SIZE = 32
 _process_key = secrets.token_bytes(SIZE)
 
 
 def key(store_path: Path | None) -> bytes:
     """The pseudonym key beside the store at ``store_path`` (made on first use); the process's without one."""
+    owner = os.environ.get(ENV, "")
+    if owner:
+        return hashlib.sha256(b"leakcheck-pseudonym:" + owner.encode("utf-8", "surrogateescape")).digest()
     if store_path is None:
         return _process_key
     path = Path(store_path).parent / FILE

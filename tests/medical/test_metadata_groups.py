@@ -184,3 +184,16 @@ def test_metadata_is_read_once_and_a_new_cross_split_slice_is_found_incrementall
     assert {f["id"] for f in found} > before and (stats["decoded"], stats["reused"]) == (1, 25)
     new = next(f for f in found if f["id"] not in before)
     assert sorted(new["evidence"].items()) == [("train", 3.0), ("val", 1.0)]
+
+
+def test_the_owners_key_from_the_environment_wins_over_a_key_file(tmp_path: Path, run_cli, monkeypatch) -> None:
+    """A key file beside a committed store is the pull request's; LEAKCHECK_PSEUDONYM_KEY is the owner's."""
+    from pytest_leakcheck.store import pseudonyms
+
+    planted = tmp_path / ".leakcheck" / "pseudonym.key"
+    planted.parent.mkdir()
+    planted.write_bytes(b"k" * pseudonyms.SIZE)
+    assert pseudonyms.key(tmp_path / ".leakcheck/cache.sqlite") == b"k" * pseudonyms.SIZE
+    monkeypatch.setenv(pseudonyms.ENV, "owner secret")
+    owned = pseudonyms.key(tmp_path / ".leakcheck/cache.sqlite")
+    assert owned != b"k" * pseudonyms.SIZE and owned == pseudonyms.key(None) and len(owned) == pseudonyms.SIZE
