@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..dataset import groups, inventory, metagroups
+from ..files import members
 from ..policy.load import Policy, load
 from ..progress import SILENT, Progress
 from ..report import baseline
@@ -137,6 +138,8 @@ class Focus:
         """Whether ``path`` is a focus path, lies below one, or is a folder holding one."""
         if path in self.paths or path in self.ancestors:
             return True
+        if members.SEP in path and (shard := members.shard_of(path)) != path:  # a member: its shard's focus
+            return self.touches(shard)
         cut = path.rfind("/")
         while cut > 0:
             if path[:cut] in self.paths:

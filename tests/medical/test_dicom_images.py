@@ -163,3 +163,23 @@ def test_files_named_by_uid_alone_are_read_when_their_bytes_are_dicom(tmp_path: 
     assert code == 1, err
     found = [sorted(m["path"] for m in f["members"]) for f in json.loads(out)["findings"]]
     assert ["test/1.2.840.113619.2.55.3.6046.321", "train/1.2.840.113619.2.55.3.6046.320#frame=0002"] in found
+
+
+def test_the_hook_checks_every_frame_of_a_staged_multi_frame_file(tmp_path: Path, run_cli, monkeypatch) -> None:
+    """A commit adding a cine to test whose second frame is a train slice is rejected; so is one
+    adding a slice named by UID alone."""
+    td.write(tmp_path / "train/a.dcm", td.ct_slice(30), patient(1))
+    td.write(tmp_path / "train/b.dcm", td.ct_slice(31), patient(1))
+    td.write(tmp_path / "test/c.dcm", td.ct_slice(32), patient(2))
+    write_policy(tmp_path, GLOBS.replace("val: [val/**], ", "")
+                 + "detectors: {aligned: {severity: 'off'}, same_scene: {severity: 'off'}}\n")
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("check")[0] == 0
+    td.write(tmp_path / "test/cine.dcm", np.stack([td.ct_slice(40), td.ct_slice(30)]), patient(2))
+    code, out, err = run_cli("hook", "test/cine.dcm")
+    assert code == 1, out + err
+    assert "cine.dcm#frame=0002" in out
+    (tmp_path / "test/cine.dcm").unlink()
+    td.write(tmp_path / "test/1.2.3.4.5.6", td.ct_slice(31), patient(2))
+    code, out, err = run_cli("hook", "test/1.2.3.4.5.6")
+    assert code == 1 and "test/1.2.3.4.5.6" in out, out + err
