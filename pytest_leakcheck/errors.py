@@ -77,6 +77,10 @@ class UsageError(LeakcheckError):
     """A command-line option or argument is wrong."""
 
 
+class MissingExtra(LeakcheckError):
+    """The dataset needs an optional extra that is not installed (DICOM files without pydicom)."""
+
+
 class ClusterLost(LeakcheckError):
     """The Dask cluster the owner named went away, or kept killing its workers, mid-check.
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files import frames
 from ..policy.load import Policy
 from . import links
 from ..sources import inputs as split_inputs
@@ -78,7 +79,8 @@ def focus_paths(policy: Policy, files: Iterable[str | Path], cwd: Path | None = 
     out: dict[str, None] = {}
     for name in files:
         path = Path(os.path.abspath(base / name))
-        if not path.name.lower().endswith(exts) and not (path.is_symlink() and path.is_dir()):
+        if not (path.name.lower().endswith(exts) or (path.is_symlink() and path.is_dir())
+                or (frames.unnamed(path.name) and path.is_file() and frames.sniff(str(path)))):  # DICOM by UID
             continue
         # The root is resolved; resolve the folder too (a symlinked checkout,
         # /tmp -> /private/tmp) but not the file, whose own name is what counts.

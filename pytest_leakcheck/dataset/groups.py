@@ -14,14 +14,18 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import sources
 from ..files import exportnames
 from ..policy import userregex
-from ..policy.grouprules import GroupRule, ShareRules
+from ..policy.grouprules import METADATA, GroupRule, ShareRules
 from .inventory import Inventory
 from ..report.model import Finding, Member, finding_id
 from ..policy.load import Policy
+
+if TYPE_CHECKING:
+    from .metagroups import Values
 
 #: Example files listed per split in a group-split finding.
 EXAMPLES_PER_SPLIT = 3
@@ -59,7 +63,10 @@ def _lookup(paths: Sequence[str], table: dict[str, str]) -> list[str | None]:
     return out
 
 
-def _rule_groups(rule: GroupRule, paths: Sequence[str], policy: Policy) -> list[str | None]:
+def _rule_groups(rule: GroupRule, paths: Sequence[str], policy: Policy,
+                 meta: Values | None = None) -> list[str | None]:
+    if rule.source in METADATA:  # read by the signature stage: nothing before it (metagroups.py)
+        return [None] * len(paths) if meta is None else meta.groups(rule, paths)
     if rule.source == "regex":
         return _by_regex(paths, str(rule.value))
     if rule.source == "folder_depth":
@@ -77,26 +84,32 @@ def _rule_groups(rule: GroupRule, paths: Sequence[str], policy: Policy) -> list[
     return _lookup(paths, sources.coco.field_of(Path(str(rule.value)), rule.field))
 
 
-def group_of(paths: Sequence[str], policy: Policy) -> list[str | None]:
-    """Each path's group by the policy's rules; the first rule with an answer wins."""
+def group_of(paths: Sequence[str], policy: Policy, meta: Values | None = None) -> list[str | None]:
+    """Each path's group by the policy's rules; the first rule with an answer wins.
+
+    Metadata rules (``dicom``, ``exif``, ``burst``) answer only with ``meta``, the signature stage's values.
+    """
     out: list[str | None] = [None] * len(paths)
     todo = list(range(len(paths)))
     for rule in policy.groups:
         if not todo:
             break
-        found = _rule_groups(rule, [paths[i] for i in todo], policy)
+        found = _rule_groups(rule, [paths[i] for i in todo], policy, meta)
         for i, g in zip(todo, found):
             out[i] = g
         todo = [i for i in todo if out[i] is None]
     return out
 
 
-def resolve(inv: Inventory) -> Inventory:
-    """Fill in every record's group; without rules, the manifest's ``group`` column stays."""
+def resolve(inv: Inventory, meta: Values | None = None) -> Inventory:
+    """Fill in every record's group; without rules, the manifest's ``group`` column stays.
+
+    Called again with ``meta`` once signatures hold what metadata rules read (pipeline/run.py).
+    """
     policy = inv.policy
     if not policy.groups:
         return inv
-    found = group_of([r.path for r in inv.records], policy)
+    found = group_of([r.path for r in inv.records], policy, meta)
     records = tuple(replace(r, group=g) for r, g in zip(inv.records, found))
     return replace(inv, records=records)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..files import globs, remote as sources
+from ..files import frames, globs, members, remote as sources
 from .. import sources as splitsources
 from ..sources.base import Rows
 from ..errors import PolicyError
@@ -93,6 +93,8 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
     """All image files under root, sorted; symlinks that leave root are listed apart, never followed;
     folders and files that cannot be examined (unreadable, a path too long to open) are listed too."""
     exts = policy.files.extensions
+    # DICOM exports name files by UID or not at all: such a file is listed when its bytes are DICOM.
+    sniff = any(e in exts for e in frames.SUFFIXES)
     root_real = os.path.realpath(root)
     cache_dir = os.path.dirname(str(policy.cache))
     found: list[tuple[str, os.stat_result]] = []
@@ -144,12 +146,14 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
                         continue
                     if entry.is_dir():
                         stack.append((entry.path, ancestors))
-                    elif name.lower().endswith(exts) and entry.is_file():
+                    elif entry.is_file() and (name.lower().endswith(exts)
+                                              or (sniff and frames.unnamed(name) and frames.sniff(entry.path))):
                         found.append((rel, entry.stat()))
                 elif entry.is_dir(follow_symlinks=False):
                     if entry.path != cache_dir and name not in VCS_FOLDERS:
                         stack.append((entry.path, ancestors))
-                elif name.lower().endswith(exts) and entry.is_file(follow_symlinks=False):
+                elif entry.is_file(follow_symlinks=False) and (  # the file type first: a FIFO is never opened
+                        name.lower().endswith(exts) or (sniff and frames.unnamed(name) and frames.sniff(entry.path))):
                     # is_file() comes from the folder listing: a FIFO named x.jpg
                     # would otherwise hang the read.
                     found.append((rel, entry.stat(follow_symlinks=False)))
@@ -194,7 +198,8 @@ def manifest_splits(policy: Policy) -> tuple[str, ...]:
 def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     """List the dataset: every image file, its split, or the issue that stops it having one."""
     progress.start("listing")
-    listing = _walk_url(policy) if sources.is_url(policy.root) else _walk(policy.root, policy, progress)
+    listing = _walk_url(policy) if sources.is_url(policy.root) else _with_frames(_walk(policy.root, policy, progress),
+                                                                                  policy.root)
     progress.done()
     if policy.split_sources is not None:
         rows, names, members = _read_rows(policy)
@@ -230,6 +235,19 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     return Inventory(policy=policy, records=tuple(records), issues=tuple(issues), ignored=listing.ignored)
 
 
+def _with_frames(listing: Listing, root: Path) -> Listing:
+    """Each multi-frame DICOM file listed as its frames (``scan.dcm#frame=0001``...), as shard members are."""
+    if not any(frames.named(rel) for rel, _ in listing.files):
+        return listing
+    files: list[tuple[str, os.stat_result]] = []
+    for rel, st in listing.files:
+        count = frames.frame_count(os.path.join(root, rel)) if frames.named(rel) else 1
+        files += [(rel, st)] if count == 1 else [(members.join(rel, frames.member(k, count)), st)
+                                                 for k in range(count)]
+    files.sort(key=lambda item: item[0])
+    return Listing(files, listing.outside, listing.ignored, listing.unexamined)  # type: ignore[arg-type]
+
+
 def _assign_rows(listing: Listing, rows: Rows,
                  ) -> tuple[list[FileRecord], list[FileIssue]]:
     """Files against manifest rows: records, and unassigned, ambiguous and missing files."""
@@ -240,6 +258,9 @@ def _assign_rows(listing: Listing, rows: Rows,
     for rel, st in listing.files:
         seen.add(rel)
         entries = rows.get(rel)
+        if entries is None and members.SEP in rel:  # a frame of a multi-frame file the manifest lists whole
+            seen.add(members.shard_of(rel))
+            entries = rows.get(members.shard_of(rel))
         if not entries:
             issues.append(FileIssue("unassigned", rel, (), "not listed in the manifest"))
             continue

@@ -34,10 +34,10 @@ class IdenticalPixels(Detector):
         return ()  # equal bytes or pixels, upright only: nothing to turn
 
     def families(self, settings: Any, policy: PolicyView) -> tuple[Family, ...]:
-        from ..signals.families import hash_family
+        from ..signals.families import hash_family, values_family
 
         ph = policy.detectors.phash  # the hash the phash detector computes anyway
-        return (hash_family(ph.kind, ph.bits, "identity"),)
+        return (hash_family(ph.kind, ph.bits, "identity"), values_family())
 
     def find(self, run: SearchRun, settings: Any) -> list[Match]:
         from ..search.kernels import Match
@@ -66,7 +66,22 @@ class IdenticalPixels(Detector):
                 gi, gj = ra[ia], rb[ib]
                 ok = (dims[gi] == dims[gj]).all(axis=1) & (gi != gj)
                 out.update((min(int(x), int(y)), max(int(x), int(y))) for x, y in zip(gi[ok], gj[ok]))
+                out.update(_same_values(run.sigs.arrays.get("values"), ra, rb))
         return sorted(out)
+
+
+def _same_values(values: Any, ra: Any, rb: Any) -> set[tuple[int, int]]:
+    """Pairs of DICOM frames with the same raw values, whatever window their headers apply."""
+    if values is None:
+        return set()
+    by: dict[bytes, list[int]] = {}
+    for i in ra.tolist():
+        if values[i].any():
+            by.setdefault(values[i].tobytes(), []).append(i)
+    if not by:
+        return set()
+    return {(min(i, j), max(i, j)) for j in rb.tolist() if values[j].any()
+            for i in by.get(values[j].tobytes(), ()) if i != j}
 
 
 def _pixel_digests(run: SearchRun, rows: list[int]) -> dict[int, bytes]:

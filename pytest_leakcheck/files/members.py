@@ -24,12 +24,13 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from . import parquet
+from . import frames, parquet
 
-#: Shard files whose members are images; lower case.
+#: Shard files whose members are images; lower case.  A multi-frame DICOM file's
+#: members are its frames (frames.py).
 TAR = ".tar"
 TABLES = (".parquet", ".arrow")
-SUFFIXES = (TAR, *TABLES)
+SUFFIXES = (TAR, *TABLES, *frames.SUFFIXES)
 SEP = "#"
 ROW = "row="
 INSTALL = "pip install 'pytest-leakcheck[huggingface]'"
@@ -69,7 +70,7 @@ def split(path: str) -> tuple[str, str] | None:
     """``(shard, member)`` for a member path, None for a plain file."""
     i = path.find(SEP)
     while i != -1:
-        if path[:i].lower().endswith(SUFFIXES):
+        if path[:i].lower().endswith(SUFFIXES) or (path.startswith(frames.FRAME, i + 1) and frames.named(path[:i])):
             return path[:i], path[i + 1:]
         i = path.find(SEP, i + 1)
     return None
@@ -88,6 +89,12 @@ def unambiguous(shard: str) -> bool:
 
 def is_member(path: str) -> bool:
     return split(path) is not None
+
+
+def shard_of(path: str) -> str:
+    """The shard (or multi-frame DICOM file) a member lives in, or the path itself."""
+    parts = split(path)
+    return parts[0] if parts else path
 
 
 # --------------------------------------------------------------------------
@@ -257,6 +264,8 @@ def _read(path: str) -> bytes:
     if parts is None:
         raise MemberError(f"{path}: not a member of a shard")
     shard, member = parts
+    if frames.named(shard) and member.startswith(frames.FRAME):
+        return _frame(shard, member, _cached(shard, _whole))
     if shard.lower().endswith(TAR):
         index = tar_index(shard)
         if member not in index:
@@ -269,6 +278,18 @@ def _read(path: str) -> bytes:
     if row is None:
         raise MemberError(f"{path}: a table member is written row=N")
     return _cached(shard, _Table).row(row)
+
+
+def _whole(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _frame(shard: str, member: str, data: bytes) -> bytes:
+    frame = frames.frame_of(member)
+    if frame is None:
+        raise MemberError(f"{shard}: no member {member!r}; a DICOM file's members are its frames, frame=N")
+    return frames.envelope(frame, data)
 
 
 def digests(shard: str, members: Iterable[str]) -> dict[str, bytes | str]:
@@ -288,6 +309,14 @@ def digests(shard: str, members: Iterable[str]) -> dict[str, bytes | str]:
 
 
 def _each(shard: str, wanted: set[str]) -> Iterator[tuple[str, bytes | str]]:
+    if frames.named(shard) and all(name.startswith(frames.FRAME) for name in wanted):
+        data = _whole(shard)
+        for name in sorted(wanted):
+            try:
+                yield name, _frame(shard, name, data)
+            except MemberError as exc:
+                yield name, str(exc)
+        return
     if shard.lower().endswith(TAR):
         index = tar_index(shard)
         with open(shard, "rb") as fh:

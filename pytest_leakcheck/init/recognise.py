@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import detectors
-from . import groupids
+from . import groupids, metaprops
 from .. import sources
 from ..sources.base import Assignment, Guess, folders, split_word
 from ..errors import UsageError
+from ..files import frames
 from ..files.escape import yaml_comment, yaml_scalar
 from ..files.globs import literal
 
-IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".dcm", ".dicom")
 #: How deep split folders are looked for.
 MAX_DEPTH = 6
 
@@ -102,6 +103,8 @@ def detect(root: Path) -> Layout:
     assignment = guess.assignment
     splits = {p: entries[0][0] for p, entries in assignment.rows.items()}
     proposal = groupids.propose(splits, assignment.labels, assignment.extra)
+    if proposal.column is None:  # a patient or burst read from inside the files says more than a name token
+        proposal = metaprops.propose(root, splits) or proposal
     splits_yaml, groups_yaml = guess.splits_yaml, proposal.yaml
     if proposal.column is not None and guess.columns_indent:
         splits_yaml = _with_group_column(splits_yaml, proposal.column, guess.columns_indent)
@@ -128,7 +131,8 @@ def _images(root: Path) -> list[str]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         base = Path(folder).relative_to(root).as_posix()
         prefix = "" if base == "." else base + "/"
-        out += [prefix + n for n in sorted(names) if n.lower().endswith(IMAGE_EXTS) and not n.startswith(".")]
+        out += [prefix + n for n in sorted(names) if not n.startswith(".") and (
+            n.lower().endswith(IMAGE_EXTS) or (frames.unnamed(n) and frames.sniff(os.path.join(folder, n))))]
     return out
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections import Counter
 
 from .. import detectors
-from ..errors import PolicyError
+from ..errors import MissingExtra, PolicyError
+from ..files import frames, members
 from ..dataset.inventory import Inventory
 from ..policy.load import Policy
 
@@ -42,6 +43,25 @@ def require_sight(inv: Inventory) -> None:
     key = _split_key(policy, empty[0])
     raise _error(policy, key, f"split {names} has no images: {_why(inv, empty[0])}",
                  "fix the globs or rows of that split, or remove the split from the policy")
+
+
+def require_readers(inv: Inventory) -> None:
+    """Raise :class:`MissingExtra` (exit 2) when the dataset holds DICOM files and pydicom is missing.
+
+    Each file would otherwise be an ``unreadable`` finding: a verdict on the data
+    for what is a missing install.  pydicom is imported only when a DICOM file is listed.
+    """
+    files = {members.shard_of(r.path) for r in inv.records}
+    found = sorted(p for p in files if frames.named(p))
+    if not found:
+        return
+    from ..signals.dicom import NoPydicom, pydicom
+
+    try:
+        pydicom()
+    except NoPydicom as exc:
+        raise MissingExtra(f"{exc}; {len(found)} DICOM files are listed, e.g. {found[0]}",
+                           fix="install the extra, or leave DICOM files out with `ignore: ['**/*.dcm']`") from None
 
 
 def _why(inv: Inventory, split: str) -> str:

@@ -32,13 +32,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..dataset import groups, inventory
+from ..dataset import groups, inventory, metagroups
+from ..files import members
 from ..policy.load import Policy, load
 from ..progress import SILENT, Progress
 from ..report import baseline
 from ..report.model import Report
 from ..signals import executors
 from ..errors import StoreError
+from ..store import pseudonyms
 from ..store.db import Store, discard_if_new, open_store, recovering
 from ..store.storefile import locate
 from . import findings, matches, preflight
@@ -109,6 +111,7 @@ def take_inventory(policy: Policy, progress: Progress = SILENT) -> Inventory:
     """The dataset as every way in sees it; a check over nothing is a policy error (preflight.py)."""
     inv = groups.resolve(inventory.scan(policy, progress))
     preflight.require_sight(inv)  # before any image is read
+    preflight.require_readers(inv)
     return inv
 
 
@@ -135,6 +138,8 @@ class Focus:
         """Whether ``path`` is a focus path, lies below one, or is a folder holding one."""
         if path in self.paths or path in self.ancestors:
             return True
+        if members.SEP in path and (shard := members.shard_of(path)) != path:  # a member: its shard's focus
+            return self.touches(shard)
         cut = path.rfind("/")
         while cut > 0:
             if path[:cut] in self.paths:
@@ -208,6 +213,8 @@ def _pipeline(policy: Policy, store: Store, focus: Iterable[str] | None, t0: flo
     # A focus check (hook, pull request) reads the snapshot of the last
     # full check but does not pay for rewriting it.
     sigs = signatures.compute(inv.records, policy, store, opts, update_snapshot=focus is None)
+    if metagroups.rules(policy):  # groups read from inside the files, as pseudonyms
+        inv = groups.resolve(inv, metagroups.values(inv.records, sigs, pseudonyms.key(store.path)))
     t_sign = time.perf_counter()
     wanted = None if focus is None else focused(inv, focus)
     mask = None if wanted is None else np.array([r.path in wanted for r in inv.records], dtype=bool)

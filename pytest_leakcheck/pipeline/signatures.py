@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import detectors
-from ..store import keys, snapshot
+from ..dataset import metagroups
+from ..store import keys, pseudonyms, snapshot
 from ..files import members
 from ..files import remote as sources
 from ..signals.decode import DECODE_PATH, PIXELS_PARAMS, SignTask, Unreadable, check_pixels, sign
@@ -76,6 +77,8 @@ def compute(
     """
     t0 = time.perf_counter()
     fams = detectors.families(policy)
+    if metagroups.rules(policy):  # read in the same decode, kept by content like any signal
+        fams += metagroups.families(policy, pseudonyms.key(store.path))
     key = keys.signatures(fams, policy.files.max_pixels)
     snap = store.load_snapshot(key)
     hits = np.full(len(records), -1, dtype=np.int64)

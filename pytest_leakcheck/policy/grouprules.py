@@ -20,7 +20,13 @@ from ..files.names import excerpt
 from ..files.remote import Url, locate
 
 #: Rule sources, each a key of one item under ``groups:``.
-SOURCES = ("regex", "folder_depth", "manifest_column", "csv", "coco", "source_name")
+SOURCES = ("regex", "folder_depth", "manifest_column", "csv", "coco", "source_name", "dicom", "exif", "burst")
+#: Sources read from inside the files (metadata.py): their group ids are keyed pseudonyms.
+METADATA = ("dicom", "exif", "burst")
+#: Where a burst rule reads capture times: EXIF first, else the file name; or only one of them.
+BURST_TIMES = ("any", "exif", "name")
+#: Longest gap a burst rule may state, in seconds: beyond a day it is not a burst.
+MAX_GAP = 86_400.0
 UNGROUPED = ("error", "warning", "own-group")
 SHARE_BY = ("files", "groups")
 
@@ -30,8 +36,9 @@ class GroupRule:
     """One item under ``groups:``; ``value`` is the regex, depth, column or file path."""
 
     source: str
-    value: str | int
-    #: COCO image field (dotted for nested keys) or sidecar CSV group column.
+    #: The regex, depth, column, file path, DICOM keyword or EXIF field; a burst's gap in seconds.
+    value: str | int | float
+    #: COCO image field (dotted for nested keys), sidecar CSV group column, or where a burst's times come from.
     field: str = ""
 
 
@@ -61,6 +68,9 @@ def parse_rules(
     for i, item in enumerate(raw):
         where = (*at, str(i))
         item = ctx.mapping(item, where, (*SOURCES, "field", "column"))
+        if len([k for k in SOURCES if k in item]) == 1 and any(k in item for k in METADATA):
+            rules.append(metadata_rule(ctx, item, where))
+            continue
         sources = [k for k in SOURCES if k in item]
         if len(sources) != 1:
             raise ctx.fail(
@@ -115,6 +125,57 @@ def parse_rules(
                 )
             rules.append(GroupRule(source, str(path), field=field))
     return tuple(rules)
+
+
+def metadata_rule(ctx: Ctx, item: dict[str, Any], where: tuple[str, ...]) -> GroupRule:
+    """``dicom: KEYWORD``, ``exif: FIELD`` or ``burst: {gap: 2s, time: any}``."""
+    source = next(k for k in METADATA if k in item)
+    value, spot = item[source], (*where, source)
+    for key in ("field", "column"):
+        if key in item:
+            raise ctx.fail((*where, key), f"`{key}` does not apply to a `{source}` rule")
+    if source == "burst":
+        spec = ctx.mapping(value, spot, ("gap", "time"))
+        if "gap" not in spec:
+            raise ctx.fail(spot, "a burst rule needs `gap`", "e.g. `burst: {gap: 2s}`: shots of one camera "
+                           "at most 2 seconds apart are one burst")
+        gap = _seconds(ctx, spec["gap"], (*spot, "gap"))
+        return GroupRule(source, gap, field=ctx.choice(spec.get("time", "any"), (*spot, "time"), BURST_TIMES))
+    if not isinstance(value, str) or not value.isidentifier():
+        raise ctx.fail(spot, f"expected a {'DICOM keyword' if source == 'dicom' else 'EXIF field name'}",
+                       "e.g. `dicom: PatientID`" if source == "dicom" else "e.g. `exif: BodySerialNumber`")
+    from ..signals import metadata  # the reader knows the names; pydicom only for a dicom rule
+
+    try:
+        known = metadata.known_field(source, value)
+    except ImportError as exc:  # a dicom rule without the dicom extra
+        raise ctx.fail(spot, str(exc), "install the extra, or drop the rule") from None
+    if not known:
+        raise ctx.fail(spot, f"unknown {'DICOM keyword' if source == 'dicom' else 'EXIF field'} {excerpt(value)}",
+                       "DICOM keywords as in the standard's data dictionary, e.g. PatientID, StudyInstanceUID"
+                       if source == "dicom" else "EXIF names as Pillow's ExifTags.TAGS spells them, e.g. Model")
+    return GroupRule(source, value)
+
+
+def _seconds(ctx: Ctx, value: Any, at: tuple[str, ...]) -> float:
+    """A gap: a number of seconds, or text such as ``2s``, ``500ms``, ``1.5 s``, ``2min``."""
+    units = {"ms": 0.001, "s": 1.0, "sec": 1.0, "min": 60.0, "m": 60.0}
+    seconds = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str):
+        text = value.strip().lower()
+        for unit in sorted(units, key=len, reverse=True):
+            number = text[:-len(unit)].strip() if text.endswith(unit) else None
+            if number is not None:
+                try:
+                    seconds = float(number) * units[unit]
+                except ValueError:
+                    pass
+                break
+    if seconds is None or not 0 < seconds <= MAX_GAP:
+        raise ctx.fail(at, f"expected a gap above 0 and at most {MAX_GAP:.0f} seconds, like `2s` or `500ms`")
+    return seconds
 
 
 def _regex(ctx: Ctx, value: Any, at: tuple[str, ...]) -> str:

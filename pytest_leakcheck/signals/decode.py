@@ -22,7 +22,7 @@ import numpy as np
 from PIL import Image
 
 from .. import orientation as _orientation
-from . import imagedepth
+from . import dicom, imagedepth
 
 # Re-exported: the rest of the package opens images through this module.
 from .imagedepth import Unreadable, check_pixels, open_image  # noqa: F401
@@ -122,7 +122,10 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
     content_grey = rgb.convert("L")
     grey = content_grey.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
-    return Decoded(grey, (w, h), small, upright=upright, content=rgb, content_grey=content_grey)
+    out = Decoded(grey, (w, h), small, upright=upright, content=rgb, content_grey=content_grey)
+    out.memo[dicom.VALUES] = img.info.get(dicom.VALUES)  # DICOM only: its raw values' digest
+    out.memo[dicom.DATASET] = img.info.get(dicom.DATASET)  # and its parsed header
+    return out
 
 
 def _draft_size(w: int, h: int) -> tuple[int, int]:
@@ -253,6 +256,8 @@ def pixel_digest(task: tuple[str, int, bytes]) -> tuple[bool, bytes] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if dicom.is_dicom(data):  # the stored values, not the window the header applies to them
+                return True, dicom.raw_digest(data, max_pixels, imagedepth.MAX_DECODE_BYTES)
             img = open_image(data, max_pixels)
             imagedepth.check_memory(img)
             return True, imagedepth.pixel_digest(img, imagedepth.orientation(img))

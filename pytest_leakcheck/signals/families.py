@@ -187,3 +187,27 @@ def _thumb(decoded: Decoded, family: Family) -> bytes:
 def thumb_family(size: int) -> Family:
     """A ``size`` x ``size`` grey thumbnail, (N, size²) uint8."""
     return Family("thumb", f"{size};{DECODE_PATH}", (("thumb", "u1", size * size),), _thumb, (size,))
+
+
+# --------------------------------------------------------------------------
+# Raw DICOM values
+
+
+def _values(decoded: Decoded, family: Family) -> bytes:
+    from .dicom import VALUES
+
+    return (decoded.memo.get(VALUES) or bytes(16))[:16]
+
+
+def _no_values(width: int, height: int) -> bytes:
+    return bytes(16)
+
+
+def values_family() -> Family:
+    """The digest of a DICOM frame's raw stored values (zeros for other images), (N, 16) uint8.
+
+    A copy whose window or LUT was changed in the header looks different to every
+    perceptual hash but holds the same values: identical-pixels pairs it by this.
+    Contents stored before DICOM was read are never DICOM: their row is zeros, no decode.
+    """
+    return Family("values", "dicom-raw-v1", (("values", "u1", 16),), _values, from_dims=_no_values)

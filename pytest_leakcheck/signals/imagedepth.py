@@ -30,6 +30,8 @@ from collections.abc import Iterator
 import numpy as np
 from PIL import Image, ImageOps
 
+from . import dicom
+
 #: Pixel buffer (bytes) Pillow may allocate to decode one image.  Pillow
 #: decodes most formats (PNG, TIFF, WebP...) only whole, so this bounds the
 #: peak memory of a worker, with the strips below (``benchmarks/hostile_bounds.py``).
@@ -71,7 +73,15 @@ class Unreadable(Exception):
 
 
 def open_image(data: bytes, max_pixels: int) -> Image.Image:
-    """Open lazily, refusing decompression bombs; raises :class:`Unreadable`."""
+    """Open lazily, refusing decompression bombs; raises :class:`Unreadable`.
+
+    A DICOM file (or frame) is decoded at once, to its windowed 8 bits (dicom.py).
+    """
+    if dicom.is_dicom(data):
+        try:
+            return dicom.image(data, max_pixels, MAX_DECODE_BYTES)
+        except (ValueError, dicom.NoPydicom) as exc:
+            raise Unreadable(str(exc)) from None
     with warnings.catch_warnings():
         # Pillow warns above 89 Mpx and raises above 179 Mpx; our own limit
         # below is the one the policy controls.

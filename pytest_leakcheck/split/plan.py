@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..dataset import groups as group_rules
+from .clusters import clusters_and_groups, copy_clusters  # noqa: F401  (copy_clusters: the plan's API)
 from ..dataset import inventory
 from .. import sources
 from ..errors import PolicyError, UsageError
@@ -316,20 +317,6 @@ class Shares:
     names: Sequence[str] = DEFAULT_NAMES
 
 
-def copy_clusters(
-    policy: Policy, pooled: Policy, *, store=None, opts: RunOptions | None = None
-) -> list[list[str]]:
-    """Paths of every identical or near-duplicate cluster, whatever split they are in now.
-
-    A weak link's finding is left out: it asks a person to look, and keeping it
-    would chain the clusters it joins into one, which the check itself never does.
-    """
-    from ..pipeline.run import RunOptions, run
-
-    report = run(pooled, store=store, opts=opts or RunOptions()).report
-    return [[m.path for m in f.members] for f in report.findings if f.kind in COPY_KINDS and not f.weak]
-
-
 def plan(
     policy: Policy,
     shares: Shares,
@@ -357,13 +344,13 @@ def plan(
     fields, rows = _read_rows(source) if source is not None else ([], {})
     if current is not None:
         rows = {p: {"path": p, "split": s} for p, s in current.items()}
+    # No image, no cluster: and a check over nothing is refused (blind.py), rightly, for a check.
+    clusters, meta = clusters_and_groups(policy, pooled, store=store, opts=opts) if paths else ([], None)
     if policy.groups:
-        groups = group_rules.group_of(paths, policy)
+        groups = group_rules.group_of(paths, policy, meta)
     else:
         groups = [rows.get(p, {}).get("group") or None for p in paths]
     row_of = {p: i for i, p in enumerate(paths)}
-    # No image, no cluster: and a check over nothing is refused (blind.py), rightly, for a check.
-    clusters = copy_clusters(policy, pooled, store=store, opts=opts) if paths else []
     gids = factorize(groups, paths)
     comp = components(gids, ([row_of[p] for p in c if p in row_of] for c in clusters))
     labels = _labels(stratify, paths, source, fields, rows)

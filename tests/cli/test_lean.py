@@ -14,7 +14,7 @@ import pytest
 import pytest_leakcheck
 from pytest_leakcheck.report.model import Finding, Member, Pair, Report, report_dict
 
-HEAVY = ("dask", "distributed", "fsspec", "s3fs", "botocore", "aiobotocore", "faiss")
+HEAVY = ("dask", "distributed", "fsspec", "s3fs", "botocore", "aiobotocore", "faiss", "pydicom")
 
 
 @pytest.mark.slow

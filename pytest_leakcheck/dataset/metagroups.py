@@ -1,0 +1,154 @@
+"""Group ids from inside the files: DICOM attributes, EXIF fields and photo bursts, always as pseudonyms.
+
+The values come from the signature stage (``signals/metadata.py`` families,
+read once per content and kept in the store), so these rules resolve after
+signatures, not with the name rules at inventory time (``groups.resolve``
+takes the values when there are any).  A group id is the field's name and
+the first 12 hex digits of its keyed pseudonym (``PatientID-3f9a2c1b7d4e``):
+the identifier itself never reaches a record, a finding or an output.
+
+A burst is the shots of one camera (EXIF make, model and serial; one unknown
+camera for files without them) whose capture times are each at most the
+rule's gap after the previous one.  The time is EXIF ``DateTimeOriginal``
+with ``SubSecTimeOriginal``, else (``time: any`` or ``name``) a timestamp in
+the file name (:func:`name_time`).  A file without a time has no burst.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ..policy.grouprules import METADATA, GroupRule
+
+if TYPE_CHECKING:
+    from ..policy.load import Policy
+    from ..signals.families import Family, Signatures
+    from .inventory import FileRecord
+
+#: Hex digits of a pseudonym shown in a group id: 48 bits, no collision in any real dataset.
+SHOWN = 12
+#: A timestamp in a file name: IMG_20230101_101500_123.jpg, PXL_20230101_101500123.jpg,
+#: 2023-01-01 10.15.00.jpg, burst_2023-01-01T10-15-00.250.jpg.
+NAME_TIME = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)[-_T ]?(\d\d)[-_.:h]?(\d\d)[-_.:m]?(\d\d)"
+                       r"(?:[-_.,]?(\d{1,6}))?(?!\d)")
+
+
+#: Unix times a bare-number file name may hold: 2000-01-01 to 2100-01-01.
+EPOCHS = (946_684_800, 4_102_444_800)
+
+
+def rules(policy: Policy) -> tuple[GroupRule, ...]:
+    return tuple(r for r in policy.groups if r.source in METADATA)
+
+
+def families(policy: Policy, key: bytes) -> tuple[Family, ...]:
+    """The families the policy's metadata rules read (none without such rules)."""
+    from ..signals import metadata
+
+    out = []
+    for r in rules(policy):
+        if r.source == "burst":
+            if r.field != "name":
+                out.append(metadata.burst_family(key))
+        else:
+            out.append(metadata.field_family(r.source, str(r.value), key))
+    return tuple(dict.fromkeys(out))
+
+
+def name_time(path: str) -> float | None:
+    """Seconds (as if UTC) of the last timestamp in the file name, or None.
+
+    A name that is only a Unix time (``1715940900.jpg``, ``1715940900250.jpg`` in ms) counts
+    when it falls between 2000 and 2100.
+    """
+    name = path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    if stem.isdigit() and len(stem) in (10, 13):
+        seconds = int(stem) / (1000 if len(stem) == 13 else 1)
+        if EPOCHS[0] <= seconds < EPOCHS[1]:
+            return float(seconds)
+    found = None
+    for m in NAME_TIME.finditer(name):
+        y, mo, d, h, mi, s, frac = m.groups()
+        try:
+            moment = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=timezone.utc)
+        except ValueError:
+            continue
+        found = moment.timestamp() + (float("0." + frac) if frac else 0.0)
+    return found
+
+
+def bursts(times: Sequence[float | None], cameras: Sequence[bytes], gap: float) -> list[int | None]:
+    """Burst number of each shot (None without a time): per camera, in time order, a gap above ``gap`` cuts."""
+    order = sorted((i for i, t in enumerate(times) if t is not None), key=lambda i: (cameras[i], times[i]))
+    out: list[int | None] = [None] * len(times)
+    burst, last, camera = -1, -math.inf, None
+    for i in order:
+        t = times[i]
+        assert t is not None
+        if cameras[i] != camera or t - last > gap:
+            burst += 1
+        out[i], last, camera = burst, t, cameras[i]
+    return out
+
+
+@dataclass
+class Values:
+    """What the signature stage read for the metadata rules, by path, with the key that names bursts."""
+
+    rows: dict[str, int]
+    arrays: dict[str, Any]
+    key: bytes
+    #: Rows decoded fine: an unreadable file has no values (its arrays hold zeros).
+    valid: Any
+    _bursts: dict[GroupRule, list[str | None]] = field(default_factory=dict)
+
+    def groups(self, rule: GroupRule, paths: Sequence[str]) -> list[str | None]:
+        if rule.source == "burst":
+            ids = self._bursts.get(rule)
+            if ids is None:
+                ids = self._bursts[rule] = self._burst_ids(rule)
+            return [ids[self.rows[p]] if p in self.rows else None for p in paths]
+        arr = self.arrays.get(f"meta:{rule.source}:{rule.value}")
+        out: list[str | None] = []
+        for p in paths:
+            i = self.rows.get(p)
+            value = None if arr is None or i is None or not self.valid[i] else arr[i]
+            out.append(f"{rule.value}-{value.tobytes().hex()[:SHOWN]}" if value is not None and value.any() else None)
+        return out
+
+    def _burst_ids(self, rule: GroupRule) -> list[str | None]:
+        from ..signals.metadata import pseudonym
+
+        paths = sorted(self.rows, key=self.rows.__getitem__)
+        exif_times = self.arrays.get("meta:burst:time")
+        cams = self.arrays.get("meta:burst:camera")
+        times: list[float | None] = []
+        cameras: list[bytes] = []
+        for p in paths:
+            i = self.rows[p]
+            t = None if exif_times is None or rule.field == "name" or not self.valid[i] else float(exif_times[i, 0])
+            t = None if t is None or math.isnan(t) else t
+            if t is None and rule.field != "exif":
+                t = name_time(p)
+            times.append(t)
+            cameras.append(b"" if cams is None or not self.valid[i] else cams[i].tobytes())
+        numbers = bursts(times, cameras, float(rule.value))
+        first: dict[int, tuple[bytes, float]] = {}
+        for n, cam, t in zip(numbers, cameras, times):
+            if n is not None and (n not in first or t < first[n][1]):  # type: ignore[operator]
+                first[n] = (cam, t)  # type: ignore[assignment]
+        names = {n: "burst-" + pseudonym(self.key, f"burst:{c.hex()}:{t!r}").hex()[:SHOWN]
+                 for n, (c, t) in first.items()}
+        return [None if n is None else names[n] for n in numbers]
+
+
+def values(records: Sequence[FileRecord], sigs: Signatures, key: bytes) -> Values:
+    """The metadata arrays of ``sigs`` by the records' paths (rows without a decode have zeros or NaN)."""
+    arrays = {name: arr for name, arr in sigs.arrays.items() if name.startswith("meta:")}
+    return Values({r.path: i for i, r in enumerate(records)}, arrays, key, sigs.valid)

@@ -1,0 +1,47 @@
+"""What a split plan keeps together besides the policy's name rules: copy clusters, and groups read from inside files.
+
+One check over the whole tree (every file in one pseudo-split) finds the
+copies wherever they sit now; when the policy has metadata rules (``dicom``,
+``exif``, ``burst``: ``dataset/metagroups.py``) the same check reads them, so
+``leakcheck split`` keeps every patient and every burst in one split, as the
+check demands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..dataset import metagroups
+from ..report.model import COPY_KINDS
+
+if TYPE_CHECKING:
+    from ..pipeline.options import RunOptions
+    from ..policy.load import Policy
+
+
+def clusters_and_groups(policy: Policy, pooled: Policy, *, store: Any = None,
+                        opts: RunOptions | None = None) -> tuple[list[list[str]], metagroups.Values | None]:
+    """Paths of every identical or near-duplicate cluster, and the metadata rules' values (None without such rules).
+
+    A weak link's finding is left out: it asks a person to look, and keeping it
+    would chain the clusters it joins into one, which the check itself never does.
+    """
+    from ..pipeline.run import RunOptions, run, store_location
+    from ..store import pseudonyms
+
+    opts = opts or RunOptions()
+    rules = metagroups.rules(policy)
+    checked = replace(pooled, groups=rules, ungrouped="own-group") if rules else pooled
+    done = run(checked, store=store, opts=opts)
+    clusters = [[m.path for m in f.members] for f in done.report.findings if f.kind in COPY_KINDS and not f.weak]
+    if not rules:
+        return clusters, None
+    key = pseudonyms.key(store.path if store is not None else store_location(policy, opts.use_cache))
+    return clusters, metagroups.values(done.inventory.records, done.signatures, key)
+
+
+def copy_clusters(policy: Policy, pooled: Policy, *, store: Any = None,
+                  opts: RunOptions | None = None) -> list[list[str]]:
+    """Paths of every identical or near-duplicate cluster, whatever split they are in now."""
+    return clusters_and_groups(replace(policy, groups=()), pooled, store=store, opts=opts)[0]

@@ -1,0 +1,199 @@
+"""Groups from inside the files (issue 36): patients from DICOM headers, bursts from capture times,
+proposed by init with counts, as keyed pseudonyms stable within a repository."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS
+from pytest_leakcheck.dataset import metagroups
+
+from ..conftest import write_policy
+from .conftest import BASE_TIME, SECRET_ID, burst_tree, dicom_tree, exif_photo
+
+FAST = "detectors: {aligned: {severity: 'off'}, same_scene: {severity: 'off'}}\n"
+GLOBS = "version: 1\nsplits: {train: [train/**], val: [val/**], test: [test/**]}\n"
+
+
+def _check(run_cli, root: Path) -> tuple[int, list[dict]]:
+    code, out, err = run_cli("check", "--policy", str(root / "leakcheck.yaml"), "--format", "json")
+    assert code in (EXIT_CLEAN, EXIT_LEAKS), err
+    return code, json.loads(out)["findings"]
+
+
+@pytest.mark.slow
+def test_init_proposes_the_patient_rule_and_check_finds_every_planted_leak(tmp_path: Path, run_cli) -> None:
+    planted = dicom_tree(tmp_path)
+    code, out, err = run_cli("init", str(tmp_path))
+    assert code == EXIT_CLEAN, err
+    assert "patients from DICOM PatientID: 7 patients" in out and "2 patients in more than one split" in out
+    assert SECRET_ID not in out
+    policy = (tmp_path / "leakcheck.yaml").read_text()
+    assert "  - dicom: PatientID\n" in policy and SECRET_ID not in policy
+    code, findings = _check(run_cli, tmp_path)
+    assert code == EXIT_LEAKS
+    splits = [f for f in findings if f["kind"] == "group-split"]
+    assert len(splits) == 2 and all(f["severity"] == "error" for f in splits)
+    assert all(f["message"].split("'")[1].startswith("PatientID-") for f in splits)
+    pairs = [sorted(m["path"] for m in f["members"]) for f in findings if f["kind"] != "group-split"]
+    for a, b in (planted["rewindowed"], planted["exported"]):
+        assert any(a in p and b in p for p in pairs), (a, b, pairs)
+
+
+def test_patient_groups_follow_the_header_not_the_name(tmp_path: Path, run_cli) -> None:
+    dicom_tree(tmp_path)
+    write_policy(tmp_path, GLOBS + FAST + "groups: [{dicom: PatientID}]\nungrouped: own-group\n")
+    _, findings = _check(run_cli, tmp_path)
+    spread = sorted(tuple(sorted(f["evidence"].items())) for f in findings if f["kind"] == "group-split")
+    assert spread == [(("test", 1.0), ("train", 3.0))] * 2
+    # Another attribute, another grouping: one study per patient here, so the same two.
+    write_policy(tmp_path, GLOBS + FAST + "groups: [{dicom: StudyInstanceUID}]\nungrouped: own-group\n")
+    _, findings = _check(run_cli, tmp_path)
+    assert [f["message"].split("'")[1].split("-")[0] for f in findings if f["kind"] == "group-split"] == [
+        "StudyInstanceUID"] * 2
+
+
+@pytest.mark.slow
+def test_pseudonyms_are_stable_within_a_repository_and_differ_across_keys(tmp_path: Path, run_cli) -> None:
+    dicom_tree(tmp_path / "a")
+    write_policy(tmp_path / "a", GLOBS + FAST + "groups: [{dicom: PatientID}]\nungrouped: own-group\n")
+    ids = []
+    for root in (tmp_path / "a", tmp_path / "a", tmp_path / "b"):
+        if not root.exists():
+            shutil.copytree(tmp_path / "a", root, ignore=shutil.ignore_patterns(".leakcheck"))
+        _, findings = _check(run_cli, root)
+        ids.append(sorted(f["message"].split("'")[1] for f in findings if f["kind"] == "group-split"))
+    assert ids[0] == ids[1] != ids[2]
+    assert (tmp_path / "a/.leakcheck/pseudonym.key").stat().st_mode & 0o077 == 0
+
+
+def test_init_proposes_the_burst_rule_and_every_cross_split_burst_is_an_error(tmp_path: Path, run_cli) -> None:
+    burst_tree(tmp_path)
+    code, out, err = run_cli("init", str(tmp_path))
+    assert code == EXIT_CLEAN, err
+    assert "5 bursts of 2 or more shots within 1 s of each other (up to 4 shots), 1 in more than one split" in out
+    policy = (tmp_path / "leakcheck.yaml").read_text()
+    assert "  - burst: {gap: 1s}\n" in policy
+    write_policy(tmp_path, GLOBS.replace("val: [val/**], ", "") + FAST + "groups: [{burst: {gap: 1s}}]\n")
+    _, findings = _check(run_cli, tmp_path)
+    splits = [f for f in findings if f["kind"] == "group-split"]
+    assert len(splits) == 1 and splits[0]["severity"] == "error"
+    assert sorted(splits[0]["evidence"].items()) == [("test", 1.0), ("train", 3.0)]
+    # The two photos of one camera an hour apart, in train and test, are in no group together.
+    named = {m["path"] for f in splits for m in f["members"]}
+    assert not named & {"train/single_a.jpg", "test/single_b.jpg"}
+
+
+def test_bursts_are_per_camera_and_cut_at_the_gap(tmp_path: Path, run_cli) -> None:
+    other = ("Nikon", "Z6", "9")
+    exif_photo(tmp_path / "train/a.jpg", 1, BASE_TIME)
+    exif_photo(tmp_path / "test/b.jpg", 2, BASE_TIME + timedelta(milliseconds=300), other)  # another camera
+    exif_photo(tmp_path / "test/c.jpg", 3, BASE_TIME + timedelta(seconds=3))  # past the gap
+    exif_photo(tmp_path / "train/d.jpg", 4, BASE_TIME + timedelta(hours=1))
+    exif_photo(tmp_path / "test/e.jpg", 5, BASE_TIME + timedelta(hours=1, milliseconds=900))
+    write_policy(tmp_path, GLOBS.replace("val: [val/**], ", "") + FAST + "groups: [{burst: {gap: 2s}}]\n")
+    _, findings = _check(run_cli, tmp_path)
+    assert [sorted(m["path"] for m in f["members"]) for f in findings if f["kind"] == "group-split"] == [
+        ["test/e.jpg", "train/d.jpg"]]
+
+
+def test_timestamps_in_file_names_make_bursts_without_exif(tmp_path: Path, run_cli) -> None:
+    from pytest_leakcheck.testing import photo, save
+
+    names = ["train/IMG_20240517_101500_100.jpg", "train/IMG_20240517_101500_600.jpg",
+             "test/IMG_20240517_101501_100.jpg", "train/IMG_20240517_111501_100.jpg",
+             "test/IMG_20240517_121501_100.jpg", "train/IMG_20240517_131500_000.jpg",
+             "train/IMG_20240517_131500_500.jpg"]
+    for k, name in enumerate(names):
+        save(photo(k, (80, 60)), tmp_path / name)
+    code, out, err = run_cli("init", str(tmp_path))
+    assert code == EXIT_CLEAN, err
+    assert "timestamps in 7 file names" in out and "2 bursts of 2 or more shots within 1 s" in out
+    assert "  - burst: {gap: 1s}\n" in (tmp_path / "leakcheck.yaml").read_text()
+    write_policy(tmp_path, GLOBS.replace("val: [val/**], ", "") + FAST + "groups: [{burst: {gap: 1s}}]\n")
+    _, findings = _check(run_cli, tmp_path)
+    assert [sorted(m["path"] for m in f["members"]) for f in findings if f["kind"] == "group-split"] == [
+        ["test/IMG_20240517_101501_100.jpg", "train/IMG_20240517_101500_100.jpg",
+         "train/IMG_20240517_101500_600.jpg"]]
+
+
+def test_name_times() -> None:
+    assert metagroups.name_time("a/PXL_20230101_101500123.jpg") == metagroups.name_time("2023-01-01 10.15.00.123.jpg")
+    assert metagroups.name_time("IMG_0001.jpg") is None and metagroups.name_time("20231399_101500.jpg") is None
+    assert metagroups.name_time("1715940900250.jpg") == metagroups.name_time("IMG_20240517_101500_250.jpg")
+    assert metagroups.name_time("0000000001.jpg") is None
+
+
+def test_bad_metadata_rules_are_policy_errors(tmp_path: Path, run_cli) -> None:
+    for rule, words in (("{dicom: PatientNmae}", "unknown DICOM keyword"), ("{exif: Camera}", "unknown EXIF field"),
+                        ("{burst: {gap: -1}}", "expected a gap"), ("{burst: {}}", "needs `gap`"),
+                        ("{burst: {gap: 2s, time: gps}}", "time")):
+        write_policy(tmp_path, GLOBS + f"groups: [{rule}]\n")
+        code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"))
+        assert code == 2 and words in err, (rule, err)
+
+
+@pytest.mark.slow
+def test_split_keeps_each_patient_in_one_split(tmp_path: Path, run_cli) -> None:
+    """`leakcheck split` reads the patient rule as the check does: no patient spans the manifest's splits."""
+    import csv
+
+    import pydicom
+
+    dicom_tree(tmp_path)
+    write_policy(tmp_path, GLOBS + FAST + "groups: [{dicom: PatientID}]\nungrouped: own-group\n")
+    code, _, err = run_cli("split", "--policy", str(tmp_path / "leakcheck.yaml"), "--test", "0.3", "-o",
+                           str(tmp_path / "splits.csv"))
+    assert code == 0, err
+    rows = list(csv.DictReader((tmp_path / "splits.csv").open()))
+    per: dict[str, set[str]] = {}
+    for row in rows:
+        file = row["path"].split("#")[0]  # the frames of a multi-frame file too
+        if file.endswith(".dcm"):
+            per.setdefault(str(pydicom.dcmread(tmp_path / file).PatientID), set()).add(row["split"])
+    assert len(per) == 7 and all(len(s) == 1 for s in per.values()), per
+    assert all(SECRET_ID not in row["group"] for row in rows)
+    assert {row["group"].split("-")[0] for row in rows if ".dcm" in row["path"]} == {"PatientID"}
+
+
+def test_metadata_is_read_once_and_a_new_cross_split_slice_is_found_incrementally(tmp_path: Path, run_cli) -> None:
+    from pytest_leakcheck import testing_dicom as td
+
+    from .conftest import patient
+
+    dicom_tree(tmp_path)
+    write_policy(tmp_path, GLOBS + FAST + "groups: [{dicom: PatientID}]\nungrouped: own-group\n")
+
+    def check() -> tuple[list[dict], dict]:
+        code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "--format", "json")
+        assert code == EXIT_LEAKS, err
+        report = json.loads(out)
+        return [f for f in report["findings"] if f["kind"] == "group-split"], report["stats"]
+
+    check()
+    found, stats = check()
+    before = {f["id"] for f in found}
+    assert len(before) == 2 and (stats["decoded"], stats["reused"]) == (0, 25)  # nothing read again
+    td.write(tmp_path / "val/late.dcm", td.ct_slice(777), patient(0))  # patient 0 is in train
+    found, stats = check()
+    assert {f["id"] for f in found} > before and (stats["decoded"], stats["reused"]) == (1, 25)
+    new = next(f for f in found if f["id"] not in before)
+    assert sorted(new["evidence"].items()) == [("train", 3.0), ("val", 1.0)]
+
+
+def test_the_owners_key_from_the_environment_wins_over_a_key_file(tmp_path: Path, run_cli, monkeypatch) -> None:
+    """A key file beside a committed store is the pull request's; LEAKCHECK_PSEUDONYM_KEY is the owner's."""
+    from pytest_leakcheck.store import pseudonyms
+
+    planted = tmp_path / ".leakcheck" / "pseudonym.key"
+    planted.parent.mkdir()
+    planted.write_bytes(b"k" * pseudonyms.SIZE)
+    assert pseudonyms.key(tmp_path / ".leakcheck/cache.sqlite") == b"k" * pseudonyms.SIZE
+    monkeypatch.setenv(pseudonyms.ENV, "owner secret")
+    owned = pseudonyms.key(tmp_path / ".leakcheck/cache.sqlite")
+    assert owned != b"k" * pseudonyms.SIZE and owned == pseudonyms.key(None) and len(owned) == pseudonyms.SIZE
