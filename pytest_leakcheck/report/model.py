@@ -25,6 +25,7 @@ KINDS = (
     "identical-pixels",
     "near-duplicate",
     "same-scene",
+    "shared-scene",
     "group-split",
     "split-share",
     "unreadable-image",
@@ -37,6 +38,8 @@ KINDS = (
 )
 #: Kinds that say "these files are copies of each other": a cluster of members.
 COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene")
+#: Copy kinds whose links are equality (transitive): such clusters cannot chain.
+EXACT_KINDS = ("identical-file", "identical-pixels")
 #: Kinds about single files rather than about copies across splits.
 FILE_KINDS = ("unreadable-image", "ambiguous-file", "missing-file", "unassigned-file", "outside-root", "not-examined")
 #: Kinds that group rules (whole groups kept in one split) produce start with these.
