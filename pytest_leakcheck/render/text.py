@@ -43,6 +43,8 @@ SHORT_FIXES = {
     "group-split": "keep each group in one split (`leakcheck split` plans it)",
     "split-share": "move files until each split's share is in bounds",
 }
+#: Kinds whose fix `leakcheck split` plans.
+_SPLIT_PLANS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene", "group-split")
 #: The summary line stays under this many characters, whatever the report holds.
 SUMMARY_WIDTH = 199
 
@@ -114,7 +116,12 @@ def summary_line(report: Report) -> str:
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(failing.items(), key=lambda kv: KINDS.index(kv[0])
                                                      if kv[0] in KINDS else 99))
     fixes = list(dict.fromkeys(SHORT_FIXES.get(k, "") for k in failing))
-    todo = fixes[0] if len(fixes) == 1 and fixes[0] else "see the Fix lines below"
+    if len(fixes) == 1 and fixes[0]:
+        todo = fixes[0]
+    elif all(k in _SPLIT_PLANS for k in failing):
+        todo = "keep each cluster of copies and each group in one split (`leakcheck split` plans it)"
+    else:
+        todo = "see the Fix lines below"
     for failed in (f"; failed: {kinds}", f"; failed: {len(failing)} kinds", ""):
         full = f"{line}{failed}; fix: {todo}"
         if len(full) <= SUMMARY_WIDTH:

@@ -48,6 +48,12 @@ def test_the_summary_line_says_what_failed_and_what_to_do_in_under_200_character
     assert "threshold" not in line and "checked:" not in line
 
 
+def test_copies_and_groups_failing_together_get_one_fix() -> None:
+    line = _summary(render(_report(4, 0, ("near-duplicate", "group-split")), "text"))
+    assert "failed: near-duplicate 2, group-split 2" in line
+    assert "fix: keep each cluster of copies and each group in one split" in line and len(line) < 200
+
+
 def test_a_summary_of_many_kinds_still_fits() -> None:
     kinds = ("identical-file", "near-duplicate", "same-scene", "group-split", "unreadable-image",
              "missing-file", "unassigned-file", "outside-root", "ambiguous-file", "split-share")
