@@ -16,7 +16,7 @@ Three rules keep a finding something a person can act on (issue 37):
   one web (:data:`SCENE_SHARE` of its images, a fixed camera, one object shot
   again and again), no near match among them tells a copy from another shot, so
   their near links become one ``shared-scene`` warning; exact copies among them
-  still fail.  Warning-level links joining more than :data:`MAX_MEMBERS` files
+  still fail.  Warning-level links joining more than :data:`MAX_MEMBERS` files densely
   (a local scene: one board design among other boards) become such a note too.
 """
 
@@ -29,6 +29,9 @@ from ..search.kernels import Match
 
 #: No cluster of near matches grows past this many files.
 MAX_MEMBERS = 25
+#: Warning-level links per file that make a web of over MAX_MEMBERS files one scene (each file
+#: alike to six others on average), not pairs to review one by one.
+DENSE = 3
 #: A web of links over this share of the dataset's images (and over MAX_MEMBERS) is one scene.
 SCENE_SHARE = 0.5
 
@@ -146,9 +149,13 @@ def _bridges(out: Grouping, uf: UnionFind, weak: Sequence[Match], overflow: Sequ
     for m in weak:
         web.union(uf.find(m.i), uf.find(m.j))
     files: dict[int, set[int]] = {}
+    links: dict[int, int] = {}
     for m in weak:
-        files.setdefault(web.find(uf.find(m.i)), set()).update((m.i, m.j))
-    local = {r for r, rows in files.items() if len(rows) > MAX_MEMBERS}
+        root = web.find(uf.find(m.i))
+        files.setdefault(root, set()).update((m.i, m.j))
+        links[root] = links.get(root, 0) + 1
+    # Only a dense web is a scene: a sparse one (a few look-alikes chained) is left as pairs to review.
+    local = {r for r, rows in files.items() if len(rows) > MAX_MEMBERS and links[r] >= DENSE * len(rows)}
     folded: dict[int, list[Match]] = {}
     best: dict[tuple[int, int], tuple[Match, bool]] = {}
     candidates = [(m, True) for m in weak] + [(m, False) for m in overflow]

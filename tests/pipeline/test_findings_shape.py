@@ -101,6 +101,16 @@ def test_a_web_of_warning_links_is_one_note_not_a_finding_per_pair(tmp_path: Pat
     assert "30 images" in report.findings[0].message
 
 
+def test_a_sparse_web_of_warning_links_stays_pairs_to_review(tmp_path: Path) -> None:
+    """30 files chained by same-scene warnings (a few look-alikes each): every link stays a
+    warning of two files a person can judge, not folded into a note."""
+    policy, inv, sigs, r = _dataset(tmp_path, 80)
+    chain = [Match(r[k], r[k + 1], "same-scene", 60.0) for k in range(29)]
+    report = findings.build(chain, inv, sigs, policy)
+    assert len(report.findings) == 29
+    assert all(f.kind == "same-scene" and f.severity == "warning" and len(f.members) == 2 for f in report.findings)
+
+
 def _board(shift: int) -> Image.Image:
     """One fixed background (a chessboard-like grid) with a small piece at a moved place."""
     a = np.zeros((240, 320, 3), np.uint8)
