@@ -14,10 +14,11 @@ Three rules keep a finding something a person can act on (issue 37):
   of its own, between the two clusters, at its own level.
 - **A shared scene is one note.**  When the links join most of the dataset into
   one web (:data:`SCENE_SHARE` of its images, a fixed camera, one object shot
-  again and again), no near match among them tells a copy from another shot, so
-  their near links become one ``shared-scene`` warning; exact copies among them
-  still fail.  Warning-level links joining more than :data:`MAX_MEMBERS` files densely
-  (a local scene: one board design among other boards) become such a note too.
+  again and again), or join more than :data:`MAX_MEMBERS` files densely (at least
+  :data:`DENSE` near links per file: one board design among other boards), no near
+  match among them tells a copy from another shot, so their near links become one
+  ``shared-scene`` warning; exact copies among them still fail.  Warning-level links
+  joining more than :data:`MAX_MEMBERS` files densely become such a note too.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class Scene:
 
     rows: tuple[int, ...]
     links: tuple[Match, ...]
-    #: Whether it spans most of the dataset (else: a web of warning-level links only).
+    #: Whether it spans most of the dataset (else: a dense web of part of it).
     whole: bool
 
 
@@ -94,20 +95,27 @@ def group(matches: Sequence[Match], judge: Judge, images: int) -> Grouping:
     """Sort ``matches`` (both files readable, level not off) into clusters, bridges and scenes."""
     out = Grouping()
     everything = UnionFind()
+    near: dict[int, int] = {}
     for m in matches:
         everything.union(m.i, m.j)
-    whole = {r for r in list(everything.size) if _is_scene(everything.size[r], images)}
+    for m in matches:
+        if not judge.exact(m):
+            near[everything.find(m.i)] = near.get(everything.find(m.i), 0) + 1
+    sizes = everything.size
+    whole = {r for r in sizes if sizes[r] > MAX_MEMBERS and sizes[r] >= SCENE_SHARE * images}
+    dense = {r for r in sizes if sizes[r] > MAX_MEMBERS and near.get(r, 0) >= DENSE * sizes[r]}
+    scenic = whole | dense
     scene_links: dict[int, list[Match]] = {}
     kept = []
     for m in matches:
         root = everything.find(m.i)
-        if root in whole and not judge.exact(m):
+        if root in scenic and not judge.exact(m):
             scene_links.setdefault(root, []).append(m)
         else:
             kept.append(m)
     for root, links in sorted(scene_links.items()):
         rows = tuple(sorted(r for r in everything.parent if everything.find(r) == root))
-        out.scenes.append(Scene(rows, tuple(links), whole=True))
+        out.scenes.append(Scene(rows, tuple(links), whole=root in whole))
     uf, overflow = _merge(kept, judge)
     for m in kept:
         if not judge.warning(m) or judge.exact(m):
@@ -116,10 +124,6 @@ def group(matches: Sequence[Match], judge: Judge, images: int) -> Grouping:
     bridging = [m for m in kept if judge.warning(m) and not judge.exact(m)]
     _bridges(out, uf, bridging, overflow, judge)
     return out
-
-
-def _is_scene(size: int, images: int) -> bool:
-    return size > MAX_MEMBERS and size >= SCENE_SHARE * images
 
 
 def _merge(kept: Sequence[Match], judge: Judge) -> tuple[UnionFind, list[Match]]:

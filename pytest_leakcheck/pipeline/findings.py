@@ -151,8 +151,9 @@ def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Poli
                 f"again and again): {len(scene.links)} near links among them ({detectors_text}) are what other "
                 "shots of this scene reach, so none is reported as a copy; exact copies still are")
     else:
-        what = (f"{len(scene.rows)} images ({splits}) are joined by {len(scene.links)} warning-level links "
-                f"({detectors_text}): alike, not shown to be copies")
+        what = (f"{len(scene.rows)} images ({splits}) are alike (one scene, or one kind of subject shot the "
+                f"same way): {len(scene.links)} near links among them ({detectors_text}), too many to be "
+                "copies, are not reported one by one; exact copies still are")
     rank = _ranks()
     strongest = sorted(scene.links, key=lambda m: _link_order(m, policy, rank))
     # A few members from each split stand for the scene; the JSON's pairs give its strongest links.

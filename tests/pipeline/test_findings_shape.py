@@ -101,6 +101,16 @@ def test_a_web_of_warning_links_is_one_note_not_a_finding_per_pair(tmp_path: Pat
     assert "30 images" in report.findings[0].message
 
 
+def test_a_dense_web_of_error_links_over_part_of_the_dataset_is_one_note(tmp_path: Path) -> None:
+    """30 files of 80 each within pHash 2-6 of every other (one board design among other boards):
+    one shared-scene note, not clusters of 25 at error."""
+    policy, inv, sigs, r = _dataset(tmp_path, 80)
+    web = [Match(r[a], r[b], "phash", float(2 + (a * b) % 5)) for a in range(30) for b in range(a + 1, 30)]
+    report = findings.build(web, inv, sigs, policy)
+    assert [(f.kind, f.severity) for f in report.findings] == [("shared-scene", "warning")]
+    assert "30 images" in report.findings[0].message
+
+
 def test_a_sparse_web_of_warning_links_stays_pairs_to_review(tmp_path: Path) -> None:
     """30 files chained by same-scene warnings (a few look-alikes each): every link stays a
     warning of two files a person can judge, not folded into a note."""
