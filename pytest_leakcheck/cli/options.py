@@ -70,6 +70,8 @@ def add_engine_options(p: argparse.ArgumentParser, *, quiet: bool = True) -> Non
 
 
 def add_render_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="text: add a line of what was searched and each detector's calibrated levels")
     p.add_argument("--blob-url", metavar="URL",
                    help="markdown thumbnails: https://github.com/OWNER/REPO/blob/SHA")
     p.add_argument("--path-prefix", metavar="DIR/",
@@ -99,8 +101,9 @@ class Rendering:
     max_findings: int = 50
     blob_url: str | None = None
     path_prefix: str | None = None
+    verbose: bool = False
 
 
 def rendering(args: argparse.Namespace) -> Rendering:
     return Rendering(format=args.format, output=args.output, max_findings=args.max_findings,
-                     blob_url=args.blob_url, path_prefix=args.path_prefix)
+                     blob_url=args.blob_url, path_prefix=args.path_prefix, verbose=args.verbose)

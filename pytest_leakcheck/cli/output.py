@@ -49,7 +49,7 @@ def emit(report: Report, how: Rendering, root: Path | None, policy: Policy | Non
     from ..render import links, render
 
     # Every format gets every option and ignores those it does not know: a new format needs no change here.
-    options: dict[str, object] = {"max_findings": how.max_findings, "root": root}
+    options: dict[str, object] = {"max_findings": how.max_findings, "root": root, "verbose": how.verbose}
     if policy is not None:
         options["thresholds"] = thresholds(policy)  # html's score charts draw them
     if links(how.format):

@@ -12,15 +12,18 @@ from collections.abc import Sequence
 from .. import detectors
 from ..dataset.inventory import Inventory
 from ..search.kernels import Match
-from ..report.model import KINDS, Finding, Link, Member, Pair, Report, finding_id
+from ..report.model import EXACT_KINDS, KINDS, Finding, Link, Member, Pair, Report, finding_id
 from ..policy.load import Policy
 from ..orientation import inverse
 from ..signals.families import Signatures
+from . import clusters
 
 _RANK = {"error": 0, "warning": 1, "off": 2}
 # A cluster of a thousand blank frames is one finding; listing every edge
 # would bury the report, so evidence keeps the strongest few.
 MAX_PAIRS = 20
+#: Members a shared-scene note lists per split: it stands for the scene, it does not list it.
+SCENE_SAMPLE = 3
 
 
 def _severity(match: Match, same_split: bool, policy: Policy) -> str:
@@ -58,23 +61,11 @@ def _evidence(decisive: Sequence[Match]) -> dict[str, float]:
     return evidence
 
 
-class _UnionFind:
-    def __init__(self) -> None:
-        self.parent: dict[int, int] = {}
-
-    def find(self, x: int) -> int:
-        self.parent.setdefault(x, x)
-        root = x
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[x] != root:
-            self.parent[x], x = root, self.parent[x]
-        return root
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
+def _level(m: Match, sigs: Signatures, policy: Policy) -> str:
+    """A link's own level: its detector's severity, and ``warning`` for a weak match."""
+    det = detectors.get(m.detector)
+    sev = policy.detectors.of(det).severity
+    return "warning" if sev == "error" and det.weak(m, sigs, policy) else sev
 
 
 def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy: Policy) -> list[Finding]:
@@ -83,36 +74,20 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
     # detector linked it.  Equal bytes of two empty or equally broken files say
     # nothing about leaked content, only that neither can be trained on.
     matches = [m for m in matches if sigs.valid[m.i] and sigs.valid[m.j]]
-    weak = [m for m in matches if detectors.get(m.detector).weak(m, sigs, policy)]
-    weak_ids = {id(m) for m in weak}
-    strong = [m for m in matches if id(m) not in weak_ids]
-    # Clusters are built from strong links only: one coincidence (a texture-
-    # free thumbnail, an alignment just over its threshold) must not chain
-    # two clusters of unrelated photos into one.
-    uf = _UnionFind()
-    for m in strong:
-        uf.union(m.i, m.j)
-    edges: dict[int, list[Match]] = {}
-    for m in strong:
-        edges.setdefault(uf.find(m.i), []).append(m)
-    out = [f for root in sorted(edges) if (f := _finding(edges[root], inv, sigs, policy)) is not None]
-    return out + _weak_findings(weak, uf, inv, sigs, policy)
-
-
-def _weak_findings(weak: Sequence[Match], uf: _UnionFind, inv: Inventory, sigs: Signatures,
-                   policy: Policy) -> list[Finding]:
-    """One warning per pair of strong clusters (or single files) a weak link joins:
-    its strongest weak link, for a person to look at."""
+    level = {id(m): _level(m, sigs, policy) for m in matches}
+    matches = [m for m in matches if level[id(m)] != "off"]
     rank = _ranks()
-    best: dict[tuple[int, int], Match] = {}
-    for m in weak:
-        ra, rb = uf.find(m.i), uf.find(m.j)
-        if ra == rb:
-            continue  # already in one cluster by strong links: nothing to add
-        key = (min(ra, rb), max(ra, rb))
-        if key not in best or _link_order(m, policy, rank) < _link_order(best[key], policy, rank):
-            best[key] = m
-    return [f for key in sorted(best) if (f := _finding([best[key]], inv, sigs, policy, weak=True)) is not None]
+    judge = clusters.Judge(
+        warning=lambda m: level[id(m)] == "warning",
+        exact=lambda m: detectors.get(m.detector).kind in EXACT_KINDS,
+        order=lambda m: _link_order(m, policy, rank),
+    )
+    grouping = clusters.group(matches, judge, int(sum(bool(v) for v in sigs.valid)))
+    out = [f for root in sorted(grouping.clusters)
+           if (f := _finding(grouping.clusters[root], inv, sigs, policy)) is not None]
+    out += [f for m, warning in grouping.bridges
+            if (f := _finding([m], inv, sigs, policy, weak=warning)) is not None]
+    return out + [_scene(s, inv, sigs, policy) for s in grouping.scenes]
 
 
 def _ranks() -> dict[str, int]:
@@ -164,6 +139,39 @@ def _finding(group: list[Match], inv: Inventory, sigs: Signatures, policy: Polic
     )
 
 
+def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Policy) -> Finding:
+    """A web of near links over many files, once: counted, a few members and its strongest pairs shown."""
+    split_order = {sp: n for n, sp in enumerate(inv.splits)}
+    per_split = Counter(inv.records[r].split for r in scene.rows)
+    by_detector = Counter(m.detector for m in scene.links)
+    splits = ", ".join(f"{sp} {per_split[sp]}" for sp in sorted(per_split, key=lambda x: split_order.get(x, 99)))
+    detectors_text = ", ".join(f"{n} {d}" for d, n in by_detector.most_common())
+    if scene.whole:
+        what = (f"{len(scene.rows)} images ({splits}) look like one scene (a fixed camera, one subject shot "
+                f"again and again): {len(scene.links)} near links among them ({detectors_text}) are what other "
+                "shots of this scene reach, so none is reported as a copy; exact copies still are")
+    else:
+        what = (f"{len(scene.rows)} images ({splits}) are alike (one scene, or one kind of subject shot the "
+                f"same way): {len(scene.links)} near links among them ({detectors_text}), too many to be "
+                "copies, are not reported one by one; exact copies still are")
+    rank = _ranks()
+    strongest = sorted(scene.links, key=lambda m: _link_order(m, policy, rank))
+    # A few members from each split stand for the scene; the JSON's pairs give its strongest links.
+    sample: list[int] = []
+    for sp in sorted(per_split, key=lambda x: split_order.get(x, 99)):
+        sample += sorted((r for r in scene.rows if inv.records[r].split == sp),
+                         key=lambda r: inv.records[r].path)[:SCENE_SAMPLE]
+    return Finding(
+        id=finding_id("shared-scene", [sigs.digests[r].hex() for r in scene.rows]),
+        kind="shared-scene",
+        severity="warning",
+        members=tuple(Member(inv.records[r].path, inv.records[r].split, sigs.digests[r].hex()) for r in sample),
+        pairs=_pairs(strongest, inv, sigs, policy),
+        message=what,
+        strength=0.0,
+    )
+
+
 def _tree(group: Sequence[Match], rows: Sequence[int], policy: Policy,
           rank: dict[str, int]) -> dict[int, tuple[Match, int]]:
     """Each member but the first -> (the match linking it, the member it links to).
@@ -172,7 +180,7 @@ def _tree(group: Sequence[Match], rows: Sequence[int], policy: Policy,
     so every member is stated by the strongest chain that reaches it.
     """
     ordered = sorted(group, key=lambda m: _link_order(m, policy, rank))
-    uf = _UnionFind()
+    uf = clusters.UnionFind()
     adjacent: dict[int, list[tuple[int, Match]]] = {}
     for m in ordered:
         if uf.find(m.i) != uf.find(m.j):

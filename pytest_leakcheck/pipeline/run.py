@@ -43,11 +43,11 @@ from ..errors import StoreError
 from ..store import pseudonyms
 from ..store.db import Store, discard_if_new, open_store, recovering
 from ..store.storefile import locate
-from . import findings, matches, preflight
+from . import findings, matches, preflight, saved
 from .options import RunOptions
 
-__all__ = ["Focus", "Run", "RunOptions", "check", "focused", "open_policy_store", "run", "store_location",
-           "take_inventory"]
+__all__ = ["Focus", "Run", "RunOptions", "check", "focused", "last_or_check", "open_policy_store", "run",
+           "store_location", "take_inventory"]
 
 if TYPE_CHECKING:
     from ..dataset.inventory import Inventory
@@ -184,6 +184,21 @@ def run(
             store.close()
 
 
+def last_or_check(policy: Policy, opts: RunOptions = RunOptions()) -> tuple[Report, bool]:
+    """The last full check's report when the files and the policy are as it saw them
+    (``saved.py``), with the baseline of now; else a full check.  True when reused."""
+    judged = baseline.load(policy.baseline)
+    store = open_policy_store(policy, opts.use_cache)
+    try:
+        if opts.use_cache:
+            found = saved.load(store, saved.state_key(take_inventory(policy, opts.progress)))
+            if found is not None:
+                return baseline.apply(found, judged, complete=True), True
+        return run(policy, store=store, opts=opts).report, False
+    finally:
+        store.close()
+
+
 @contextmanager
 def _without_cycle_collection() -> Iterator[None]:
     """The cyclic garbage collector paused for the check, as it was after.
@@ -227,4 +242,6 @@ def _pipeline(policy: Policy, store: Store, focus: Iterable[str] | None, t0: flo
     stats["splits"] = {s: per_split[s] for s in inv.splits}
     report = replace(findings.build(found, inv, sigs, policy, focus=wanted, extra=groups.findings(inv)),
                      stats=stats, warnings=tuple(store.warnings))
+    if focus is None:  # what `leakcheck report --html` reuses while nothing changes
+        saved.save(store, saved.state_key(inv), report)
     return Run(report, inv, sigs)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..files.names import log_lines
-from ..report.model import Report
-from ._common import calibration_text, checked_text, finding_lines
+from ..report.model import KINDS, Finding, Report
+from ._common import calibration_text, checked_text, finding_lines, headline
 
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
@@ -32,7 +34,28 @@ FIXES = {
 }
 
 
-def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: object) -> str:
+#: What to do, short enough for the summary line (the Fix lines below it say it in full).
+SHORT_FIXES = {
+    "identical-file": "keep each cluster of copies in one split (`leakcheck split` plans it)",
+    "identical-pixels": "keep each cluster of copies in one split (`leakcheck split` plans it)",
+    "near-duplicate": "keep each cluster of copies in one split (`leakcheck split` plans it)",
+    "same-scene": "keep each scene's shots in one split (`leakcheck split` plans it)",
+    "group-split": "keep each group in one split (`leakcheck split` plans it)",
+    "split-share": "move files until each split's share is in bounds",
+}
+#: Kinds whose fix `leakcheck split` plans.
+_SPLIT_PLANS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene", "group-split")
+#: The summary line stays under this many characters, whatever the report holds.
+SUMMARY_WIDTH = 199
+
+
+def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, verbose: bool = False,
+           **_: object) -> str:
+    """Each finding, then the summary line; every error is shown, past ``max_findings`` one line each.
+
+    ``verbose`` adds a line of what the check measured (decodes, the detectors that ran, each
+    detector's calibrated levels) before the summary: the JSON report's ``stats`` carry it too.
+    """
     # Every element of `out` is one line; log_lines escapes each at the output
     # boundary, so nothing a file name or the policy holds can break a line.
     out: list[str] = []
@@ -40,32 +63,12 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
     for f in shown:
         out.extend(finding_lines(f))
         out.append("")
-    if len(shown) < len(report.findings):
-        out.append(f"... and {len(report.findings) - len(shown)} more findings "
-                   "(--max-findings 0 shows all, --format json gives every detail)")
-        out.append("")
+    out += _rest(report.findings[len(shown):])
     for w in report.warnings:
         out.append(f"warning: {w}")
-    counts = report.counts()
-    errors = counts["severity"].get("error", 0)
-    warns = counts["severity"].get("warning", 0)
-    stats = report.stats
-    kinds = ", ".join(f"{k} {n}" for k, n in sorted(counts["kind"].items()))
-    line = f"leakcheck: {errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
-    if kinds:
-        line += f" ({kinds})"
-    if stats:
-        line += (f" in {int(stats.get('files', 0))} images; decoded {int(stats.get('decoded', 0))}, "
-                 f"reused {int(stats.get('reused', 0))}, {stats.get('seconds', 0):.1f}s")
-    if stats.get("checked"):
-        line += f"; checked: {checked_text(stats['checked'])}"
-    if stats.get("not_searched"):
-        line += f"; not searched: copies after {'/'.join(stats['not_searched'])}"
-    line += calibration_text(stats)  # what each detector measured on this data (aligned: its levels)
-    judged = [f"{int(stats[k])} {k}" for k in ("known", "distinct") if stats.get(k)]
-    if judged:
-        line += "; baseline: " + ", ".join(judged)
-    out.append(line)
+    if verbose and (details := details_line(report.stats)):
+        out.append(details)
+    out.append(summary_line(report))
     failing = {f.kind for f in report.failing}
     fixes: dict[str, list[str]] = {}  # kinds that share a fix share its line
     for kind in (k for k in FIXES if k in failing):
@@ -75,3 +78,70 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, **_: obj
     if failing:
         out.append("Then run `leakcheck check` again.")
     return log_lines(out)
+
+
+def _rest(rest: tuple[Finding, ...]) -> list[str]:
+    """Findings past ``max_findings``: every error still named (one line each), the rest counted."""
+    out: list[str] = []
+    errors = [f for f in rest if f.severity == "error"]
+    if errors:
+        out.append(f"{len(errors)} more error{'s' * (len(errors) != 1)}, one line each "
+                   "(--max-findings 0 shows every finding in full):")
+        out += [f"ERROR {f.kind}  [{f.id}]  {headline(f)}" for f in errors]
+        out.append("")
+    if len(rest) > len(errors):
+        out.append(f"... and {len(rest) - len(errors)} more warnings "
+                   "(--max-findings 0 shows all, --format json gives every detail)")
+        out.append("")
+    return out
+
+
+def summary_line(report: Report) -> str:
+    """``leakcheck: 3 errors, 1 warning in 906 images, 4.1s; failed: near-duplicate 2; fix: ...``.
+
+    What failed and what to do, under :data:`SUMMARY_WIDTH` characters: the calibration and
+    what was searched are in ``--verbose`` and the JSON report's ``stats``.
+    """
+    counts = report.counts()
+    errors = counts["severity"].get("error", 0)
+    warns = counts["severity"].get("warning", 0)
+    stats = report.stats
+    line = f"leakcheck: {errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
+    if stats:
+        line += f" in {int(stats.get('files', 0))} images, {float(stats.get('seconds', 0)):.1f}s"
+    failing = Counter(f.kind for f in report.failing)
+    if not failing:
+        known = len(report.errors)
+        return line + (f"; passed: {known} known (baseline)" if known else "")
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(failing.items(), key=lambda kv: KINDS.index(kv[0])
+                                                     if kv[0] in KINDS else 99))
+    fixes = list(dict.fromkeys(SHORT_FIXES.get(k, "") for k in failing))
+    if len(fixes) == 1 and fixes[0]:
+        todo = fixes[0]
+    elif all(k in _SPLIT_PLANS for k in failing):
+        todo = "keep each cluster of copies and each group in one split (`leakcheck split` plans it)"
+    else:
+        todo = "see the Fix lines below"
+    for failed in (f"; failed: {kinds}", f"; failed: {len(failing)} kinds", ""):
+        full = f"{line}{failed}; fix: {todo}"
+        if len(full) <= SUMMARY_WIDTH:
+            return full
+    return f"{line}; fix: see below"[:SUMMARY_WIDTH]
+
+
+def details_line(stats: dict) -> str:
+    """What the check measured and searched, each detector's calibration: the ``--verbose`` line."""
+    parts = []
+    if stats:
+        parts.append(f"decoded {int(stats.get('decoded', 0))}, reused {int(stats.get('reused', 0))}")
+    if stats.get("checked"):
+        parts.append(f"checked: {checked_text(stats['checked'])}")
+    if stats.get("not_searched"):
+        parts.append(f"not searched: copies after {'/'.join(stats['not_searched'])}")
+    calibration = calibration_text(stats)  # what each detector measured on this data (aligned: its levels)
+    if calibration:
+        parts.append(calibration[2:])
+    judged = [f"{int(stats[k])} {k}" for k in ("known", "distinct") if stats.get(k)]
+    if judged:
+        parts.append("baseline: " + ", ".join(judged))
+    return "leakcheck: details: " + "; ".join(parts) if parts else ""

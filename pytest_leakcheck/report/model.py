@@ -25,6 +25,7 @@ KINDS = (
     "identical-pixels",
     "near-duplicate",
     "same-scene",
+    "shared-scene",
     "group-split",
     "split-share",
     "unreadable-image",
@@ -37,6 +38,8 @@ KINDS = (
 )
 #: Kinds that say "these files are copies of each other": a cluster of members.
 COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene")
+#: Copy kinds whose links are equality (transitive): such clusters cannot chain.
+EXACT_KINDS = ("identical-file", "identical-pixels")
 #: Kinds about single files rather than about copies across splits.
 FILE_KINDS = ("unreadable-image", "ambiguous-file", "missing-file", "unassigned-file", "outside-root", "not-examined")
 #: Kinds that group rules (whole groups kept in one split) produce start with these.
@@ -287,12 +290,16 @@ def load_report(path: str | Path) -> Report:
         raise UsageError(f"report version {data.get('version')!r} is not {JSON_SCHEMA_VERSION}",
                          path=str(path), fix="re-run the check with this version of leakcheck")
     try:
-        found = tuple(finding_from_dict(f) for f in data.get("findings", ()))
+        return report_from_dict(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"malformed finding in report: {exc}", path=str(path)) from None
+
+
+def report_from_dict(data: dict) -> Report:
+    """The report a :func:`report_dict` holds; KeyError, TypeError or ValueError when it is malformed."""
     return Report(
         policy_path=str(data.get("policy", "")),
-        findings=found,
+        findings=tuple(finding_from_dict(f) for f in data.get("findings", ())),
         stats=dict(data.get("stats") or {}),
         warnings=tuple(data.get("warnings") or ()),
     )

@@ -124,7 +124,7 @@ def _report() -> Report:
 
 
 def test_a_new_detector_module_shows_in_the_text_report(glint: detectors.Detector) -> None:
-    text = render(_report(), "text")
+    text = render(_report(), "text", verbose=True)  # calibrations are on the --verbose line
     assert "linked by glint 0.7712 after hflip to train/a.jpg" in text
     assert "evidence: glint score 0.77, phash distance 12, glint ratio 25%" in text
     assert "; glint threshold 0.42" in text

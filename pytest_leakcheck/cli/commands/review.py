@@ -1,6 +1,8 @@
 """The review commands: `leakcheck baseline`, `judge` and `report` (the HTML page to judge from).
 
-Each runs a full check first, the same way, then records or renders what it found.
+`baseline` and `judge` run a full check first, the same way, then record what it found.
+`report` reuses the findings of the last check when nothing changed since (the store keeps
+them: pipeline/saved.py), or those of a saved JSON report (``--from``); else it runs the check.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rep = command(sub, "report", "write a self-contained HTML report to review findings; "
                                  "exits like `check` (1 when error-level findings fail)")
     rep.add_argument("--html", type=Path, required=True, metavar="PATH", help="where to write the report")
+    rep.add_argument("--from", dest="from_report", type=Path, metavar="JSON",
+                     help="render the findings of this saved report (`check --format json -o JSON`) "
+                          "instead of those of the last check")
     _add_engine(rep)
 
 
@@ -52,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return baseline(args.policy, run_with, prune=args.prune)
     if args.command == "judge":
         return judge(args.policy, run_with, args.finding_id, args.verdict, args.reason, replace=args.replace)
-    return report(args.policy, run_with, args.html)
+    return report(args.policy, run_with, args.html, args.from_report)
 
 
 def _load(given: Path | None) -> Policy:
@@ -114,14 +119,26 @@ def judge(policy_file: Path | None, run_with: Engine, finding_id: str, verdict: 
     return EXIT_CLEAN
 
 
-def report(policy_file: Path | None, run_with: Engine, html: Path) -> int:
+def report(policy_file: Path | None, run_with: Engine, html: Path, from_report: Path | None = None) -> int:
     from ...detectors import thresholds
     from ...files.atomic import write_atomic
+    from ...pipeline.run import RunOptions, last_or_check
     from ...render import render
+    from ...report.model import load_report
 
     policy = _load(policy_file)
-    found = _run(policy, run_with)
+    if from_report is not None:
+        found, how = load_report(from_report), f"the findings of {from_report}"
+    else:
+        timer = output.progress(run_with.quiet)
+        opts = RunOptions(jobs=run_with.jobs, use_cache=run_with.use_cache, progress=timer)
+        found, reused = last_or_check(policy, opts)
+        if reused:
+            how = "the findings of the last check (same files, same policy; --no-cache checks again)"
+        else:
+            output.timing(found, timer)
+            how = "a full check"
     write_atomic(html, render(found, "html", root=policy.root, max_pixels=policy.files.max_pixels,
                               thresholds=thresholds(policy)))
-    print(f"leakcheck: {len(found.findings)} findings; review them in {html}", file=sys.stderr)
+    print(f"leakcheck: {len(found.findings)} findings from {how}; review them in {html}", file=sys.stderr)
     return found.exit_code

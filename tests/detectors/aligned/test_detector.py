@@ -65,7 +65,7 @@ def test_disguised_copy_found_only_by_aligned(disguised: Path) -> None:
     (finding,) = report.findings
     assert finding.kind == "near-duplicate" and finding.pairs[0].detector == "aligned"
     assert finding.evidence["aligned_score"] >= report.stats["aligned"]["threshold"]
-    text = render_text(report)
+    text = render_text(report, verbose=True)
     assert "aligned score" in text and f"aligned threshold {report.stats['aligned']['threshold']:.3f}" in text
 
 

@@ -63,7 +63,8 @@ def test_no_error_level_finding_links_two_photos_that_are_not_copies(photos: Pat
     found = {_group(m.path) for f in errors for m in f.members}
     assert len(found) >= COPIES - 2  # the planted copies are still errors
     cal = report.stats["aligned"]
-    summary = next(line for line in render_text(report).splitlines() if line.startswith("leakcheck:"))
+    summary = next(line for line in render_text(report, verbose=True).splitlines()
+                   if line.startswith("leakcheck: details:"))
     assert cal["small_sample"] and cal["error_threshold"] >= levels.SMALL_ERROR_FLOOR  # all under 5,000
     assert "a conservative floor" in summary and "too few" in summary
     assert cal["hair"] == levels.SMALL_HAIR

@@ -1,0 +1,179 @@
+"""Which matches make one finding: clusters from error-level links, bounded, and scenes apart.
+
+Three rules keep a finding something a person can act on (issue 37):
+
+- **Only error-level links merge.**  A link is warning-level when its detector is
+  set to ``warning`` or the detector calls the match weak (``Detector.weak``: a
+  same-scene or aligned match below its error level, a thumbnail the pHash does
+  not back up).  Such a link never joins two clusters and never raises one to
+  error: it is a finding of its own, one per pair of clusters it joins.  Exact
+  copies (equal bytes or pixels) are equal by definition and always merge.
+- **Clusters do not chain.**  Near matches are not transitive (A ~ B ~ C does not
+  make A ~ C), so error-level near links merge strongest first and never into a
+  cluster over :data:`MAX_MEMBERS` files; a link that would is reported as a pair
+  of its own, between the two clusters, at its own level.
+- **A shared scene is one note.**  When the links join most of the dataset into
+  one web (:data:`SCENE_SHARE` of its images, a fixed camera, one object shot
+  again and again), or join more than :data:`MAX_MEMBERS` files densely (at least
+  :data:`DENSE` near links per file: one board design among other boards), no near
+  match among them tells a copy from another shot, so their near links become one
+  ``shared-scene`` warning; exact copies among them still fail.  Warning-level links
+  joining more than :data:`MAX_MEMBERS` files densely become such a note too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..search.kernels import Match
+
+#: No cluster of near matches grows past this many files.
+MAX_MEMBERS = 25
+#: Warning-level links per file that make a web of over MAX_MEMBERS files one scene (each file
+#: alike to six others on average), not pairs to review one by one.
+DENSE = 3
+#: A web of links over this share of the dataset's images (and over MAX_MEMBERS) is one scene.
+SCENE_SHARE = 0.5
+
+
+class UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+        self.size: dict[int, int] = {}
+
+    def find(self, x: int) -> int:
+        if x not in self.parent:
+            self.parent[x], self.size[x] = x, 1
+            return x
+        root = x
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[x] != root:
+            self.parent[x], x = root, self.parent[x]
+        return root
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            keep, gone = min(ra, rb), max(ra, rb)
+            self.parent[gone] = keep
+            self.size[keep] += self.size.pop(gone)
+
+
+@dataclass(frozen=True)
+class Scene:
+    """Files whose near links form one web: reported once, with its links counted."""
+
+    rows: tuple[int, ...]
+    links: tuple[Match, ...]
+    #: Whether it spans most of the dataset (else: a dense web of part of it).
+    whole: bool
+
+
+@dataclass
+class Grouping:
+    """Matches sorted into what each finding is made of."""
+
+    #: Each cluster's links (error-level, plus exact copies), keyed by its root row.
+    clusters: dict[int, list[Match]] = field(default_factory=dict)
+    #: One link per pair of clusters that may not merge: (the link, whether it is warning-level).
+    bridges: list[tuple[Match, bool]] = field(default_factory=list)
+    scenes: list[Scene] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Judge:
+    """What the grouping asks of each match, answered by the findings stage (detectors, policy)."""
+
+    warning: Callable[[Match], bool]
+    exact: Callable[[Match], bool]
+    order: Callable[[Match], tuple]
+
+
+def group(matches: Sequence[Match], judge: Judge, images: int) -> Grouping:
+    """Sort ``matches`` (both files readable, level not off) into clusters, bridges and scenes."""
+    out = Grouping()
+    everything = UnionFind()
+    near: dict[int, int] = {}
+    for m in matches:
+        everything.union(m.i, m.j)
+    for m in matches:
+        if not judge.exact(m):
+            near[everything.find(m.i)] = near.get(everything.find(m.i), 0) + 1
+    sizes = everything.size
+    whole = {r for r in sizes if sizes[r] > MAX_MEMBERS and sizes[r] >= SCENE_SHARE * images}
+    dense = {r for r in sizes if sizes[r] > MAX_MEMBERS and near.get(r, 0) >= DENSE * sizes[r]}
+    scenic = whole | dense
+    scene_links: dict[int, list[Match]] = {}
+    kept = []
+    for m in matches:
+        root = everything.find(m.i)
+        if root in scenic and not judge.exact(m):
+            scene_links.setdefault(root, []).append(m)
+        else:
+            kept.append(m)
+    for root, links in sorted(scene_links.items()):
+        rows = tuple(sorted(r for r in everything.parent if everything.find(r) == root))
+        out.scenes.append(Scene(rows, tuple(links), whole=root in whole))
+    uf, overflow = _merge(kept, judge)
+    for m in kept:
+        if not judge.warning(m) or judge.exact(m):
+            if uf.find(m.i) == uf.find(m.j):
+                out.clusters.setdefault(uf.find(m.i), []).append(m)
+    bridging = [m for m in kept if judge.warning(m) and not judge.exact(m)]
+    _bridges(out, uf, bridging, overflow, judge)
+    return out
+
+
+def _merge(kept: Sequence[Match], judge: Judge) -> tuple[UnionFind, list[Match]]:
+    """Exact copies first, whatever their number; then error-level near links, strongest first,
+    each merging two clusters only while the result holds at most MAX_MEMBERS files."""
+    uf = UnionFind()
+    for m in kept:
+        uf.find(m.i), uf.find(m.j)
+        if judge.exact(m):
+            uf.union(m.i, m.j)
+    overflow = []
+    for m in sorted((m for m in kept if not judge.warning(m) and not judge.exact(m)), key=judge.order):
+        ra, rb = uf.find(m.i), uf.find(m.j)
+        if ra == rb:
+            continue
+        if uf.size[ra] + uf.size[rb] <= MAX_MEMBERS:
+            uf.union(ra, rb)
+        else:
+            overflow.append(m)
+    return uf, overflow
+
+
+def _bridges(out: Grouping, uf: UnionFind, weak: Sequence[Match], overflow: Sequence[Match], judge: Judge) -> None:
+    """Warning-level links and links over the cap: the strongest per pair of clusters, warning-level
+    webs over MAX_MEMBERS files (a local scene) folded into one note."""
+    web = UnionFind()
+    for m in weak:
+        web.union(uf.find(m.i), uf.find(m.j))
+    files: dict[int, set[int]] = {}
+    links: dict[int, int] = {}
+    for m in weak:
+        root = web.find(uf.find(m.i))
+        files.setdefault(root, set()).update((m.i, m.j))
+        links[root] = links.get(root, 0) + 1
+    # Only a dense web is a scene: a sparse one (a few look-alikes chained) is left as pairs to review.
+    local = {r for r, rows in files.items() if len(rows) > MAX_MEMBERS and links[r] >= DENSE * len(rows)}
+    folded: dict[int, list[Match]] = {}
+    best: dict[tuple[int, int], tuple[Match, bool]] = {}
+    candidates = [(m, True) for m in weak] + [(m, False) for m in overflow]
+    for m, warning in candidates:
+        ra, rb = uf.find(m.i), uf.find(m.j)
+        if ra == rb:
+            continue  # already one cluster by error-level links: nothing to add
+        if warning and web.find(ra) in local:
+            folded.setdefault(web.find(ra), []).append(m)
+            continue
+        key = (min(ra, rb), max(ra, rb))
+        # An error-level link outranks a warning-level one between the same clusters.
+        if key not in best or (warning, judge.order(m)) < (best[key][1], judge.order(best[key][0])):
+            best[key] = (m, warning)
+    out.bridges = [best[k] for k in sorted(best)]
+    for root in sorted(folded):
+        out.scenes.append(Scene(tuple(sorted(files[root])), tuple(folded[root]), whole=False))

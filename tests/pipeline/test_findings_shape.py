@@ -1,0 +1,143 @@
+"""Findings people can act on (issue 37): a finding's kind and severity agree with its links,
+warning-level links never merge or raise clusters, chains are capped, a shared scene is one note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from pytest_leakcheck import check
+from pytest_leakcheck.dataset import groups, inventory
+from pytest_leakcheck.pipeline import findings, signatures
+from pytest_leakcheck.pipeline.clusters import MAX_MEMBERS
+from pytest_leakcheck.pipeline.run import RunOptions
+from pytest_leakcheck.policy.load import load
+from pytest_leakcheck.search.kernels import Match
+from pytest_leakcheck.store.db import open_store
+from pytest_leakcheck.testing import photo, save
+
+POLICY = "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n"
+
+
+def _dataset(root: Path, n: int, extra: str = "") -> tuple:
+    """``n`` distinct small photos, alternately in train and test; the pipeline's real signatures."""
+    for k in range(n):
+        save(photo(500 + k, (64, 48)), root / ("train" if k % 2 == 0 else "test") / f"p{k:03d}.jpg", quality=90)
+    (root / "leakcheck.yaml").write_text(POLICY + extra)
+    policy = load(root / "leakcheck.yaml")
+    inv = groups.resolve(inventory.scan(policy))
+    sigs = signatures.compute(inv.records, policy, open_store(None), RunOptions(jobs=1))
+    row = {r.path: n for n, r in enumerate(inv.records)}
+    return policy, inv, sigs, [row[f"{'train' if k % 2 == 0 else 'test'}/p{k:03d}.jpg"] for k in range(n)]
+
+
+def _by_members(report) -> dict:
+    return {frozenset(m.path for m in f.members): f for f in report.findings}
+
+
+def test_copies_plus_a_same_scene_link_stay_copies_at_error(tmp_path: Path) -> None:
+    """Two exact copies and a same-scene link at warning from one of them: the copies are an
+    identical-file error, the same-scene link a warning of its own (not `same-scene` at error)."""
+    policy, inv, sigs, r = _dataset(tmp_path, 4)
+    report = findings.build([Match(r[0], r[1], "identical-file", 0.0), Match(r[1], r[2], "same-scene", 80.0)],
+                            inv, sigs, policy)
+    copies = [f for f in report.findings if f.is_copy]
+    assert len(copies) == 2
+    (exact,) = [f for f in copies if f.kind == "identical-file"]
+    assert exact.severity == "error" and len(exact.members) == 2
+    (scene,) = [f for f in copies if f.kind == "same-scene"]
+    assert scene.severity == "warning"
+    assert all(f.kind != "same-scene" for f in report.errors)
+
+
+def test_a_warning_level_link_never_raises_a_cluster_to_error(tmp_path: Path) -> None:
+    """With pHash at warning, a pHash link from an exact pair to another file is a warning
+    between them: the exact pair stays exact at error, the other file is in no error finding."""
+    policy, inv, sigs, r = _dataset(tmp_path, 4, "detectors:\n  phash: {severity: warning}\n")
+    report = findings.build([Match(r[0], r[1], "identical-file", 0.0), Match(r[1], r[2], "phash", 3.0)],
+                            inv, sigs, policy)
+    found = _by_members(report)
+    paths = [inv.records[k].path for k in r]
+    assert found[frozenset(paths[:2])].kind == "identical-file"
+    assert found[frozenset(paths[:2])].severity == "error"
+    assert found[frozenset(paths[1:3])].severity == "warning"
+    assert all(paths[2] not in {m.path for m in f.members} for f in report.errors)
+
+
+def test_a_chain_of_near_matches_is_cut_into_clusters_of_at_most_max_members(tmp_path: Path) -> None:
+    """40 files chained by error-level pHash links (each only like its neighbours) in a set of 90:
+    no finding holds more than MAX_MEMBERS files, and every link of the chain is still an error."""
+    policy, inv, sigs, r = _dataset(tmp_path, 90)
+    chain = [Match(r[k], r[k + 1], "phash", float(1 + k % 4)) for k in range(39)]
+    report = findings.build(chain, inv, sigs, policy)
+    assert report.errors
+    assert max(len(f.members) for f in report.findings) <= MAX_MEMBERS
+    together = {frozenset((a.path, b.path)) for f in report.errors for a in f.members for b in f.members}
+    assert all(frozenset((inv.records[m.i].path, inv.records[m.j].path)) in together for m in chain)
+
+
+def test_a_dataset_sharing_one_scene_is_one_note(tmp_path: Path) -> None:
+    """36 of 40 files linked to each other by pHash (a fixed camera): one shared-scene warning,
+    listing a few of them, and no near-duplicate error; an exact copy among them still fails."""
+    policy, inv, sigs, r = _dataset(tmp_path, 40)
+    web = [Match(r[a], r[b], "phash", float(2 + (a + b) % 5)) for a in range(36) for b in range(a + 1, 36)]
+    report = findings.build([*web, Match(r[0], r[1], "identical-file", 0.0)], inv, sigs, policy)
+    (note,) = [f for f in report.findings if f.kind == "shared-scene"]
+    assert note.severity == "warning" and len(note.members) <= 6 and "36 images" in note.message
+    assert [f.kind for f in report.errors] == ["identical-file"]
+    assert len(report.errors[0].members) == 2
+
+
+def test_a_web_of_warning_links_is_one_note_not_a_finding_per_pair(tmp_path: Path) -> None:
+    """30 files of 80 linked pairwise by same-scene links at warning (one board design among
+    others): one note, not 435 pair warnings nor one finding of 30 files."""
+    policy, inv, sigs, r = _dataset(tmp_path, 80)
+    web = [Match(r[a], r[b], "same-scene", 60.0) for a in range(30) for b in range(a + 1, 30)]
+    report = findings.build(web, inv, sigs, policy)
+    assert [f.kind for f in report.findings] == ["shared-scene"]
+    assert "30 images" in report.findings[0].message
+
+
+def test_a_dense_web_of_error_links_over_part_of_the_dataset_is_one_note(tmp_path: Path) -> None:
+    """30 files of 80 each within pHash 2-6 of every other (one board design among other boards):
+    one shared-scene note, not clusters of 25 at error."""
+    policy, inv, sigs, r = _dataset(tmp_path, 80)
+    web = [Match(r[a], r[b], "phash", float(2 + (a * b) % 5)) for a in range(30) for b in range(a + 1, 30)]
+    report = findings.build(web, inv, sigs, policy)
+    assert [(f.kind, f.severity) for f in report.findings] == [("shared-scene", "warning")]
+    assert "30 images" in report.findings[0].message
+
+
+def test_a_sparse_web_of_warning_links_stays_pairs_to_review(tmp_path: Path) -> None:
+    """30 files chained by same-scene warnings (a few look-alikes each): every link stays a
+    warning of two files a person can judge, not folded into a note."""
+    policy, inv, sigs, r = _dataset(tmp_path, 80)
+    chain = [Match(r[k], r[k + 1], "same-scene", 60.0) for k in range(29)]
+    report = findings.build(chain, inv, sigs, policy)
+    assert len(report.findings) == 29
+    assert all(f.kind == "same-scene" and f.severity == "warning" and len(f.members) == 2 for f in report.findings)
+
+
+def _board(shift: int) -> Image.Image:
+    """One fixed background (a chessboard-like grid) with a small piece at a moved place."""
+    a = np.zeros((240, 320, 3), np.uint8)
+    cells = (np.add.outer(np.arange(240) // 30, np.arange(320) // 40) % 2).astype(np.uint8)
+    a[:] = (cells * 150 + 60)[..., None]
+    y, x = 30 + (shift * 37) % 170, 40 + (shift * 53) % 240
+    a[y:y + 18, x:x + 18] = (200, 40, 40)
+    return Image.fromarray(a)
+
+
+@pytest.mark.slow
+def test_a_fixed_camera_set_gives_no_error(tmp_path: Path) -> None:
+    """32 shots of one board with a small piece moved, split between train and test: no error
+    finding, and no finding over MAX_MEMBERS files."""
+    for k in range(32):
+        save(_board(k), tmp_path / ("train" if k % 3 else "test") / f"shot{k:02d}.jpg", quality=90)
+    (tmp_path / "leakcheck.yaml").write_text(POLICY)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert not report.errors, [(f.kind, len(f.members)) for f in report.errors]
+    assert all(len(f.members) <= MAX_MEMBERS for f in report.findings)
