@@ -41,11 +41,11 @@ def _row(decoded: Decoded, family: Family) -> bytes:
     w, h = decoded.size
     if max(w, h) < S.MIN_SIDE:
         return S.empty_row()  # too small to carry keypoints (CIFAR's 32 px): not searched
-    return S.extract(detail_grey(decoded, S.SIDE))
+    return S.extract(detail_grey(decoded, S.working_side(w, h)))
 
 
 FAMILY = Family(
-    "scene", f"orb{S.FEATURES};side{S.SIDE};min{S.MIN_SIDE};{DECODE_PATH};v1",
+    "scene", f"orb{S.FEATURES}x{S.LEVELS}@{S.SCALE}p{S.PATCH};side{S.SIDE};min{S.MIN_SIDE};{DECODE_PATH};v2",
     S.HEAD_LAYOUT, _row, variable=True,
 )
 

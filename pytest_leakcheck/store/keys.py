@@ -32,8 +32,9 @@ MATCHES_VERSION = "matches-v4"
 ALIGNED_VERSION = "aligned-v6"
 #: same-scene's calibrated levels and matched points (``detectors/_scenefind.py``), and
 #: its matches' parameters.  v2: RANSAC only past the tentative-match gate (impostors too),
-#: keypoints from the shared decode.
-SAME_SCENE_VERSION = "same-scene-v2"
+#: keypoints from the shared decode.  v3: keypoints at the photo's own side up to 320 px,
+#: the homography's threshold 3 px there.
+SAME_SCENE_VERSION = "same-scene-v3"
 #: The image size every decode records, and its version.
 DIMS = ("dims", "v1")
 
