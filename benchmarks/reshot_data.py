@@ -4,7 +4,8 @@ Run by hand: ``python benchmarks/reshot_data.py --mirrors DIR --out DIR [--only 
 ``--mirrors`` holds one bare clone per source, named ``owner+name/repo`` (``git clone --mirror``
 of github.com/owner/name); nothing is downloaded here and nothing is written into the repository.
 
-``multiview`` (``--out/multiview``): the set ``reshot.py`` describes (long side at most 1,024 px).
+``multiview`` (``--out/multiview``): the set ``reshot.py`` describes (long side at most 1,024 px;
+``--long-side 325`` writes the same scenes at a holiday photo's size to ``--out/multiview-325``).
 
 ``lowres`` (``--out/lowres``): small photos, re-shot the ways a person re-shoots, none of them
 from the multi-view sets above:
@@ -83,12 +84,12 @@ def _small_side(name: str) -> int:
     return 320 + int(hashlib.sha256(name.encode()).hexdigest(), 16) % 161
 
 
-def multiview(mirrors: Path, out: Path) -> None:
+def multiview(mirrors: Path, out: Path, side: int = 1024) -> None:
     for repo, prefix, name in MULTIVIEW:
         files = _files(mirrors / repo / "repo", prefix)
         (out / name).mkdir(parents=True, exist_ok=True)
         for f in files:
-            _fit(_read(mirrors / repo / "repo", f), 1024).save(out / name / (Path(f).stem + ".jpg"), quality=92)
+            _fit(_read(mirrors / repo / "repo", f), side).save(out / name / (Path(f).stem + ".jpg"), quality=92)
         print(name, len(files))
 
 
@@ -133,9 +134,13 @@ def main() -> None:
     parser.add_argument("--mirrors", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--only", choices=("multiview", "lowres"))
+    parser.add_argument("--long-side", type=int, default=1024,
+                        help="multiview only: reduce every photo to this long side (325: the multi-view scenes "
+                             "at a holiday photo's size, written to multiview-<side>)")
     args = parser.parse_args()
     if args.only in (None, "multiview"):
-        multiview(args.mirrors, args.out / "multiview")
+        suffix = "" if args.long_side == 1024 else f"-{args.long_side}"
+        multiview(args.mirrors, args.out / f"multiview{suffix}", args.long_side)
     if args.only in (None, "lowres"):
         lowres(args.mirrors, args.out / "lowres")
 
