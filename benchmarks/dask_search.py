@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from growth import smooth_greys  # noqa: E402
 
-from pytest_leakcheck.detectors import _align, _alignsearch  # noqa: E402
+from pytest_leakcheck.detectors.aligned import descriptors, pairs  # noqa: E402
 from pytest_leakcheck.detectors.aligned import DETECTOR, AlignedSettings  # noqa: E402
 from pytest_leakcheck.search.run import SearchRun  # noqa: E402
 from pytest_leakcheck.signals.executors import connect  # noqa: E402
@@ -50,7 +50,7 @@ def rows(n: int, seed: int = 0) -> Signatures:
     copies = rng.choice(n, size=2 * (n // 100), replace=False).reshape(2, -1)
     shifted = np.roll(grey[copies[0]], 1, axis=2).astype(np.float32) + rng.normal(0, 3, (copies.shape[1], 32, 32))
     grey[copies[1]] = np.clip(shifted, 0, 255).astype(np.uint8)
-    hog = np.concatenate([_align.hog(grey[a:a + 8192].astype(np.float32)).astype(np.float16)
+    hog = np.concatenate([descriptors.hog(grey[a:a + 8192].astype(np.float32)).astype(np.float16)
                           for a in range(0, n, 8192)])
     digests = tuple(rng.bytes(32) for _ in range(n))
     return Signatures(digests, np.ones(n, bool), {}, np.full((n, 2), 32, np.int64),
@@ -62,13 +62,13 @@ def one(sigs: Signatures, executor: object) -> tuple[float, dict]:
     n = len(sigs.valid)
     split_of = tuple("test" if i % 5 == 0 else "train" for i in range(n))
     got: dict = {}
-    real_search = _alignsearch.search
+    real_search = pairs.search
 
     def search(*args, **kwargs):  # the detector's pairs, as it got them
         got["pairs"] = real_search(*args, **kwargs)
         return got["pairs"]
 
-    _alignsearch.search = search
+    pairs.search = search
     try:
         with open_store(None) as store:
             run = SearchRun(sigs=sigs, split_of=split_of, splits=("train", "test"),
@@ -81,7 +81,7 @@ def one(sigs: Signatures, executor: object) -> tuple[float, dict]:
             found = DETECTOR.find(run, AlignedSettings())
             seconds = time.perf_counter() - t
     finally:
-        _alignsearch.search = real_search
+        pairs.search = real_search
     cal = {k: v for k, v in run.stats["aligned"].items() if not k.endswith("_at")}
     client = getattr(executor, "client", None)
     tasks = [] if client is None else client.get_task_stream(start=since)
@@ -92,7 +92,7 @@ def one(sigs: Signatures, executor: object) -> tuple[float, dict]:
 def shared_mb(sigs: Signatures) -> float:
     """What a run scatters to each worker: the search's data and plan, pickled."""
     valid = np.flatnonzero(sigs.valid)
-    data = _alignsearch.prepare(sigs, True, _alignsearch.fit(sigs, valid))
+    data = pairs.prepare(sigs, True, pairs.fit(sigs, valid))
     return round(len(pickle.dumps(data, protocol=5)) / 1e6, 1)
 
 

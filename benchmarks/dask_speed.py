@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.benchdata import generated
 from pytest_leakcheck.dataset import inventory
 from pytest_leakcheck.pipeline import signatures
+from pytest_leakcheck.pipeline.run import RunOptions
 from pytest_leakcheck.signals.executors import connect
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.store.db import open_store
@@ -34,7 +35,8 @@ from pytest_leakcheck.store.db import open_store
 def _rate(records: tuple, policy: object, executor: object, jobs: int | None) -> float:
     with open_store(None) as store:
         t = time.perf_counter()
-        sigs = signatures.compute(records, policy, store, jobs=jobs, executor=executor)  # type: ignore[arg-type]
+        opts = RunOptions(jobs=jobs, executor=executor)  # type: ignore[arg-type]
+        sigs = signatures.compute(records, policy, store, opts)  # type: ignore[arg-type]
         seconds = time.perf_counter() - t
     assert sigs.stats["decoded"] == len(records), sigs.stats
     return len(records) / seconds

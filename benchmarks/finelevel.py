@@ -10,9 +10,9 @@ resized to 640 x 480, and as many synthetic ``testing.photo`` ones) it makes:
   layout, another picture: docs/detectors.md, "What it does not find");
 
 saves each as JPEG (quality 90), decodes it on the check's own path, and prints each
-kind's 32 px score (``_align.verify``) and fine score (``_alignfine.both_ways``):
+kind's 32 px score (``alignment.verify``) and fine score (``hires.both_ways``):
 minimum, 5th and 90th percentiles, maximum, and the rate the current floors
-(``_alignfinelevels.FINE_FLOOR`` and ``FINE_SMALL_FLOOR``) leave at error level.
+(``hires_levels.FINE_FLOOR`` and ``FINE_SMALL_FLOOR``) leave at error level.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageFilter
 
-from pytest_leakcheck.detectors import _align as A, _alignfine as FN, _alignfinelevels as L
+from pytest_leakcheck.detectors.aligned import alignment, descriptors, families, hires, hires_levels
 from pytest_leakcheck.signals.decode import decode
 from pytest_leakcheck.testing import photo
 
@@ -35,10 +35,10 @@ def squares(img: Image.Image) -> tuple[np.ndarray, np.ndarray]:
     """The 32 px grey square and the fine square of ``img`` saved as a JPEG, as a check makes them."""
     buf = io.BytesIO()
     img.convert("RGB").save(buf, "JPEG", quality=90)
-    decoded = decode(buf.getvalue(), 10**9, colour=A.S)
-    fine = FN.square(FN.FINE_FAMILY.compute(decoded, FN.FINE_FAMILY))
+    decoded = decode(buf.getvalue(), 10**9, colour=alignment.S)
+    fine = hires.square(families.HIRES_FAMILY.compute(decoded, families.HIRES_FAMILY))
     assert fine is not None, "not a large image"
-    return A.describe(np.asarray(decoded.colour))["grey32"], fine
+    return descriptors.describe(np.asarray(decoded.colour))["grey32"], fine
 
 
 def lookalike(a: Image.Image, b: Image.Image, radius: float = 8) -> Image.Image:
@@ -60,10 +60,10 @@ def score(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], mi
     flip = np.array([mirrored])
     coarse = -1.0
     for q, r in ((a[0], b[0]), (b[0], a[0])):
-        tmpl2 = A.mirrored_templates(A.templates(r[None], coarse=True))
-        coarse = max(coarse, float(A.verify(q[None].astype(np.float32), np.zeros((1, 1), np.int64), flip[:, None],
-                                            r[None], tmpl2, always=1)[0, 0]))
-    return coarse, float(FN.both_ways(a[0][None], b[0][None], a[1][None], b[1][None], flip)[0])
+        tmpl2 = alignment.mirrored_templates(alignment.templates(r[None], coarse=True))
+        coarse = max(coarse, float(alignment.verify(q[None].astype(np.float32), np.zeros((1, 1), np.int64), flip[:, None],
+                                                    alignment.References(r[None], tmpl2), always=1)[0, 0]))
+    return coarse, float(hires.both_ways(a[0][None], b[0][None], a[1][None], b[1][None], flip)[0])
 
 
 def measure(images: list[Image.Image], seed: int) -> dict[str, np.ndarray]:
@@ -90,14 +90,14 @@ def main() -> None:
         sets["photographs"] = [Image.open(f).convert("RGB").resize(SIZE, Image.Resampling.LANCZOS) for f in files]
     else:
         print(f"no photographs under {args.data}: synthetic images only")
-    print(f"fine square {FN.F} px; floors {L.FINE_FLOOR} (large data), {L.FINE_SMALL_FLOOR} (small data)")
+    print(f"fine square {hires.F} px; floors {hires_levels.FINE_FLOOR} (large data), {hires_levels.FINE_SMALL_FLOOR} (small data)")
     for name, images in sets.items():
         for kind, v in measure(images, 1).items():
             fine = v[:, 1][np.isfinite(v[:, 1])]
             print(f"{name:11s} {kind:9s} n={len(v):3d}  32 px min {v[:, 0].min():.2f}  "
                   f"fine min {fine.min():.2f} p5 {np.percentile(fine, 5):.2f} p90 {np.percentile(fine, 90):.2f} "
                   f"max {fine.max():.2f}  no fine evidence {int((~np.isfinite(v[:, 1])).sum())}  "
-                  f"at error level: {(fine >= L.FINE_FLOOR).mean():.0%} / {(fine >= L.FINE_SMALL_FLOOR).mean():.0%}")
+                  f"at error level: {(fine >= hires_levels.FINE_FLOOR).mean():.0%} / {(fine >= hires_levels.FINE_SMALL_FLOOR).mean():.0%}")
 
 
 if __name__ == "__main__":

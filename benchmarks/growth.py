@@ -22,13 +22,13 @@ store, then the same store with ``--added`` new rows; each in its own child proc
 its peak RSS.  Decoding is left out: it is linear and per file (``docs/scale.md``).
 
 ``--drift POLICY`` measures how the calibrated levels move when a share of a real dataset
-changes (the measurement behind ``_alignstate.LEVELS_AFTER``): with the dataset's signatures
+changes (the measurement behind ``state.LEVELS_AFTER``): with the dataset's signatures
 (from its store; a check must have run) and one index, the levels estimated on all rows
 against those estimated with 1, 2, 5, 10 and 20 % of the rows left out (drawn at random,
 ``--repeat`` times; the range of the largest move of either level is printed).
 
 ``--spread POLICY`` measures how noisy the levels are (the measurement behind
-``_align.CALIBRATION_QUERIES``): every row of the dataset searched upside down once (minutes
+``alignment.CALIBRATION_QUERIES``): every row of the dataset searched upside down once (minutes
 at 55,000), then the cross-split levels of disjoint content-keyed samples of each of
 ``--spread-sizes``: their mean, standard deviation and range, against the quantiles of all
 rows' impostors.  ``--root`` names the dataset's folder when the policy lies elsewhere.
@@ -75,7 +75,7 @@ def _photo(task: tuple[int, str]) -> None:
 
 def _policy(root: Path) -> str:
     """What ``leakcheck init`` writes for the folder (a train and a test folder)."""
-    from pytest_leakcheck.dataset.recognise import detect, policy_text
+    from pytest_leakcheck.init.recognise import detect, policy_text
 
     return policy_text(detect(root))
 
@@ -165,12 +165,12 @@ def smooth_greys(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def _sim_sigs(n: int, seed: int):
-    from pytest_leakcheck.detectors import _align
+    from pytest_leakcheck.detectors.aligned import descriptors
     from pytest_leakcheck.signals.families import Signatures
 
     rng = np.random.default_rng(seed)
     grey = smooth_greys(rng, n)
-    hog = np.concatenate([_align.hog(grey[a:a + 8192].astype(np.float32)).astype(np.float16)
+    hog = np.concatenate([descriptors.hog(grey[a:a + 8192].astype(np.float32)).astype(np.float16)
                           for a in range(0, n, 8192)])
     digests = tuple(rng.bytes(32) for _ in range(n))
     return Signatures(digests, np.ones(n, bool), {}, np.full((n, 2), 32, np.int64),
@@ -238,8 +238,9 @@ def _loaded(policy_path: str, root: str | None = None):
     index, and what the search reads."""
     import dataclasses
 
-    from pytest_leakcheck.detectors import _alignsearch as search
-    from pytest_leakcheck.pipeline import search as stage
+    from pytest_leakcheck.detectors.aligned import pairs
+    from pytest_leakcheck.pipeline import matches as stage
+    from pytest_leakcheck.pipeline.run import RunOptions
     from pytest_leakcheck.pipeline.signatures import compute
     from pytest_leakcheck.dataset import groups, inventory
     from pytest_leakcheck.policy.load import load
@@ -251,24 +252,25 @@ def _loaded(policy_path: str, root: str | None = None):
         policy = dataclasses.replace(policy, root=Path(root))
     inv = groups.resolve(inventory.scan(policy))
     with open_store(locate(inv.policy.cache, inv.policy.store_folders)) as store:
-        sigs = compute(inv.records, inv.policy, store, jobs=2, update_snapshot=False)
-        run = stage.new_run(inv, sigs, inv.policy, store)
-    index = search.fit(sigs, np.flatnonzero(sigs.valid))
-    return sigs, run, search.prepare(sigs, True, index)
+        sigs = compute(inv.records, inv.policy, store, RunOptions(jobs=2), update_snapshot=False)
+        run = stage.new_run(inv, sigs, inv.policy, store, RunOptions())
+    index = pairs.fit(sigs, np.flatnonzero(sigs.valid))
+    return sigs, run, pairs.prepare(sigs, True, index)
 
 
 def drift(policy_path: str, repeat: int, root: str | None = None) -> dict[str, object]:
     """Levels on all rows against levels with a share of rows left out, one index throughout."""
-    from pytest_leakcheck.detectors import _alignsearch as search
-    from pytest_leakcheck.detectors.aligned import AlignedSettings, _calibration
+    from pytest_leakcheck.detectors.aligned import pairs
+    from pytest_leakcheck.detectors.aligned import AlignedSettings
+    from pytest_leakcheck.detectors.aligned.levels import calibration
 
     sigs, run, data = _loaded(policy_path, root)
     valid = np.flatnonzero(sigs.valid)
     settings = AlignedSettings()
 
     def levels(mask: np.ndarray) -> tuple[float, float]:
-        p = search.plan(run.rows_by_split(mask), run.comparisons, run.split_of, settings.candidates, True)
-        cal = _calibration(data, p, settings, sigs.digests)
+        p = pairs.plan(run.rows_by_split(mask), run.comparisons, run.split_of, settings.candidates, True)
+        cal = calibration(data, p, settings, sigs.digests)
         return cal["threshold"], cal["error_threshold"]
 
     base = levels(sigs.valid)
@@ -291,16 +293,17 @@ def spread(policy_path: str, sizes: list[int], root: str | None = None) -> dict[
     cross-split levels of disjoint content-keyed samples of each size (consecutive runs of
     rows in content-digest order, the order the calibration samples in), against the
     impostors' own rates over all rows."""
-    from pytest_leakcheck.detectors import _align as A
-    from pytest_leakcheck.detectors import _alignsearch as search
-    from pytest_leakcheck.detectors.aligned import TURNED_COPY, AlignedSettings
+    from pytest_leakcheck.detectors.aligned import alignment
+    from pytest_leakcheck.detectors.aligned import pairs
+    from pytest_leakcheck.detectors.aligned import AlignedSettings
+    from pytest_leakcheck.detectors.aligned.levels import TURNED_COPY
 
     sigs, run, data = _loaded(policy_path, root)
     settings = AlignedSettings()
-    p = search.plan(run.rows_by_split(sigs.valid), run.comparisons, run.split_of, settings.candidates, True)
+    p = pairs.plan(run.rows_by_split(sigs.valid), run.comparisons, run.split_of, settings.candidates, True)
     every = np.sort(np.concatenate([p.rows[a] for a in p.targets]))
-    A.CALIBRATION_QUERIES = len(every)  # every row an impostor, in impostors()'s order:
-    cross = search.impostors(data, p, sigs.digests)["cross"]
+    alignment.CALIBRATION_QUERIES = len(every)  # every row an impostor, in impostors()'s order:
+    cross = pairs.impostors(data, p, sigs.digests)["cross"]
     # impostors() lists each split's rows in turn, for the splits compared with another.
     rows = np.concatenate([every[p.split_of[every] == a] for a in p.targets if any(b != a for b in p.targets[a])])
     head = np.frombuffer(b"".join(sigs.digests[r][:8].ljust(8, b"\0") for r in rows.tolist()), ">u8")
@@ -312,7 +315,7 @@ def spread(policy_path: str, sizes: list[int], root: str | None = None) -> dict[
                               "all_rows_quantiles": [round(float(top[max(0, round(r * len(cross) / 1e4) - 1)]), 4)
                                                      for r in rates]}
     for n in sizes:
-        lv = np.array([[A.calibrate(cross[k * n:(k + 1) * n], r) for r in rates] for k in range(len(cross) // n)])
+        lv = np.array([[alignment.calibrate(cross[k * n:(k + 1) * n], r) for r in rates] for k in range(len(cross) // n)])
         out[n] = {"samples": len(lv), "mean": np.round(lv.mean(0), 4).tolist(),
                   "sd": np.round(lv.std(0, ddof=1), 4).tolist() if len(lv) > 1 else None,
                   "min": np.round(lv.min(0), 4).tolist(), "max": np.round(lv.max(0), 4).tolist()}

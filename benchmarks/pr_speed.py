@@ -86,7 +86,7 @@ def build(n: int, added: int, jobs: int) -> tuple[Path, str]:
     base = _git(root, "rev-parse", "HEAD")
     print(f"built {n} images and committed them in {time.perf_counter() - t0:.0f}s", flush=True)
     t0 = time.perf_counter()
-    from pytest_leakcheck.pipeline.core import check
+    from pytest_leakcheck.pipeline.run import check
 
     check(root / "leakcheck.yaml", focus=(), jobs=jobs)
     print(f"signed {n} images into the store in {time.perf_counter() - t0:.0f}s", flush=True)

@@ -55,7 +55,7 @@ EVERY = "augmentations: [hflip, vflip, rot90, rot180, rot270, transpose, transve
 def policies(root: Path, every: bool = False) -> dict[str, str]:
     """The ``leakcheck init`` policy for ``root``, unchanged (or with all 8 orientations);
     the same with aligned off; the baselines."""
-    from pytest_leakcheck.dataset.recognise import detect, policy_text
+    from pytest_leakcheck.init.recognise import detect, policy_text
 
     init = policy_text(detect(root))
     if every and EVERY not in init:  # leakcheck init writes all 8 since issue 26

@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 SAME = {"entry": "castle"}  # folders that show one scene
-#: Photos under this long side are skipped by same_scene (``_scene.MIN_SIDE``): not counted as searched.
+#: Photos under this long side are skipped by same_scene (``features.MIN_SIDE``): not counted as searched.
 MIN_SIDE = 200
 #: Folders of clean photos (no two of one scene): BSDS500, and the second source named above.
 DISTRACTORS = {"bsds", "imagenet"}
@@ -85,8 +85,8 @@ def spy_candidates() -> list[set[frozenset[str]]]:
     The spy wraps the module function the search calls and returns its result unchanged.
     """
     try:
-        from pytest_leakcheck.detectors.same_scene import _scene as scene  # the package after the rooms move
-    except ImportError:
+        from pytest_leakcheck.detectors.same_scene import features as scene
+    except ImportError:  # the flat tree before the rooms move
         from pytest_leakcheck.detectors import _scene as scene
     seen: list[set[frozenset[str]]] = []
     real = scene.candidate_pairs
@@ -116,7 +116,7 @@ def run(root: Path, text: str, jobs: int) -> tuple[float, object, int]:
 
 def init_policy(root: Path) -> str:
     try:
-        from pytest_leakcheck.dataset.recognise import detect, policy_text
+        from pytest_leakcheck.init.recognise import detect, policy_text
     except ImportError:  # the flat tree before the layers move
         from pytest_leakcheck.layout import detect, policy_text
     return policy_text(detect(root))

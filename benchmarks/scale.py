@@ -147,8 +147,8 @@ def child(method: str, folder: Path, d: int, nprobe: int) -> dict:
         # kernels._RETRIEVAL_PAIRS cosine_pairs now hands over to retrieval.within, i.e. float-exact).
         kernels._RETRIEVAL_PAIRS = float("inf")
         run = {
-            "float-faiss": lambda q: retrieval.within(q, tr, MIN_COSINE, backend="faiss", nprobe=nprobe),
-            "float-exact": lambda q: retrieval.within(q, tr, MIN_COSINE),
+            "float-faiss": lambda q: retrieval.within(retrieval.Sides(q, tr), MIN_COSINE, backend="faiss", nprobe=nprobe),
+            "float-exact": lambda q: retrieval.within(retrieval.Sides(q, tr), MIN_COSINE),
             "float-kernel": lambda q: kernels.cosine_pairs(q, tr, ["identity"], MIN_COSINE)[:3],
             "float-brute": lambda q: _float_brute(q, tr),  # float32 products with every train row
         }[method]

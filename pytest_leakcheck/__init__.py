@@ -15,12 +15,12 @@ from .version import __version__
 __all__ = ["EXIT_CLEAN", "EXIT_LEAKS", "EXIT_USAGE", "LeakcheckError", "__version__", "check"]
 
 if TYPE_CHECKING:
-    from .pipeline.core import check
+    from .pipeline.run import check
 
 
 def __getattr__(name: str) -> Any:
     if name == "check":
-        from .pipeline.core import check
+        from .pipeline.run import check
 
         return check
     raise AttributeError(name)

@@ -86,7 +86,7 @@ def expected_leaks() -> dict[str, str]:
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
     """Run ``leakcheck`` in-process; returns (exit code, stdout, stderr)."""
-    from pytest_leakcheck.cli.app import main
+    from pytest_leakcheck.cli import main
 
     def run(*argv: str) -> tuple[int, str, str]:
         capsys.readouterr()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pytest_leakcheck.signals.decode import SignTask, pixel_digest, sign
-from pytest_leakcheck.detectors._alignsearch import DESC_FAMILY
+from pytest_leakcheck.detectors.aligned.families import DESC_FAMILY
 from pytest_leakcheck.signals.families import hash_family, thumb_family
 
 

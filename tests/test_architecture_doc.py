@@ -7,6 +7,7 @@ tests/test_security_doc.py reads the threat model's citations.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import detectors, render
-from pytest_leakcheck.dataset import sources as splitsources
+from pytest_leakcheck import sources as splitsources
 from pytest_leakcheck.policy import load as policy_load
 from pytest_leakcheck.signals import executors
 
@@ -82,8 +83,9 @@ def test_every_file_a_recipe_touches_exists(touched: dict[str, list[str]], title
 def test_the_detector_registry_reads_the_recipes_folder(touched: dict[str, list[str]]) -> None:
     folder = (ROOT / touched["A detector"][0]).parent
     assert Path(detectors.__file__).resolve().parent == folder
+    # A detector is a module of the folder, or the __init__ of a folder of its own inside it.
     homes = {_module_file(type(d)).parent for d in detectors.registry()}
-    assert homes == {folder}
+    assert {h if h == folder else h.parent for h in homes} == {folder}
     assert len(detectors.registry()) >= 5
 
 
@@ -122,6 +124,54 @@ def test_every_policy_key_has_its_heading_in_policy_md(touched: dict[str, list[s
     keys = set(policy_load._TOP_KEYS) | set(policy_load._GROUP_KEYS)
     assert keys - documented == set()
     assert documented - keys == set()
+
+
+def steps(text: str) -> dict[str, list[str]]:
+    """Step name -> the package paths its row of the step table names (module column)."""
+    table = text.split("## The pipeline, step by step", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    return {cells[1].strip(): re.findall(r"`([\w/<>.]+\.py)`", cells[2]) for cells in rows[1:]}
+
+
+def test_every_module_the_step_table_names_exists() -> None:
+    found = steps(DOC.read_text(encoding="utf-8"))
+    assert {"policy", "inventory", "signatures", "search", "findings", "render"} <= set(found)
+    missing = [rel for paths in found.values() for rel in paths
+               if "<" not in rel and not (PACKAGE / rel).is_file()]
+    assert missing == []
+    assert all(found.values()), "every step names its module"
+
+
+def _folder_imports() -> dict[str, set[str]]:
+    """Top-level folder -> the other top-level folders its modules import (lazy imports too)."""
+    arrows: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).with_suffix("").parts
+        here = rel[:-1] if rel[-1] == "__init__" else rel
+        package = rel[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = list(package[:len(package) - (node.level - 1)])
+                names = [*base, *(node.module.split(".") if node.module else [])]
+                targets = [names + [a.name] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pytest_leakcheck."):
+                targets = [node.module.split(".")[1:]]
+            elif isinstance(node, ast.Import):
+                targets = [a.name.split(".")[1:] for a in node.names if a.name.startswith("pytest_leakcheck.")]
+            else:
+                continue
+            for target in targets:
+                if target and here and target[0] != here[0] and (PACKAGE / target[0]).is_dir():
+                    arrows.setdefault(here[0], set()).add(target[0])
+    return arrows
+
+
+def test_no_two_folders_import_each_other() -> None:
+    arrows = _folder_imports()
+    assert arrows.get("cli") and "pipeline" in arrows.get("ci", set())  # the walk sees imports at all
+    both = sorted({tuple(sorted((a, b))) for a, targets in arrows.items() for b in targets
+                   if a in arrows.get(b, set())})
+    assert both == []
 
 
 def test_the_readers_find_what_they_should() -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..policy.load import Policy
-from ..dataset.sources import inputs as split_inputs
+from ..sources import inputs as split_inputs
 
 #: Group rules whose value names a file the policy reads (groups.SOURCES).
 _FILE_RULES = ("csv", "coco")
@@ -45,7 +45,7 @@ def policy_inputs(policy: Policy, *, baseline: bool = True) -> frozenset[Path]:
     finding.  ``baseline=False`` leaves out the baseline, which decides only
     whether a finding is accepted, never where a file sits.
     """
-    files = [policy.path, policy.manifest, policy.baseline if baseline else None]
+    files = [policy.path, policy.baseline if baseline else None]
     files += [Path(str(rule.value)) for rule in policy.groups if rule.source in _FILE_RULES]
     files += split_inputs(policy.split_sources)
     return frozenset(Path(os.path.realpath(f)) for f in files if f is not None)

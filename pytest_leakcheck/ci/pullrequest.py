@@ -203,7 +203,7 @@ def check_since(
     itself changed, the whole dataset is searched and each finding sorted
     into new or existing.  ``options`` go to :func:`core.check`.
     """
-    from ..pipeline.core import check
+    from ..pipeline.run import check
 
     changes = changed_since(policy, ref)
     if base_report is not None and not changes.policy_changed:

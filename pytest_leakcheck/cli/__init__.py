@@ -1,11 +1,12 @@
-"""`leakcheck`, the command line: app.py (parser, check, render, fingerprint, export, hook,
-review commands) and split.py (`leakcheck split`).
+"""`leakcheck`, the command line: main.py (parser, dispatch, exit codes), options.py (options
+several commands share, declared once), output.py (what commands write) and commands/
+(one module per command).
 
 ``pytest_leakcheck.cli:main`` is the console script's entry point.
 """
 
 from __future__ import annotations
 
-from .app import main
+from .main import main
 
 __all__ = ["main"]

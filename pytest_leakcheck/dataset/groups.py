@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from . import sources
+from .. import sources
 from ..policy import userregex
 from ..policy.grouprules import GroupRule, ShareRules
 from .inventory import Inventory

@@ -15,9 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..files import globs, remote as sources
-from . import sources as splitsources
-from .sources import table
-from .sources.base import Rows
+from .. import sources as splitsources
+from ..sources.base import Rows
 from ..errors import PolicyError
 from ..policy.load import Policy, with_splits
 from ..progress import SILENT, Progress
@@ -181,14 +180,10 @@ def _walk_url(policy: Policy) -> Listing:
 
 
 def _read_rows(policy: Policy) -> tuple[Rows, tuple[str, ...], tuple[tuple[str, int, int], ...]]:
-    """Rows of the manifest or split source: path -> [(split, group)], split names, and images inside shards."""
-    if policy.split_sources is not None:
-        found = splitsources.read(policy.split_sources, policy.root, policy.files.extensions)  # type: ignore[arg-type]
-        return found.rows, found.names, found.members
-    assert policy.manifest is not None
-    _, rows, _ = table.read_manifest(policy.manifest)
-    names = tuple(dict.fromkeys(s for entries in rows.values() for s, _ in entries))
-    return rows, names, ()
+    """Rows of the split source: path -> [(split, group)], split names, and images inside shards."""
+    assert policy.split_sources is not None
+    found = splitsources.read(policy.split_sources, policy.root, policy.files.extensions)  # type: ignore[arg-type]
+    return found.rows, found.names, found.members
 
 
 def manifest_splits(policy: Policy) -> tuple[str, ...]:
@@ -201,7 +196,7 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     progress.start("listing")
     listing = _walk_url(policy) if sources.is_url(policy.root) else _walk(policy.root, policy, progress)
     progress.done()
-    if policy.manifest is not None or policy.split_sources is not None:
+    if policy.split_sources is not None:
         rows, names, members = _read_rows(policy)
         policy = with_splits(policy, names)
         if members:  # images inside shards are listed as the files are

@@ -1,9 +1,10 @@
-"""The detector registry: every module of this package that sets ``DETECTOR``.
+"""The detector registry: every module or package of this package that sets ``DETECTOR``.
 
-Adding a detector is adding a module here (see ``base.py`` for the protocol
-and ``docs/architecture.md`` for a walk-through); nothing else lists them.
-Modules whose names start with ``_`` are helpers of one detector, and
-``base`` is the protocol; neither is a detector.
+Adding a detector is adding a module here, or a folder for one with helpers of
+its own (``aligned/``, ``same_scene/``: the detector in ``__init__.py``); see
+``base.py`` for the protocol and ``docs/architecture.md`` for a walk-through.
+Nothing else lists them.  ``base`` is the protocol and a ``_`` prefix means
+private; modules that set no ``DETECTOR`` (``hashing``) are shared helpers.
 
 The policy calls :func:`parse` for the ``detectors:`` section, the
 signature stage asks :func:`families` what to compute, and the search and
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import Ctx
+from ..validate import Ctx
 from .base import Detector, PolicyView
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 def registry() -> tuple[Detector, ...]:
     """Every detector, strongest first."""
     found = []
-    for info in pkgutil.iter_modules(__path__):
+    for info in pkgutil.iter_modules(__path__):  # modules and packages (``info.ispkg``) alike
         if info.name.startswith("_") or info.name == "base":
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")

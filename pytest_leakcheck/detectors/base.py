@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from ..policy.config import SEVERITIES, Ctx
+from ..validate import SEVERITIES, Ctx
 
 if TYPE_CHECKING:  # numpy-backed types: loading a policy must not import numpy (tests/cli/test_lean.py)
     from ..search.kernels import Match

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import Ctx
+from ..validate import Ctx
 from .base import Detector, PolicyView
-from .phash import HashSettings, hash_distance, matches_and_near_misses, parse_hash
+from .hashing import HashSettings, hash_distance, matches_and_near_misses, parse_hash
 
 if TYPE_CHECKING:
     from ..search.run import SearchRun

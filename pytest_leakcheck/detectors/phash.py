@@ -8,12 +8,11 @@ the ``dhash`` detector is the way to run a difference hash beside this one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import ORIENTATIONS, SEVERITIES, Ctx
-from ..files.names import excerpt
-from .base import NEAR_MISSES, Detector, PolicyView, record_near_misses, section
+from ..validate import Ctx
+from .base import Detector, PolicyView
+from .hashing import HashSettings, hash_distance, matches_and_near_misses, parse_hash
 
 if TYPE_CHECKING:
     from ..search.run import SearchRun
@@ -21,161 +20,6 @@ if TYPE_CHECKING:
     from ..signals.families import Family
 
 HASH_KINDS = ("phash", "dhash", "ahash", "whash")
-HASH_BITS = (64, 256)
-
-
-@dataclass(frozen=True)
-class HashSettings:
-    severity: str = "error"
-    kind: str = "phash"
-    bits: int = 64
-    max_distance: int = 8
-
-
-def parse_hash(ctx: Ctx, raw: Any, at: tuple[str, ...], d: HashSettings, kinds: tuple[str, ...]) -> HashSettings:
-    """A hash detector's section: severity, kind, bits, max_distance."""
-    raw = section(ctx, raw, at, ("severity", "kind", "bits", "max_distance"))
-    bits = raw.get("bits", d.bits)
-    # `64.0` is 64; a boolean, a list or NaN is refused here rather than deep in numpy.
-    if isinstance(bits, bool) or not isinstance(bits, (int, float)) or bits not in HASH_BITS:
-        raise ctx.fail((*at, "bits"), f"invalid value {excerpt(bits)}", "use 64 or 256")
-    bits = int(bits)
-    return HashSettings(
-        severity=ctx.choice(raw.get("severity", d.severity), (*at, "severity"), SEVERITIES),
-        kind=ctx.choice(raw.get("kind", d.kind), (*at, "kind"), kinds),
-        bits=bits,
-        max_distance=ctx.number(raw.get("max_distance", d.max_distance), (*at, "max_distance"), int, 0, bits // 2),
-    )
-
-
-def hash_matches(run: SearchRun, name: str, prefix: str, max_distance: int, reach: int | None = None) -> list[Match]:
-    """Pairs within ``max_distance`` in some searched orientation; textured images only.
-
-    A pair's distance is min over orientations o of min(H(o(a), b), H(a, o(b))):
-    a flip's hash is not a permutation of the upright hash's bits, so turning
-    one side only would make the verdict depend on which split each file is in.
-    Each pair is reported once, as ``Match(i, j)`` with ``i < j`` and the
-    orientation that turns file ``i`` into file ``j``.  With ``reach``, some
-    pairs up to ``reach`` come too (``kernels.hamming_pairs``).
-    """
-    from ..search.kernels import Match, hamming_pairs
-    from ..signals.families import hash_stack, search_orientations
-
-    names = search_orientations(run.orientations)
-    stack = hash_stack(run.sigs, names, prefix)
-    upright = stack[:, 0, :]
-    rows = run.rows_by_split()
-    best: dict[tuple[int, int], tuple[float, int, str]] = {}
-    for a, b in run.comparisons:
-        for ra, rb, same in run.sides(a, b, rows):
-            # The second search turns the reference side, in every orientation
-            # but identity (H(a, b) is symmetric already).  Compared with itself
-            # a split is searched a < b only, so the reverse direction (b
-            # turned against a) reads the rows backwards.
-            qa, qb = (ra[::-1], rb[::-1]) if same else (rb, ra)
-            for query, ref, first in ((ra, rb, 0), (qa, qb, 1)):
-                if first >= len(names):
-                    continue
-                ia, ib, dist, kk = hamming_pairs(
-                    stack[query, first:], upright[ref], max_distance, same=same, reach=reach)
-                gi, gj = query[ia], ref[ib]
-                tex = run.texture(gi) & run.texture(gj)
-                for x, y, d, o in zip(gi[tex].tolist(), gj[tex].tolist(), dist[tex].tolist(), kk[tex].tolist()):
-                    _keep_best(best, x, y, float(d), names[first + o])
-    return [Match(i, j, name, d, o) for (i, j), (d, _, o) in sorted(best.items())]
-
-
-#: How far past ``max_distance`` (in bits of a 64-bit hash) the search looks for near misses.
-NEAR_REACH = 4
-
-
-def matches_and_near_misses(run: SearchRun, name: str, prefix: str, settings: HashSettings) -> list[Match]:
-    """:func:`hash_matches` within ``max_distance``; pairs a few bits further are recorded as near misses.
-
-    A pair's distance is the same whatever the radius, so filtering a wider
-    search finds exactly the matches.  But an exact search at the wider radius
-    costs far more than at the level (pairs within 12 of 64 bits grow with the
-    square of the data: 10x the time at 200,000 images), while the review page
-    keeps only the ``NEAR_MISSES`` nearest.  So the search at the level also
-    keeps the wider pairs its index meets anyway.  Distances are whole bits:
-    once ``NEAR_MISSES`` of those sit at the nearest distance possible past the
-    level (:func:`_nearest_possible`), they are exactly the nearest an
-    exhaustive search would keep.  Only when they do not (small or sparse data,
-    where it is cheap) is the wider radius searched in full.
-    """
-    level = settings.max_distance
-    reach = min(settings.bits // 2, level + NEAR_REACH * settings.bits // 64)
-    nearest = min(reach, _nearest_possible(run, prefix, level))
-    # Only pairs at the nearest distance can settle it: keeping the farther ones the index
-    # meets held 360,000 pairs (a quarter of a gigabyte) at 200,000 images.
-    found = hash_matches(run, name, prefix, level, reach=nearest)
-    if sum(level < m.value <= nearest for m in found) < NEAR_MISSES and reach > level:
-        found = hash_matches(run, name, prefix, reach)
-    record_near_misses(run, name, [m.value for m in found if m.value > level], level, lower=True)
-    return [m for m in found if m.value <= level]
-
-
-def _nearest_possible(run: SearchRun, prefix: str, level: int) -> int:
-    """The smallest distance past ``level`` that two of the run's hashes can have.
-
-    Two hashes differ in an odd number of bits only if their counts of set bits
-    differ in parity.  A pHash sets exactly half its bits (each coefficient is
-    compared with their median), so pHashes differ in an even number of bits
-    and nothing lies at ``level + 1`` when ``level`` is even."""
-    import numpy as np
-
-    from ..signals.families import hash_stack, search_orientations
-
-    stack = hash_stack(run.sigs, search_orientations(run.orientations), prefix)
-    parity = np.bitwise_count(stack).sum(axis=-1, dtype=np.int64) & 1
-    if len(parity) and parity.min() == parity.max():
-        return level + 2 - level % 2
-    return level + 1
-
-
-def _keep_best(best: dict[tuple[int, int], tuple[float, int, str]], x: int, y: int, dist: float,
-               orientation: str) -> None:
-    """Keep the nearer of two directions; on a tie, the first orientation in ORIENTATIONS,
-    so the choice does not depend on which file was queried."""
-    from ..signals.families import inverse
-
-    if x > y:  # "x after o is y" is "y after inverse(o) is x"
-        x, y, orientation = y, x, inverse(orientation)
-    key = (dist, ORIENTATIONS.index(orientation), orientation)
-    if (x, y) not in best or key < best[(x, y)]:
-        best[(x, y)] = key
-
-
-def far(distance: float, settings: HashSettings) -> bool:
-    """Whether a pair's hashes are too far apart to back up another detector's match.
-
-    Unrelated images differ in about half the bits: Binomial(bits, 1/2), mean
-    bits/2 and standard deviation sqrt(bits)/2, so below bits/2 - sqrt(bits)
-    (two deviations; 24 of 64 bits) the hash says "related".  A copy that a
-    thumbnail or alignment finds while the hash misses it (re-encoded,
-    recoloured, cropped a little) drifts a few bits past ``max_distance``; past
-    halfway from ``max_distance`` to that floor (16 of 64 bits by default,
-    twice the threshold) the hash sides with unrelated images.
-    """
-    floor = settings.bits / 2 - settings.bits**0.5
-    return distance > (settings.max_distance + floor) / 2
-
-
-def hash_distance(sigs: Any, prefix: str, i: int, j: int, orientation: str) -> int | None:
-    """Hamming distance of row ``i`` turned by ``orientation`` to row ``j``, if both are hashed:
-    the nearer of turning ``i`` by it and turning ``j`` back (as the search measures)."""
-    import numpy as np
-
-    from ..signals.families import inverse
-
-    back = inverse(orientation)
-    turned, undone, upright = f"{prefix}:{orientation}", f"{prefix}:{back}", f"{prefix}:identity"
-    if not sigs.has(turned, undone, upright):
-        return None
-    arrays = sigs.arrays
-    forward = np.bitwise_count(arrays[turned][i] ^ arrays[upright][j]).sum()
-    reverse = np.bitwise_count(arrays[undone][j] ^ arrays[upright][i]).sum()
-    return int(min(forward, reverse))
 
 
 class PHash(Detector):

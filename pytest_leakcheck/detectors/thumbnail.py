@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..policy.config import SEVERITIES, Ctx
+from ..validate import SEVERITIES, Ctx
 from ..search import BACKENDS
 from .base import Detector, PolicyView, section
-from .phash import far, hash_distance
+from .hashing import far, hash_distance
 
 if TYPE_CHECKING:
     from ..search.run import SearchRun
@@ -49,16 +49,16 @@ def _upright(x: int, y: int, cosine: float, orientation: str) -> Match:
     itself is symmetric (turning a thumbnail only permutes its pixels, and the
     searched orientations come with their inverses), so one direction suffices."""
     from ..search.kernels import Match
-    from ..signals.families import inverse
+    from ..orientation import inverse
 
     if x < y:
         return Match(x, y, Thumbnail.name, cosine, orientation)
     return Match(y, x, Thumbnail.name, cosine, inverse(orientation))
 
 
-def _indexed(thumbs: Any, ra: Any, rb: Any, names: list[str], min_cosine: float, same: bool,
+def _indexed(ta: Any, tb: Any, names: list[str], min_cosine: float, same: bool,
              backend: str) -> tuple[Any, Any, Any, Any]:
-    """``kernels.oriented_within`` with the smaller side as the queries.
+    """``kernels.oriented_within`` of thumbnails ``ta`` against ``tb``, with the smaller side as the queries.
 
     An index costs each query a fixed number of probed lists, whatever the
     references number: 40,000 test images asking an index of 160,000 training
@@ -70,12 +70,11 @@ def _indexed(thumbs: Any, ra: Any, rb: Any, names: list[str], min_cosine: float,
     import numpy as np
 
     from ..search.kernels import oriented_within
-    from ..signals.families import inverse
+    from ..orientation import inverse
 
-    if same or len(ra) <= len(rb):
-        return oriented_within(thumbs[ra], thumbs[rb], names, min_cosine, same=same, backend=backend)
-    ib, ia, cos, kk = oriented_within(thumbs[rb], thumbs[ra], [inverse(o) for o in names], min_cosine,
-                                      backend=backend)
+    if same or len(ta) <= len(tb):
+        return oriented_within(ta, tb, names, min_cosine, same=same, backend=backend)
+    ib, ia, cos, kk = oriented_within(tb, ta, [inverse(o) for o in names], min_cosine, backend=backend)
     order = np.lexsort((ib, ia))
     return ia[order], ib[order], cos[order], kk[order]
 
@@ -122,7 +121,7 @@ class Thumbnail(Detector):
                 if backend == "exact":
                     ia, ib, cos, kk = cosine_pairs(thumbs[ra], thumbs[rb], names, settings.min_cosine, same=same)
                 else:
-                    ia, ib, cos, kk = _indexed(thumbs, ra, rb, names, settings.min_cosine, same, backend)
+                    ia, ib, cos, kk = _indexed(thumbs[ra], thumbs[rb], names, settings.min_cosine, same, backend)
                 tex = run.texture(ra[ia]) & run.texture(rb[ib])
                 out += [
                     _upright(int(ra[x]), int(rb[y]), round(float(c), 4), names[int(o)])

@@ -4,7 +4,7 @@ A COCO file or a line of ``metadata.jsonl`` nested 200,000 levels deep makes
 ``json.loads`` raise ``RecursionError``, which no reader expected (exit 3).
 The C parser checks its depth against the interpreter's recursion limit
 (1,000 by default) at every level, so the bound costs nothing on an ordinary
-file (a scan for depth first doubled the time of a 35 MB COCO file);
+file, where a separate scan for depth would read a large COCO file twice;
 :func:`loads` turns that error into a ``json.JSONDecodeError`` naming the
 problem, which every reader already reports as "not valid JSON" (exit 2).
 Real COCO files nest four or five levels.

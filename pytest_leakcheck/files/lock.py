@@ -1,7 +1,7 @@
 """A folder locked while one run reads, changes and writes a file in it.
 
 ``leakcheck judge`` and ``leakcheck baseline`` read the baseline, change it
-and write it back; six at once used to keep two verdicts.  Under
+and write it back; two at once would each keep only their own verdict.  Under
 :func:`locked` they take turns, and each reads the file again inside the
 lock.  The lock is ``flock`` on the folder itself, so no lock file is ever
 left in the user's repository; closing the descriptor (the process ending,

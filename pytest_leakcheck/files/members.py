@@ -77,12 +77,6 @@ def is_member(path: str) -> bool:
     return split(path) is not None
 
 
-def shard_of(path: str) -> str:
-    """The shard a member lives in, or the path itself."""
-    parts = split(path)
-    return parts[0] if parts else path
-
-
 # --------------------------------------------------------------------------
 # Opening shards (cached per process, invalidated by size and mtime)
 
@@ -233,11 +227,6 @@ def _read(path: str) -> bytes:
     if row is None:
         raise MemberError(f"{path}: a table member is written row=N")
     return _cached(shard, _Table).row(row)
-
-
-def tar_members(shard: str, extensions: tuple[str, ...]) -> list[tuple[str, int]]:
-    """(member name, size) of each image member of a tar shard, in tar order."""
-    return [(name, size) for name, (_, size) in tar_index(shard).items() if name.lower().endswith(extensions)]
 
 
 def digests(shard: str, members: Iterable[str]) -> dict[str, bytes | str]:

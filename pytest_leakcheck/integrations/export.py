@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files.atomic import replacing, write_atomic
-from ..policy.config import ORIENTATIONS
+from ..orientation import ORIENTATIONS
 from ..signals.decode import PIXELS_PARAMS
 from ..errors import UsageError
 from ..files.escape import csv_writer
@@ -71,7 +71,7 @@ def table(
     by the check, so nothing is decoded twice either way.
     """
     from ..pipeline import signatures
-    from ..pipeline.run import open_policy_store, run, take_inventory
+    from ..pipeline.run import RunOptions, open_policy_store, run, take_inventory
 
     if policy is None:
         if report is None:
@@ -81,14 +81,15 @@ def table(
         policy = load(policy)
     # The store where `check` keeps it, by the same rule (LEAKCHECK_CACHE, containment).
     store = open_policy_store(policy, use_cache)
+    opts = RunOptions(jobs=jobs, use_cache=use_cache)
     try:
         if report is None:  # one assembled run: its inventory and signatures are the table's
-            done = run(policy, store=store, jobs=jobs)
+            done = run(policy, store=store, opts=opts)
             report, inv, sigs = done.report, done.inventory, done.signatures
         else:
             inv = take_inventory(policy)
             # After a check this is the snapshot's arrays: no decode, no per-file query.
-            sigs = signatures.compute(inv.records, inv.policy, store, jobs=jobs, update_snapshot=False)
+            sigs = signatures.compute(inv.records, inv.policy, store, opts, update_snapshot=False)
         policy = inv.policy  # a manifest may have filled in the split names
         digests = [d for d in sigs.digests if d]
         pixels = store.get_signatures(digests, "pixels", PIXELS_PARAMS)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import great_expectations as gx
 import pandas as pd
@@ -45,6 +45,9 @@ from . import export
 from ..errors import LeakcheckError
 from ..report.model import Report
 from ..policy.load import Policy
+
+if TYPE_CHECKING:
+    from ..pipeline.options import RunOptions
 
 __all__ = ["ExpectGroupsInOneSplit", "ExpectNoCopiesAcrossSplits", "ExpectationCrashed",
            "build_docs", "expectations", "raised", "validate", "validate_table"]
@@ -155,14 +158,16 @@ def validate(
     suite_name: str = "leakcheck",
     data_docs: str | Path | None = None,
     result_format: str | dict = "COMPLETE",
-    jobs: int | None = None,
-    use_cache: bool = True,
+    opts: RunOptions | None = None,
 ) -> ExpectationSuiteValidationResult:
     """Build the image table for a policy (running a check) or a report, and validate it.
 
     Runs in ``context`` or an ephemeral one.  With ``data_docs`` (a folder),
-    Data Docs are built there too; open ``data_docs/index.html``.
+    Data Docs are built there too; open ``data_docs/index.html``.  ``opts``
+    (``pytest_leakcheck.pipeline.run.RunOptions``): its ``jobs`` and
+    ``use_cache`` are the check's.
     """
+    jobs, use_cache = (None, True) if opts is None else (opts.jobs, opts.use_cache)
     if isinstance(source, Report):
         table = export.table(report=source, jobs=jobs, use_cache=use_cache)
     else:

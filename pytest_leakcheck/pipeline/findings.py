@@ -14,7 +14,8 @@ from ..dataset.inventory import Inventory
 from ..search.kernels import Match
 from ..report.model import KINDS, Finding, Link, Member, Pair, Report, finding_id
 from ..policy.load import Policy
-from ..signals.families import Signatures, inverse
+from ..orientation import inverse
+from ..signals.families import Signatures
 
 _RANK = {"error": 0, "warning": 1, "off": 2}
 # A cluster of a thousand blank frames is one finding; listing every edge
@@ -292,15 +293,14 @@ def build(
     sigs: Signatures,
     policy: Policy,
     *,
-    stats: dict | None = None,
-    warnings: Sequence[str] = (),
     focus: set[str] | None = None,
     extra: Sequence[Finding] = (),
 ) -> Report:
     """All findings, in a deterministic order: errors first, then the strongest.
 
     ``extra`` are findings other steps built (group rules).  With ``focus``
-    only findings that involve one of those paths are kept.
+    only findings that involve one of those paths are kept.  The report's
+    ``stats`` and ``warnings`` are the run's to fill in (run.py).
     """
     findings = _clusters(matches, inv, sigs, policy) + _file_findings(inv, sigs, policy)
     findings += extra
@@ -314,6 +314,4 @@ def build(
     return Report(
         policy_path=str(policy.path),
         findings=tuple(findings),
-        stats=dict(stats or {}),
-        warnings=tuple(warnings),
     )

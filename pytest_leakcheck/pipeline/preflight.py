@@ -48,7 +48,7 @@ def _why(inv: Inventory, split: str) -> str:
     links = [i.path for i in inv.issues if i.kind == "outside_root" and split in i.splits]
     if links:
         return f"`{links[0]}` is a symbolic link out of root, which is not followed"
-    if inv.policy.manifest is not None or inv.policy.split_sources is not None:
+    if inv.policy.split_sources is not None:
         return "none of the files listed for it is on disk under root"
     return "its globs match no image file under root"
 
@@ -56,13 +56,13 @@ def _why(inv: Inventory, split: str) -> str:
 def _source_key(policy: Policy) -> tuple[str, ...]:
     if policy.split_sources is not None:
         return ("splits", policy.split_sources.kind)
-    return ("splits", "manifest") if policy.manifest is not None else ("splits",)
+    return ("splits",)
 
 
 def _split_key(policy: Policy, split: str) -> tuple[str, ...]:
     if policy.split_sources is not None and policy.split_sources.kind == "coco":
         return ("splits", "coco", split)
-    if policy.manifest is not None or policy.split_sources is not None:
+    if policy.split_sources is not None:
         return _source_key(policy)
     return ("splits", split)
 

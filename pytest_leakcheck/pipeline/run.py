@@ -1,5 +1,7 @@
-"""The pipeline, assembled once: every way in gets the same verdict on the same tree.
+"""The one call every way in makes, assembled once: policy in, report out.
 
+:func:`check` is the public entry point (``pytest_leakcheck.check``); :func:`run`
+is the same assembly returning the inventory and signatures beside the report.
 ``check``, ``--changed-since``, the pre-commit hook, ``export``, the Great
 Expectations integration and ``pytest --leakcheck`` all come here, so each of
 these is decided in one place only:
@@ -14,7 +16,8 @@ these is decided in one place only:
   adding ``test/more -> ../train`` focuses on the files the link brings in);
 - the signatures and the search, once, with the store's damage recovered.
 
-Nothing here prints, reads argv or exits.
+Nothing here prints, reads argv or exits; the CLI, the pytest plugin, the
+pre-commit hook and the GitHub Action decide what to do with the report.
 """
 
 from __future__ import annotations
@@ -25,12 +28,12 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..dataset import groups, inventory
-from ..policy.load import Policy
+from ..policy.load import Policy, load
 from ..progress import SILENT, Progress
 from ..report import baseline
 from ..report.model import Report
@@ -38,11 +41,49 @@ from ..signals import executors
 from ..errors import StoreError
 from ..store.db import Store, discard_if_new, open_store, recovering
 from ..store.storefile import locate
-from . import findings, preflight, search
+from . import findings, matches, preflight
+from .options import RunOptions
+
+__all__ = ["Focus", "Run", "RunOptions", "check", "focused", "open_policy_store", "run", "store_location",
+           "take_inventory"]
 
 if TYPE_CHECKING:
     from ..dataset.inventory import Inventory
     from ..signals.families import Signatures
+
+
+def check(
+    policy_path: str | Path | None = None,
+    *,
+    policy: Policy | None = None,
+    store: Store | None = None,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    focus: Iterable[str] | None = None,
+    progress: Progress = SILENT,
+    executor: str | Executor | None = None,
+) -> Report:
+    """Run the whole pipeline and return the report.
+
+    Pass either ``policy_path`` or an already loaded ``policy``.  A ``store``
+    passed in stays open; one opened here (the policy's ``cache``, or memory
+    with ``use_cache=False``) is closed before returning.
+
+    ``focus`` (paths relative to the policy root) limits the search and the
+    findings to those files, compared against the whole dataset: what a
+    pre-commit hook or a pull request needs.  A folder, or a link to one,
+    stands for every file below it (:func:`focused`).
+
+    ``jobs``, ``use_cache``, ``progress`` and ``executor`` are those of
+    :class:`RunOptions`.  Only the caller chooses the executor (a flag or the
+    job's environment), never the policy: the policy is the pull request's.
+    """
+    if policy is None:
+        if policy_path is None:
+            raise TypeError("check() needs policy_path or policy")
+        policy = load(policy_path)
+    opts = RunOptions(jobs=jobs, executor=executor, progress=progress, use_cache=use_cache)
+    return run(policy, store=store, focus=focus, opts=opts).report
 
 
 @dataclass(frozen=True)
@@ -114,22 +155,20 @@ def run(
     policy: Policy,
     *,
     store: Store | None = None,
-    jobs: int | None = None,
-    use_cache: bool = True,
     focus: Iterable[str] | None = None,
-    progress: Progress = SILENT,
-    executor: str | Executor | None = None,
+    opts: RunOptions = RunOptions(),
 ) -> Run:
     """The whole pipeline on ``policy``; ``store`` passed in stays open, one opened here is closed."""
     t0 = time.perf_counter()
     judged = baseline.load(policy.baseline)  # before the slow part: a broken baseline fails at once
     own = store is None
     if store is None:
-        store = open_policy_store(policy, use_cache)
+        store = open_policy_store(policy, opts.use_cache)
     try:
-        with executors.connect(executor) as ex, _without_cycle_collection():
+        with executors.connect(opts.executor) as ex, _without_cycle_collection():
+            connected = replace(opts, executor=ex)
             # Any damage the store shows during the check: set aside, rebuilt, run again.
-            done = recovering(store, lambda: _pipeline(policy, store, jobs, focus, t0, progress, ex))
+            done = recovering(store, lambda: _pipeline(policy, store, focus, t0, connected))
         return Run(baseline.apply(done.report, judged, complete=focus is None), done.inventory, done.signatures)
     except StoreError:
         if own:  # a store this run made and could not write (a full disk) does not stay to fill it
@@ -145,9 +184,10 @@ def _without_cycle_collection() -> Iterator[None]:
     """The cyclic garbage collector paused for the check, as it was after.
 
     A check makes a few container objects per file (records, paths, rows) and no
-    cycles worth collecting before it ends; the collector's passes over them were
-    a tenth of a commit hook's CPU at 50,000 images (0.07 s of 0.7 s).  Reference
-    counting still frees everything as usual.
+    cycles worth collecting before it ends; the collector's passes over them are
+    a measurable share of a commit hook's CPU at 50,000 images (the hook's time is
+    measured by ``benchmarks/hook_speed.py``).  Reference counting still frees
+    everything as usual.
     """
     was = gc.isenabled()
     gc.disable()
@@ -158,29 +198,26 @@ def _without_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _pipeline(policy: Policy, store: Store, jobs: int | None, focus: Iterable[str] | None, t0: float,
-              progress: Progress = SILENT, executor: Executor | None = None) -> Run:
+def _pipeline(policy: Policy, store: Store, focus: Iterable[str] | None, t0: float, opts: RunOptions) -> Run:
     import numpy as np
 
     from . import signatures
 
-    inv = take_inventory(policy, progress)
+    inv = take_inventory(policy, opts.progress)
     policy = inv.policy  # a manifest may have filled in the split names
     # A focus check (hook, pull request) reads the snapshot of the last
     # full check but does not pay for rewriting it.
-    sigs = signatures.compute(inv.records, policy, store, jobs=jobs, update_snapshot=focus is None,
-                              progress=progress, executor=executor)
+    sigs = signatures.compute(inv.records, policy, store, opts, update_snapshot=focus is None)
     t_sign = time.perf_counter()
     wanted = None if focus is None else focused(inv, focus)
     mask = None if wanted is None else np.array([r.path in wanted for r in inv.records], dtype=bool)
-    matches, found = search.search(inv, sigs, policy, store, focus=mask, jobs=jobs, progress=progress,
-                                   executor=executor)
+    found, figures = matches.search(inv, sigs, policy, store, opts, focus=mask)
     stats = dict(sigs.stats)
     stats["seconds_search"] = round(time.perf_counter() - t_sign, 3)
-    stats.update(found)
+    stats.update(figures)
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     per_split = Counter(r.split for r in inv.records)  # one pass: this ran once per split
     stats["splits"] = {s: per_split[s] for s in inv.splits}
-    report = findings.build(matches, inv, sigs, policy, stats=stats, warnings=list(store.warnings),
-                            focus=wanted, extra=groups.findings(inv))
+    report = replace(findings.build(found, inv, sigs, policy, focus=wanted, extra=groups.findings(inv)),
+                     stats=stats, warnings=tuple(store.warnings))
     return Run(report, inv, sigs)

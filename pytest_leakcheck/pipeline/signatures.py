@@ -14,8 +14,10 @@ import os
 import struct
 import time
 from collections.abc import Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,7 +32,10 @@ from ..signals.pool import run_map
 from ..progress import SILENT, Progress
 from ..signals.families import Family, Signatures
 from ..store.db import Store
-from .fresh import FreshRows
+from .decoded_rows import FreshRows
+
+if TYPE_CHECKING:
+    from .options import RunOptions
 
 #: Cached results per content: family name -> {digest: (ok, bytes)}.
 Cached = dict[str, dict[bytes, tuple[bool, bytes]]]
@@ -39,9 +44,9 @@ Cached = dict[str, dict[bytes, tuple[bool, bytes]]]
 HASH_BATCH = 512
 #: Decode results written per store transaction, as they arrive: a run that
 #: dies (driver or worker) keeps what was written, and a rerun resumes there.
-#: About 160 photos of 13 rows, a third of a second of two workers' decoding: 512
-#: rows made 125 transactions at 5,000 photos, and each commit rewrites the leaf
-#: pages it touched into the WAL again (0.5 s of 1.7 s writing, wall).
+#: About 160 photos of 13 rows: fewer rows per transaction make more commits, and
+#: each commit rewrites the leaf pages it touched into the WAL again (a cold
+#: check's time is measured by ``benchmarks/speed.py``).
 FLUSH = 2048
 
 
@@ -58,16 +63,16 @@ def compute(
     records: Sequence[FileRecord],
     policy: Policy,
     store: Store,
+    opts: RunOptions,
     *,
-    jobs: int | None = None,
-    executor: Executor | None = None,
     update_snapshot: bool = True,
-    progress: Progress = SILENT,
 ) -> Signatures:
     """Signatures for ``records``, decoding only files whose content is new.
 
-    ``update_snapshot=False`` (focus checks: a commit hook, a pull request)
-    reads the snapshot but leaves it as it is.
+    ``opts`` says how many workers, on which executor (connected: :func:`run.run`
+    connects an address), and who hears of progress.  ``update_snapshot=False``
+    (focus checks: a commit hook, a pull request) reads the snapshot but leaves
+    it as it is.
     """
     t0 = time.perf_counter()
     fams = detectors.families(policy)
@@ -84,10 +89,9 @@ def compute(
                 hits[i] = k
     rehashed = retimed = 0
     if snap is not None and not sources.is_url(policy.root):
-        retimed, rehashed = _same_content(records, hits, snap, index, store, policy.root, progress)
+        retimed, rehashed = _same_content(records, hits, _Last(snap, index), store, policy.root, opts.progress)
     rest = np.flatnonzero(hits < 0)
-    sub = _compute_rows([records[i] for i in rest], fams, policy, store, jobs=jobs, executor=executor,
-                        progress=progress)
+    sub = _compute_rows([records[i] for i in rest], fams, policy, store, opts)
     sub.stats["hashed"] += rehashed
     sigs = sub if snap is None or len(rest) == len(records) else snapshot.merge(sub, rest, snap, hits)
     sigs.stats["files"] = len(records)
@@ -102,19 +106,28 @@ def compute(
     return sigs
 
 
-def _same_content(records: Sequence[FileRecord], hits: np.ndarray, snap: dict[str, np.ndarray],
-                  index: dict[str, int], store: Store, root: Path, progress: Progress) -> tuple[int, int]:
+@dataclass(frozen=True)
+class _Last:
+    """The snapshot of the last full check, and the snapshot row of each of its paths."""
+
+    snap: dict[str, np.ndarray]
+    index: dict[str, int]
+
+
+def _same_content(records: Sequence[FileRecord], hits: np.ndarray, last: _Last, store: Store, root: Path,
+                  progress: Progress) -> tuple[int, int]:
     """Rows the snapshot holds under the same path and size but another mtime, whose content
     is unchanged: taken from the snapshot too (``hits`` updated in place); returns how many
     rows were taken so, and how many files were hashed.
 
     After ``actions/checkout`` with a store restored from the cache every file
     has a new mtime: without this each would be hashed *and* its families read
-    from the store one content at a time (2.3 s of a 4.3 s pull request at
-    50,000 images).  Hashing is unavoidable (only the content says it is
+    from the store one content at a time (about half of a pull request's check
+    at 50,000 images, measured by ``benchmarks/pr_speed.py``).  Hashing is unavoidable (only the content says it is
     unchanged); the rows then come from the snapshot in a few gathers.  The
     new mtimes go to the file table, so the next run does not hash them again.
     """
+    snap, index = last.snap, last.index
     size = snap["size"]
     rows = [i for i in np.flatnonzero(hits < 0).tolist()
             if (k := index.get(records[i].path, -1)) >= 0 and size[k] == records[i].size]
@@ -136,40 +149,37 @@ def _compute_rows(
     fams: tuple[Family, ...],
     policy: Policy,
     store: Store,
-    *,
-    jobs: int | None = None,
-    executor: Executor | None = None,
-    progress: Progress = SILENT,
+    opts: RunOptions,
 ) -> Signatures:
     """Signatures from the per-file tables, decoding only contents they lack."""
     t0 = time.perf_counter()
     unread: dict[int, str] = {}
-    digests, to_hash = _digests(records, policy.root, store, progress, unread)
+    digests, to_hash = _digests(records, policy.root, store, opts.progress, unread)
     t_hash = time.perf_counter()
     # Whether a file is a "bomb" depends on files.max_pixels, so cached
     # errors are only valid for the limit they were found under.
     error_params = keys.error_params(DECODE_PATH, policy.files.max_pixels)
     wanted = [(f.name, f.params) for f in fams] + [keys.DIMS, ("error", error_params)]
     cached: Cached = store.get_families([d for d in digests if d], wanted)
-    decoded = FreshRows(len(records), {f.name: f.row_bytes for f in fams} | {keys.DIMS[0]: 16},
-                        {f.name for f in fams if f.variable})
-    fresh, gone = _decode_missing(records, digests, cached, fams, policy, store, error_params, jobs, executor,
-                                  progress, decoded)
+    fresh_rows = FreshRows(len(records), {f.name: f.row_bytes for f in fams} | {keys.DIMS[0]: 16},
+                           {f.name for f in fams if f.variable})
+    decoding = _Decoding(records, digests, cached, fams, policy, store, opts, error_params, fresh_rows)
+    decoding.run()
     hashed = set(to_hash)  # in object storage, digested by the workers' decode (the one download)
     new_files = [(rec.path, rec.size, rec.mtime_ns, digests[i])
                  for i, rec in enumerate(records) if i in hashed and digests[i] is not None]
     if new_files:
         store.put_files(new_files)
     t_decode = time.perf_counter()
-    sigs = _assemble(digests, cached, fams, policy.files.max_pixels, decoded)
-    sigs.errors.update(gone)
+    sigs = _assemble(digests, cached, fams, policy.files.max_pixels, fresh_rows)
+    sigs.errors.update(decoding.gone)
     sigs.errors.update(unread)
     sigs.stats.update({
         "files": len(records),
         "hashed": len(to_hash),
-        "decoded": len(fresh),
+        "decoded": len(decoding.decoded),
         # Files whose signatures all came from the store, renamed copies included.
-        "reused": sum(1 for d in digests if d is not None and d not in fresh),
+        "reused": sum(1 for d in digests if d is not None and d not in decoding.decoded),
         "seconds_hash": round(t_hash - t0, 3),
         "seconds_decode": round(t_decode - t_hash, 3),
         "seconds_total": time.perf_counter() - t0,
@@ -258,29 +268,107 @@ def _member_digests(root: Path, paths: list[str], rows: list[int], digests: list
     return why
 
 
-def _decode_missing(
-    records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
-    policy: Policy, store: Store, error_params: str, jobs: int | None, executor: Executor | None,
-    progress: Progress, decoded: FreshRows,
-) -> tuple[set[bytes], dict[int, str]]:
-    """Decode each content that lacks a family, once, computing only what it lacks.
+@dataclass
+class _Decoding:
+    """The decode of each content that lacks a family, once, computing only what it lacks.
 
-    Fills ``decoded`` (errors: ``cached``) and the store; returns the digests decoded, and the rows
-    whose file vanished between hashing and decoding (row -> why).  Copies
-    share one decode; when the copy chosen for it vanished or changed, another
-    copy of that content is decoded in a further round.
+    Fills ``fresh_rows`` (errors: ``cached``) and the store; ``decoded`` ends as the digests
+    decoded, ``gone`` as the rows whose file vanished between hashing and decoding (row -> why).
+    Copies share one decode; when the copy chosen for it vanished or changed, another copy of
+    that content is decoded in a further round.
     """
-    tried: set[int] = set()
-    fresh: set[bytes] = set()
-    gone: dict[int, str] = {}
-    _from_dims(cached, fams, store)
-    while True:
-        rows, tasks = _tasks(records, digests, cached, fams, policy, tried, decoded)
-        if not tasks:
-            return fresh, gone
-        tried.update(rows)
-        _decode_round(records, digests, cached, fams, store, error_params, rows, tasks, jobs, executor,
-                      progress, fresh, gone, decoded)
+
+    records: Sequence[FileRecord]
+    digests: list[bytes | None]
+    cached: Cached
+    fams: tuple[Family, ...]
+    policy: Policy
+    store: Store
+    opts: RunOptions
+    error_params: str
+    fresh_rows: FreshRows
+    decoded: set[bytes] = field(default_factory=set)
+    gone: dict[int, str] = field(default_factory=dict)
+    #: Rows already given to a decode: a further round tries another copy, never the same file.
+    tried: set[int] = field(default_factory=set)
+    #: Written at the next flush(): signatures, and the files whose content a decode found.
+    new_sigs: list[tuple[bytes, str, str, bool, bytes]] = field(default_factory=list)
+    new_files: list[tuple[str, int, int, bytes]] = field(default_factory=list)
+
+    def run(self) -> None:
+        """Every round, until no content lacks a family (or every copy of it was tried)."""
+        _from_dims(self.cached, self.fams, self.store)
+        while True:
+            rows, tasks = self.tasks()
+            if not tasks:
+                return
+            self.tried.update(rows)
+            self.round(rows, tasks)
+
+    def tasks(self) -> tuple[list[int], list[SignTask]]:
+        """The rows to decode in the next round, one per content, and what each lacks."""
+        cached, fams, policy = self.cached, self.fams, self.policy
+        names = [f.name for f in fams] + [keys.DIMS[0]]
+        remote = sources.is_url(policy.root)  # unknown digests come back from the decode
+        complete = set(cached[names[0]]).intersection(*(cached[n] for n in names[1:]))
+        tasks: list[SignTask] = []
+        rows: list[int] = []
+        seen: set[bytes] = set()
+        for i, d in enumerate(self.digests):
+            if (i in self.tried or (d is None and not remote) or d in complete or d in seen
+                    or d in cached["error"] or d in self.fresh_rows.row):
+                continue
+            if d is not None:
+                seen.add(d)
+            # A new thumbnail size must not recompute (and rewrite) the perceptual hashes.
+            missing = tuple(f for f in fams if d not in cached[f.name])
+            rows.append(i)
+            tasks.append(SignTask(str(policy.root / self.records[i].path), policy.files.max_pixels, missing))
+        return rows, tasks
+
+    def round(self, rows: list[int], tasks: list[SignTask]) -> None:
+        """Decode ``tasks`` (one per row of ``rows``) in the workers, writing results as they arrive."""
+        records, digests, cached, progress = self.records, self.digests, self.cached, self.opts.progress
+        params = {f.name: f.params for f in self.fams} | {keys.DIMS[0]: keys.DIMS[1]}
+        progress.start("decoding", len(tasks))
+        # Results first in zip: the last next() on them lets run_map's own pool shut down.
+        for (digest, ok, result), i in zip(run_map(sign, tasks, self.opts.pool, self.opts.jobs), rows):
+            progress.advance()
+            if not digest:
+                # Listed and hashed, gone before its decode: unreadable now, and
+                # nothing about it is cached, so the next run sees it afresh.
+                if digests[i] is not None:
+                    self.gone[i] = str(result)
+                    digests[i] = None
+                continue
+            self.decoded.add(digest)
+            changed = digest != digests[i]
+            if changed:
+                # The file changed between hashing and decoding (or, in object
+                # storage, was not hashed here); trust the bytes decoded.
+                digests[i] = digest
+                self.new_files.append((records[i].path, records[i].size, records[i].mtime_ns, digest))
+            if ok:
+                assert isinstance(result, dict)
+                for name, data in result.items():
+                    self.new_sigs.append((digest, name, params[name], True, data))
+                self.fresh_rows.put(i, digest, result)  # into the row buffers, not a dict of bytes (decoded_rows.py)
+                if changed and not all(digest in cached[n] or n in result for n in params):
+                    # Only the families the old content lacked were computed: judge
+                    # the new bytes next time, call the file unreadable for now.
+                    self.gone[i] = "file changed while being checked; run the check again"
+                    digests[i] = None
+            else:
+                cached["error"][digest] = (False, str(result).encode("utf-8", "surrogateescape"))
+                self.new_sigs.append((digest, "error", self.error_params, False, cached["error"][digest][1]))
+            if len(self.new_sigs) >= FLUSH:
+                self.flush()
+        progress.done()
+        self.flush()
+
+    def flush(self) -> None:
+        """Write what has arrived to the store, and forget it."""
+        _flush(self.store, self.new_sigs, self.new_files)
 
 
 def _from_dims(cached: Cached, fams: tuple[Family, ...], store: Store) -> None:
@@ -300,74 +388,6 @@ def _from_dims(cached: Cached, fams: tuple[Family, ...], store: Store) -> None:
                     cached[f.name][d] = (True, row)
                     new_sigs.append((d, f.name, f.params, True, row))
     _flush(store, new_sigs, [])
-
-
-def _tasks(records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached,
-           fams: tuple[Family, ...], policy: Policy, tried: set[int],
-           decoded: FreshRows) -> tuple[list[int], list[SignTask]]:
-    names = [f.name for f in fams] + [keys.DIMS[0]]
-    remote = sources.is_url(policy.root)  # unknown digests come back from the decode
-    complete = set(cached[names[0]]).intersection(*(cached[n] for n in names[1:]))
-    tasks: list[SignTask] = []
-    rows: list[int] = []
-    seen: set[bytes] = set()
-    for i, d in enumerate(digests):
-        if (i in tried or (d is None and not remote) or d in complete or d in seen or d in cached["error"]
-                or d in decoded.row):
-            continue
-        if d is not None:
-            seen.add(d)
-        # A new thumbnail size must not recompute (and rewrite) the perceptual hashes.
-        missing = tuple(f for f in fams if d not in cached[f.name])
-        rows.append(i)
-        tasks.append(SignTask(str(policy.root / records[i].path), policy.files.max_pixels, missing))
-    return rows, tasks
-
-
-def _decode_round(
-    records: Sequence[FileRecord], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
-    store: Store, error_params: str, rows: list[int], tasks: list[SignTask], jobs: int | None,
-    executor: Executor | None, progress: Progress, fresh: set[bytes], gone: dict[int, str],
-    decoded: FreshRows,
-) -> None:
-    params = {f.name: f.params for f in fams} | {keys.DIMS[0]: keys.DIMS[1]}
-    new_sigs: list[tuple[bytes, str, str, bool, bytes]] = []
-    new_files: list[tuple[str, int, int, bytes]] = []
-    progress.start("decoding", len(tasks))
-    # Results first in zip: the last next() on them lets run_map's own pool shut down.
-    for (digest, ok, result), i in zip(run_map(sign, tasks, executor, jobs), rows):
-        progress.advance()
-        if not digest:
-            # Listed and hashed, gone before its decode: unreadable now, and
-            # nothing about it is cached, so the next run sees it afresh.
-            if digests[i] is not None:
-                gone[i] = str(result)
-                digests[i] = None
-            continue
-        fresh.add(digest)
-        changed = digest != digests[i]
-        if changed:
-            # The file changed between hashing and decoding (or, in object
-            # storage, was not hashed here); trust the bytes decoded.
-            digests[i] = digest
-            new_files.append((records[i].path, records[i].size, records[i].mtime_ns, digest))
-        if ok:
-            assert isinstance(result, dict)
-            for name, data in result.items():
-                new_sigs.append((digest, name, params[name], True, data))
-            decoded.put(i, digest, result)  # into the row buffers, not a dict of bytes (fresh.py)
-            if changed and not all(digest in cached[n] or n in result for n in params):
-                # Only the families the old content lacked were computed: judge
-                # the new bytes next time, call the file unreadable for now.
-                gone[i] = "file changed while being checked; run the check again"
-                digests[i] = None
-        else:
-            cached["error"][digest] = (False, str(result).encode("utf-8", "surrogateescape"))
-            new_sigs.append((digest, "error", error_params, False, cached["error"][digest][1]))
-        if len(new_sigs) >= FLUSH:
-            _flush(store, new_sigs, new_files)
-    progress.done()
-    _flush(store, new_sigs, new_files)
 
 
 def _flush(store: Store, sigs: list[tuple[bytes, str, str, bool, bytes]],

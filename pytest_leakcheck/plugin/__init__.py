@@ -107,7 +107,7 @@ class LeakcheckSession:
 
     def _run(self) -> Report:
         from ..files.atomic import write_atomic
-        from ..pipeline.core import check
+        from ..pipeline.run import check
         from ..render import render
 
         report = check(policy=self.policy)
@@ -131,7 +131,7 @@ def _find_policy(config: pytest.Config) -> Path:
                 "leakcheck_policy ini key, or run `leakcheck init` to write one)"
             )
         return path
-    from ..cli.app import find_policy
+    from ..policy.locate import find_policy
 
     try:
         return find_policy(config.rootpath)
@@ -226,7 +226,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if state is None or not state.ran:
         return
     from ..files.names import log_line
-    from ..render._common import finding_lines
+    from ..render import finding_lines
     from .items import with_severity
 
     report = state.report()

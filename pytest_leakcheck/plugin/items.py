@@ -28,7 +28,7 @@ class Section:
 
 def resolved(policy: Policy) -> Policy:
     """The policy with split names and pairs filled in, reading a manifest if it has one."""
-    if (policy.manifest is not None or policy.split_sources is not None) and not policy.split_names:
+    if (policy.split_sources is not None) and not policy.split_names:
         return with_splits(policy, manifest_splits(policy))
     return policy
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import userregex
-from .config import Ctx, inside, remote
+from ..validate import Ctx, inside, remote
 from ..files.names import excerpt
 from ..files.remote import Url, locate
 

@@ -14,8 +14,8 @@ from typing import Any
 from .. import detectors
 from ..files import globs, remote as sources
 from . import grouprules
-from ..dataset import sources as splitsources
-from .config import AUGMENTATIONS, SEVERITIES, Ctx, inside, read_yaml, remote, type_name
+from .. import sources as splitsources
+from ..validate import AUGMENTATIONS, SEVERITIES, Ctx, inside, read_yaml, remote, type_name
 from ..errors import PolicyError
 from .grouprules import GroupRule, ShareRules
 from ..files.names import excerpt
@@ -55,7 +55,6 @@ class Policy:
     #: The dataset folder, or a :class:`~sources.Url` in object storage (``s3://bucket/prefix``).
     root: Path | sources.Url
     splits: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    manifest: Path | sources.Url | None = None
     split_names: tuple[str, ...] = ()
     pairs: tuple[tuple[str, str], ...] = ()
     within_split: str = "warning"
@@ -71,10 +70,15 @@ class Policy:
     split_share: ShareRules | None = None
     #: Judged findings; None (a policy built in code) means no baseline.
     baseline: Path | None = None
-    #: Tables, COCO, YOLO, Hugging Face or WebDataset shards (dataset/sources/), read like a manifest.
+    #: Tables, COCO, YOLO, Hugging Face or WebDataset shards (sources/), read like a manifest.
     split_sources: splitsources.SplitSources | None = None
     #: Key path -> line number, for messages that point at the policy.
     lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def manifest(self) -> Path | sources.Url | None:
+        """The ``path,split[,group]`` table of ``splits: {manifest: FILE}``, if that is the split source."""
+        return _manifest(self.split_sources)
 
     @property
     def store_folders(self) -> tuple[Path, ...]:
@@ -95,39 +99,19 @@ class Policy:
 # Sections
 
 
-def _splits(
-    ctx: Ctx, raw: Any, root: Path | sources.Url, need_manifest: bool = True
-) -> tuple[tuple, Path | sources.Url | None, tuple[str, ...]]:
+def _splits(ctx: Ctx, raw: Any) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:
+    """Glob splits: split name -> globs (every other kind of split goes through sources/)."""
     at = ("splits",)
     if raw is None:
         raise ctx.fail(at, "no splits defined", "add e.g. `splits: {train: [train/**], test: [test/**]}`")
     if not isinstance(raw, dict) or not raw:
         raise ctx.fail(at, f"expected a mapping of split name to globs, got {type_name(raw)}")
-    if "manifest" in raw:
-        extra = [k for k in raw if k != "manifest"]
-        if extra:
-            raise ctx.fail((*at, str(extra[0])), "`manifest` cannot be combined with glob splits",
-                           "list the split of every file in the manifest instead")
-        if not isinstance(raw["manifest"], str):
-            raise ctx.fail((*at, "manifest"), "expected a path to a CSV file")
-        manifest = sources.locate(root, raw["manifest"])
-        if manifest is None:
-            raise ctx.fail((*at, "manifest"), f"{excerpt(raw['manifest'])} is not a usable URL",
-                           "write it as s3://bucket/key, without `..` above the bucket")
-        if isinstance(manifest, sources.Url):
-            manifest = remote(ctx, (*at, "manifest"), raw["manifest"], manifest)
-        else:
-            manifest = inside(ctx, (*at, "manifest"), raw["manifest"], manifest, _folders(ctx, root), "manifest")
-        if need_manifest and not manifest.is_file():
-            raise ctx.fail((*at, "manifest"), f"manifest {excerpt(raw['manifest'])} not found",
-                           "write a CSV with columns path,split[,group]")
-        return (), manifest, ()
     rules = []
     for name, patterns in raw.items():
         if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
             raise ctx.fail((*at, str(name)), "split names use letters, digits, - and _")
         rules.append((name, _globs(ctx, patterns, (*at, name))))
-    return tuple(rules), None, tuple(name for name, _ in rules)
+    return tuple(rules), tuple(name for name, _ in rules)
 
 
 def _globs(ctx: Ctx, raw: Any, at: tuple[str, ...]) -> tuple[str, ...]:
@@ -220,9 +204,11 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         raise ctx.fail(("root",), f"folder {excerpt(root_raw)} does not exist", "point `root` at the dataset folder")
     split_sources = splitsources.parse(ctx, raw.get("splits"), root)
     if split_sources is not None:
-        splits, manifest, names = (), None, split_sources.names
+        splits, names = (), split_sources.names
+        if need_manifest:
+            _present(ctx, split_sources, raw["splits"])
     else:
-        splits, manifest, names = _splits(ctx, raw.get("splits"), root, need_manifest)
+        splits, names = _splits(ctx, raw.get("splits"))
     pairs, within = _pairs(ctx, raw.get("pairs"), names)
     augs = DEFAULT_AUGMENTATIONS
     if "augmentations" in raw:
@@ -239,7 +225,6 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         path=path,
         root=root,
         splits=splits,
-        manifest=manifest,
         split_names=names,
         pairs=pairs,
         within_split=within,
@@ -251,7 +236,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         baseline=inside(ctx, ("baseline",), baseline, path.parent / baseline, _folders(ctx, root), "baseline"),
         lines=lines,
         split_sources=split_sources,
-        **_group_keys(ctx, raw, root, manifest, names),
+        **_group_keys(ctx, raw, root, _manifest(split_sources), names),
     )
 
 
@@ -263,6 +248,17 @@ def _root(ctx: Ctx, path: Path, raw: str) -> Path | sources.Url:
     if url is None:
         raise ctx.fail(("root",), f"{excerpt(raw)} is not a usable URL", "write it as s3://bucket/prefix, without `..`")
     return remote(ctx, ("root",), raw, url)
+
+
+def _present(ctx: Ctx, spec: splitsources.SplitSources, raw: dict) -> None:
+    """Every local file the split source names exists (``leakcheck split`` may name one it will write)."""
+    if splitsources.missing(spec):
+        raise ctx.fail(("splits", spec.kind), f"{spec.kind} {excerpt(raw[spec.kind])} not found",
+                       splitsources.missing_fix(spec))
+
+
+def _manifest(spec: splitsources.SplitSources | None) -> Path | sources.Url | None:
+    return spec.files[0].path if spec is not None and spec.kind == "manifest" else None
 
 
 def _folders(ctx: Ctx, root: Path | sources.Url) -> tuple[Path, ...]:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from types import ModuleType
 
 from ..errors import UsageError
-from ..report.model import Report
+from ..report.model import Finding, Report
 
 
 @lru_cache(maxsize=1)
@@ -42,6 +42,13 @@ def links(fmt: str) -> bool:
     """Whether ``fmt`` links file names into the repository (``LINKS = True`` in its module): the CLI then
     passes ``prefix`` (the policy root's path in the checkout) and ``blob_url`` for thumbnails."""
     return bool(getattr(module(fmt), "LINKS", False))
+
+
+def finding_lines(finding: Finding) -> list[str]:
+    """The text report's lines for one finding, for other ways in (the pytest plugin's summary)."""
+    from ._common import finding_lines as lines  # imports the detector registry: only when asked
+
+    return lines(finding)
 
 
 def extension(fmt: str) -> str:

@@ -33,7 +33,7 @@ from ..files.names import display
 from ..files.remote import is_url
 from ..policy.load import DEFAULT_MAX_PIXELS
 from ..report.model import COPY_KINDS, KINDS, Finding, Member, Pair, Report
-from ..signals.families import inverse
+from ..orientation import inverse
 from . import _page
 from ._common import checked_text, link_text
 from ._images import (

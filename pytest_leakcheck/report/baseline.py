@@ -32,7 +32,7 @@ import yaml
 
 from ..files import lock
 from ..files.atomic import write_atomic
-from ..policy.config import Bounds, Ctx, read_yaml
+from ..validate import Bounds, Ctx, read_yaml
 from ..errors import BaselineError, PolicyError, UsageError
 from .model import Finding, Report
 from ..files.names import display, excerpt

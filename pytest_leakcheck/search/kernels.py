@@ -87,7 +87,7 @@ def hamming_pairs(
     (``mih.search``).  Only the pairs within ``max_distance`` are certain to be complete.
     """
     if len(qa) and len(qb) and mih.choose(len(qa), qa.shape[1], len(qb), qa.shape[2], max_distance).faster:
-        return mih.search(qa, qb, max_distance, brute_hamming_pairs, same=same, reach=reach)[0]
+        return mih.search(qa, qb, mih.Ask(max_distance, same, reach), brute_hamming_pairs)[0]
     return brute_hamming_pairs(qa, qb, max_distance if reach is None else max(reach, max_distance), same=same)
 
 
@@ -243,10 +243,8 @@ def oriented_within(
     parts = []
     try:
         for k, o in enumerate(orientations):
-            a, b, cos = retrieval.within(
-                ta, tb, min_cosine, same=same, backend=backend,
-                query_rows=lambda x, o=o: orient_thumbs(normalised_thumbs(x), o), ref_rows=normalised_thumbs,
-            )
+            sides = retrieval.Sides(ta, tb, lambda x, o=o: orient_thumbs(normalised_thumbs(x), o), normalised_thumbs)
+            a, b, cos = retrieval.within(sides, min_cosine, same=same, backend=backend)
             parts.append((a, b, cos, np.full(len(a), k, dtype=np.int64)))
     finally:
         retrieval.forget()  # the orientations shared one index of ``tb``; nothing after needs it

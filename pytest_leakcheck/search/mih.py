@@ -130,7 +130,7 @@ def choose(na: int, k_count: int, nb: int, words: int, max_distance: int) -> Pla
     """The cheapest index layout and direction for (Na, K) queries against Nb references."""
     brute = float(na) * k_count * nb * words + _STEP
     best = Plan((), False, math.inf, brute)
-    if brute < _SMALL:  # a few milliseconds of brute force: not worth planning (about 1 ms)
+    if brute < _SMALL:  # so little brute force that planning would cost as much
         return best
     for per_word in range(3, 17):
         chunks = _layout(words, per_word, max_distance)
@@ -222,21 +222,29 @@ def _finish(qa: np.ndarray, qb: np.ndarray, a: np.ndarray, b: np.ndarray) -> Hit
     return a, b, per_k.min(axis=0), per_k.argmin(axis=0)
 
 
-def search(
-    qa: np.ndarray, qb: np.ndarray, max_distance: int, brute: Brute, *, same: bool = False, plan: Plan | None = None,
-    reach: int | None = None,
-) -> tuple[Hits, Stats]:
+@dataclass(frozen=True)
+class Ask:
+    """What a search asks for: pairs within ``max_distance`` (only a < b when ``same``: both sides are
+    the same rows), and with ``reach`` (>= ``max_distance``) the candidates within ``reach`` too."""
+
+    max_distance: int
+    same: bool = False
+    reach: int | None = None
+
+
+def search(qa: np.ndarray, qb: np.ndarray, ask: Ask, brute: Brute, *, plan: Plan | None = None) -> tuple[Hits, Stats]:
     """``kernels.hamming_pairs`` through the index, sorted by (a, b); ``brute(qa, qb, d)`` searches skewed blocks.
 
-    ``qa`` is (Na, K, W) uint64, ``qb`` (Nb, W) uint64; with ``same`` only a < b.  With ``reach``
-    (>= ``max_distance``), candidates within ``reach`` are kept too: every pair within
-    ``max_distance`` and, beyond it, only those the index happened to meet (free to verify,
-    and enough for the phash detector's near misses on large data)."""
+    ``qa`` is (Na, K, W) uint64, ``qb`` (Nb, W) uint64.  With ``ask.reach``, candidates within it
+    are kept too: every pair within ``ask.max_distance`` and, beyond it, only those the index
+    happened to meet (free to verify, and enough for the phash detector's near misses on large data)."""
     na, k_count, words = qa.shape
-    reach = max_distance if reach is None else max(reach, max_distance)
+    max_distance, same = ask.max_distance, ask.same
+    reach = max_distance if ask.reach is None else max(ask.reach, max_distance)
+    wide = Ask(reach, same)
     plan = plan or choose(na, k_count, len(qb), words, max_distance)
     if not plan.chunks:  # no layout prunes (or the search is tiny): all brute force
-        return _merge([_brute_block(qa, qb, reach, brute, False, 0, na, same)]), Stats(plan, 0, 1, 0)
+        return _merge([_brute_block(qa, qb, brute, wide, False, slice(0, na))]), Stats(plan, 0, 1, 0)
     flat = qa.reshape(na * k_count, words)
     indexed, probing = (flat, qb) if plan.index_queries else (qb, flat)
     tables = [_build(indexed, c) for c in plan.chunks]
@@ -253,7 +261,7 @@ def search(
         # More candidates than the block has pairs with the index, in cost units: a skewed block.
         if _CANDIDATE * sum(int(s.sum()) for _, _, s in looked) > (p1 - p0) * len(indexed):
             brute_blocks += 1
-            done.append(_brute_block(qa, qb, reach, brute, plan.index_queries, p0 // unit, p1 // unit, same))
+            done.append(_brute_block(qa, qb, brute, wide, plan.index_queries, slice(p0 // unit, p1 // unit)))
             continue
         indexed_blocks += 1
         for table, (rows, start, size) in zip(tables, looked):
@@ -270,17 +278,15 @@ def search(
     return _merge(done), Stats(plan, indexed_blocks, brute_blocks, largest)
 
 
-def _brute_block(
-    qa: np.ndarray, qb: np.ndarray, max_distance: int, brute: Brute, index_queries: bool, r0: int, r1: int, same: bool
-) -> Hits:
-    """Brute force for one block of probe rows: query rows r0..r1, or reference rows r0..r1."""
+def _brute_block(qa: np.ndarray, qb: np.ndarray, brute: Brute, ask: Ask, index_queries: bool, block: slice) -> Hits:
+    """Brute force within ``ask.max_distance`` for one block of probe rows: query rows, or reference rows."""
     if index_queries:
-        a, b, d, k = brute(qa, qb[r0:r1], max_distance)
-        b = b + r0
+        a, b, d, k = brute(qa, qb[block], ask.max_distance)
+        b = b + block.start
     else:
-        a, b, d, k = brute(qa[r0:r1], qb, max_distance)
-        a = a + r0
-    keep = a < b if same else slice(None)
+        a, b, d, k = brute(qa[block], qb, ask.max_distance)
+        a = a + block.start
+    keep = a < b if ask.same else slice(None)
     return a[keep], b[keep], d[keep], k[keep]
 
 

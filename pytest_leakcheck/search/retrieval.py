@@ -5,7 +5,7 @@ Two calls, for any detector whose signal is a vector compared by cosine
 
 - ``topk(queries, refs, k) -> (idx (Nq, k) int64, score (Nq, k) float32)``: each
   query's ``k`` best references, best first (ties: lower index first);
-- ``within(queries, refs, min_cosine, same=False) -> (a, b, score)``: every pair
+- ``within(Sides(queries, refs), min_cosine, same=False) -> (a, b, score)``: every pair
   with ``queries[a] @ refs[b] >= min_cosine``, sorted by (a, b); with ``same``
   the two are the same rows and only a < b is reported.
 
@@ -64,6 +64,19 @@ def as_float32(rows: np.ndarray) -> np.ndarray:
 
 
 Rows = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Sides:
+    """The rows searched, queries against references, as stored; and how each side's stored rows
+    map to the float32 vectors compared (e.g. uint8 thumbnails, normalised and turned), applied a
+    block at a time: the references need never exist as a float32 copy (a million 256-value rows
+    would be a gigabyte)."""
+
+    queries: np.ndarray
+    refs: np.ndarray
+    query_rows: Rows = as_float32
+    ref_rows: Rows = as_float32
 
 
 @dataclass(frozen=True)
@@ -130,11 +143,9 @@ def _faiss():  # type: ignore[no-untyped-def]
     return faissindex
 
 
-def _coordinates(
-    queries: np.ndarray, refs: np.ndarray, query_rows: Rows, ref_rows: Rows
-) -> tuple[np.ndarray, np.ndarray]:
+def _coordinates(sides: Sides) -> tuple[np.ndarray, np.ndarray]:
     """Both sides' bound coordinates, computed block by block (never a float32 copy of all rows)."""
-    basis = Basis.fit(refs, ref_rows)
+    basis = Basis.fit(sides.refs, sides.ref_rows)
 
     def coords(x: np.ndarray, rows: Rows) -> np.ndarray:
         out = np.empty((len(x), basis.low + 1), dtype=np.float32)
@@ -142,7 +153,7 @@ def _coordinates(
             out[r0:r1] = basis.split(x[r0:r1], rows)[1]
         return out
 
-    return coords(queries, query_rows), coords(refs, ref_rows)
+    return coords(sides.queries, sides.query_rows), coords(sides.refs, sides.ref_rows)
 
 
 def _check(queries: np.ndarray, refs: np.ndarray, backend: str) -> None:
@@ -156,25 +167,22 @@ def _check(queries: np.ndarray, refs: np.ndarray, backend: str) -> None:
 
 
 def within(
-    queries: np.ndarray, refs: np.ndarray, min_cosine: float, *, same: bool = False, backend: str = "exact",
-    nprobe: int = 16, query_rows: Rows = as_float32, ref_rows: Rows = as_float32,
+    sides: Sides, min_cosine: float, *, same: bool = False, backend: str = "exact", nprobe: int = 16,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every (a, b) with ``queries[a] @ refs[b] >= min_cosine``, sorted, and its float32 score.
-
-    ``query_rows`` and ``ref_rows`` map stored rows (e.g. uint8 thumbnails) to the float32
-    vectors compared, applied a block at a time: the references need never exist as a
-    float32 copy (a million 256-value rows would be a gigabyte)."""
+    """Every (a, b) with ``queries[a] @ refs[b] >= min_cosine``, sorted, and its float32 score
+    (both sides' rows as compared: :class:`Sides`)."""
+    queries, refs, query_rows, ref_rows = sides.queries, sides.refs, sides.query_rows, sides.ref_rows
     _check(queries, refs, backend)
     if not len(queries) or not len(refs):
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
     if backend == "faiss":
         faissindex = _faiss()
 
-        q_coords, r_coords = _coordinates(queries, refs, query_rows, ref_rows)
+        q_coords, r_coords = _coordinates(sides)
         a, b = faissindex.range_candidates(q_coords, r_coords, min_cosine, nprobe)
-        return _exact_filter(queries, refs, a, b, min_cosine, same, query_rows, ref_rows)
+        return _exact_filter(sides, a, b, min_cosine, same)
     if backend == "lists":
-        return _within_lists(queries, refs, min_cosine, same, query_rows, ref_rows)
+        return _within_lists(sides, min_cosine, same)
     basis = Basis.fit(refs, ref_rows)
     q32, q_bound = basis.split(queries, query_rows)
     found: list[tuple[np.ndarray, ...]] = []
@@ -236,13 +244,13 @@ def _list_index(refs: np.ndarray, ref_rows: Rows) -> _ListIndex:
     return index
 
 
-def _within_lists(queries: np.ndarray, refs: np.ndarray, min_cosine: float, same: bool,
-                  query_rows: Rows, ref_rows: Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _within_lists(sides: Sides, min_cosine: float, same: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``within`` through an inverted file (``lists.py``) over the leading coordinates: each query
     compared, with the same bound and exact product, only with the members of its LIST_PROBES
     nearest lists.  Every pair reported is one the exact search reports, with its score."""
     from . import lists
 
+    queries, refs, query_rows, ref_rows = sides.queries, sides.refs, sides.query_rows, sides.ref_rows
     index = _list_index(refs, ref_rows)
     basis, ref_bound, cent, order, bounds = index.basis, index.bound, index.cent, index.order, index.bounds
     found: list[tuple[np.ndarray, ...]] = []
@@ -269,10 +277,10 @@ def _within_lists(queries: np.ndarray, refs: np.ndarray, min_cosine: float, same
 
 
 def _exact_filter(
-    queries: np.ndarray, refs: np.ndarray, a: np.ndarray, b: np.ndarray, min_cosine: float, same: bool,
-    query_rows: Rows, ref_rows: Rows,
+    sides: Sides, a: np.ndarray, b: np.ndarray, min_cosine: float, same: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Re-rank candidates with the float32 product of the rows as compared."""
+    queries, refs, query_rows, ref_rows = sides.queries, sides.refs, sides.query_rows, sides.ref_rows
     if same:
         a, b = a[a < b], b[a < b]
     found = []
@@ -304,7 +312,7 @@ def topk(
     if backend == "faiss":
         faissindex = _faiss()
 
-        q_coords, r_coords = _coordinates(queries, refs, as_float32, as_float32)
+        q_coords, r_coords = _coordinates(Sides(queries, refs))
         # Ranked by the leading coordinates alone (the rest's norm left out of the query):
         # the PCA estimate of the cosine orders candidates better than its upper bound.
         q_coords[:, -1] = 0.0

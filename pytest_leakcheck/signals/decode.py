@@ -39,7 +39,7 @@ COLOUR = 32
 #: Photos whose long side is at least DETAIL_FROM are drafted to DETAIL px on their long
 #: side instead (a 640 x 480 JPEG at 1/4 rather than 1/8, a 4000 x 3000 one still at 1/8):
 #: local features (``same_scene``, on by default) need that many pixels, and one decode
-#: serving every family costs 0.1-0.2 ms a photo where a second decode cost 0.6-1.2 ms.
+#: serving every family costs far less than a second decode (``benchmarks/speed.py``).
 #: Below DETAIL_FROM (CIFAR's 32 px, thumbnails) nothing changes.
 DETAIL = 160
 DETAIL_FROM = 200
@@ -58,9 +58,6 @@ PROBE = 128
 #: Changes whenever the decode path changes, invalidating cached signals.
 DECODE_PATH = (f"draft{DRAFT}-detail{DETAIL}from{DETAIL_FROM}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}"
                f"-lanczos{BASE}-v4")
-# v2: high-depth images digest their original values, not Pillow's clipped 8 bits.
-# v3: uniform borders (letterboxing, pillar-boxing, scanner margins, frames) removed.
-# v4: photos of DETAIL_FROM px and more drafted to DETAIL px, one decode for every family.
 PIXELS_PARAMS = "rgba-exif-v2"
 
 #: Pillow's transpose for each orientation (None for identity), derived in orientation.py.

@@ -6,7 +6,7 @@ a running ``dask.distributed`` scheduler.  Workers read, digest and decode
 files and return rows; this process alone writes the store, so a worker that
 dies loses nothing (Dask reruns its tasks elsewhere) and a rerun resumes from
 what the store already holds.  The ``aligned`` search sends its blocks of
-queries the same way (``detectors/_aligndask.py``), through
+queries the same way (``detectors/aligned/cluster.py``), through
 :meth:`DaskExecutor.share` (its data, to every worker once) and
 :meth:`DaskExecutor.ordered` (one task per block, results in block order).
 

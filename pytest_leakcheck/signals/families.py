@@ -97,11 +97,6 @@ def unique(families: Iterable[Family]) -> tuple[Family, ...]:
 # Perceptual hashes, one family per orientation
 
 
-#: The orientation undoing each one: turning by 90 degrees is undone by 270;
-#: every other orientation of a square is its own inverse.
-INVERSE = _orientation.INVERSE
-inverse = _orientation.inverse
-
 
 def search_orientations(orientations: Iterable[str]) -> tuple[str, ...]:
     """Orientations to hash: the policy's, closed under inverse (``orientation.closed``)."""
@@ -120,8 +115,8 @@ def phash_bits(img: Image.Image, hash_size: int) -> np.ndarray:
 
     The same arithmetic as imagehash (grey, LANCZOS to 4 x hash_size, DCT-II
     over rows then columns, low block against its median) as two small
-    matmuls.  Importing scipy.fftpack costs about 0.3 s, more than a commit
-    hook can spend on one image; a test pins equality with imagehash.
+    matmuls.  Importing scipy.fftpack costs more than a commit hook can spend
+    on one image (``benchmarks/hook_speed.py``); a test pins equality with imagehash.
     """
     side = hash_size * 4
     grey = img.convert("L")

@@ -9,7 +9,7 @@ Two things make an image more than "8 bits per channel, a few megapixels":
   brightened or rescaled copy (x 1.2, or 0..4095 saved as 0.0..1.0 floats)
   maps to the same 8-bit image.  Pixel digests keep the original values.
 - **Size.**  Converting a decoded 144 Mpx image to RGB, then grey, then
-  resizing it took 1.7 GB.  Images above ``LARGE`` pixels are converted and
+  resizing it whole holds several copies of it.  Images above ``LARGE`` pixels are converted and
   box-reduced in strips of rows; images whose decoded pixels alone would
   exceed ``MAX_DECODE_BYTES`` are refused before decoding (JPEG draft mode
   shrinks JPEGs first), as an ``unreadable-image`` finding that says why.
@@ -32,7 +32,7 @@ from PIL import Image, ImageOps
 
 #: Pixel buffer (bytes) Pillow may allocate to decode one image.  Pillow
 #: decodes most formats (PNG, TIFF, WebP...) only whole, so this bounds the
-#: peak memory of a worker: with the strips below, about this plus 60 MB.
+#: peak memory of a worker, with the strips below (``benchmarks/hostile_bounds.py``).
 MAX_DECODE_BYTES = 256 * 2**20
 #: Images with more pixels are converted and reduced in strips rather than whole.
 LARGE = 4096 * 4096

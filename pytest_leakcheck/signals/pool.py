@@ -135,7 +135,7 @@ def _results(fn: Callable, chunks: list, workers: list) -> Iterator:
 
     A worker answers its chunks in the order it got them.  The second chunk waits in the
     worker's pipe, so a worker that finishes while the driver is busy with results
-    (writing them to the store, 10-20 ms a transaction) starts the next one at once
+    (writing them to the store) starts the next one at once
     instead of idling until the driver comes back to ``wait``.
     """
     queued: dict[Connection, deque[int]] = {conn: deque() for _, conn in workers}

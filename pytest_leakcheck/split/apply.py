@@ -25,7 +25,7 @@ import numpy as np
 
 from ..dataset import inventory
 from ..pipeline import preflight
-from ..dataset.sources import clean_path
+from ..sources import clean_path
 from ..errors import UsageError
 from ..files.names import csv_writerow
 from ..policy.load import Policy
@@ -139,7 +139,7 @@ def _row(values: list[str], newline: str) -> str:
 
 def split_folders(policy: Policy) -> dict[str, str] | None:
     """Split name -> its folder when every split is exactly one ``FOLDER/**`` glob; else None."""
-    if policy.manifest is not None or policy.split_sources is not None or not policy.splits:
+    if policy.split_sources is not None or not policy.splits:
         return None
     out = {}
     for name, globs in policy.splits:

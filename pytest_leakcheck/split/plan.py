@@ -22,15 +22,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..dataset import groups as group_rules
 from ..dataset import inventory
-from ..dataset import sources
+from .. import sources
 from ..errors import PolicyError, UsageError
 from ..files.names import excerpt
 from ..policy.load import Policy
+
+if TYPE_CHECKING:
+    from ..pipeline.options import RunOptions
 
 #: Kinds of finding that mean "same picture": their members must share a split.
 COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene")
@@ -79,6 +83,16 @@ def components(group_ids: np.ndarray, clusters: Iterable[Sequence[int]] = ()) ->
         roots = nxt
     _, comp = np.unique(roots[gid], return_inverse=True)
     return comp.reshape(-1)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """An existing split per file (-1: new); with ``bounds`` (min, max) per split, shares are
+    repaired, counting ``weight`` per component (default: files; or groups)."""
+
+    split: np.ndarray
+    bounds: Sequence[tuple[float, float]] | None = None
+    weight: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -158,16 +172,13 @@ def assign(
     *,
     labels: np.ndarray | None = None,
     seed: int = 0,
-    keep: np.ndarray | None = None,
-    bounds: Sequence[tuple[float, float]] | None = None,
-    weight: np.ndarray | None = None,
+    kept: Kept | None = None,
 ) -> Assignment:
     """A split (index into ``targets``) per file, keeping each component whole.
 
     ``labels`` (N,) int stratifies: every split gets each label in its target
-    share, as far as whole components allow.  ``keep`` (N,) int is an existing
-    split per file (-1 for new files); ``bounds`` (min, max) per split and
-    ``weight`` (per component: files, or groups) drive the share repair.
+    share, as far as whole components allow.  ``kept`` is an existing split
+    to change as little as possible (:class:`Kept`).
     """
     rng = np.random.default_rng(seed)
     t = np.asarray(targets, dtype=np.float64)
@@ -179,18 +190,19 @@ def assign(
     per_label = np.bincount(labels, minlength=n_labels).astype(np.float64)
     deficit = t[:, None] * per_label[None, :]
     out = np.full(n_comp, -1, dtype=np.int64)
+    keep = None if kept is None else kept.split
     if keep is not None:
         held = keep >= 0
         votes = np.zeros((n_comp, len(t)), dtype=np.int64)
         np.add.at(votes, (comp[held], keep[held]), 1)
-        kept = votes.sum(axis=1) > 0
+        voted = votes.sum(axis=1) > 0
         # The split holding most of a component's files; ties go to the earlier split.
-        out[kept] = votes[kept].argmax(axis=1)
+        out[voted] = votes[voted].argmax(axis=1)
         placed = out[comp] >= 0
         np.subtract.at(deficit, (out[comp][placed], labels[placed]), 1.0)
     _fill(np.flatnonzero(out < 0), lay, deficit, t > 0, rng, out)
-    if keep is not None and bounds is not None:
-        _repair_shares(out, lay.size.astype(np.float64) if weight is None else weight, bounds)
+    if kept is not None and kept.bounds is not None:
+        _repair_shares(out, lay.size.astype(np.float64) if kept.weight is None else kept.weight, kept.bounds)
     split = out[comp]
     moved = int(((split != keep) & (keep >= 0)).sum()) if keep is not None else 0
     return Assignment(split=split, moved=moved)
@@ -292,39 +304,48 @@ def factorize(values: Sequence[str | None], own: Sequence[str]) -> np.ndarray:
     )
 
 
+@dataclass(frozen=True)
+class Shares:
+    """The split asked for: test and validation shares (train has the rest), the seed, the
+    manifest column (or ``folder``) to stratify by, and the three split names."""
+
+    test: float
+    val: float = 0.0
+    seed: int = 0
+    stratify: str | None = None
+    names: Sequence[str] = DEFAULT_NAMES
+
+
 def copy_clusters(
-    policy: Policy, pooled: Policy, *, store=None, jobs: int | None = None, use_cache: bool = True
+    policy: Policy, pooled: Policy, *, store=None, opts: RunOptions | None = None
 ) -> list[list[str]]:
     """Paths of every identical or near-duplicate cluster, whatever split they are in now.
 
     A weak link's finding is left out: it asks a person to look, and keeping it
     would chain the clusters it joins into one, which the check itself never does.
     """
-    from ..pipeline.core import check
+    from ..pipeline.run import RunOptions, run
 
-    report = check(policy=pooled, store=store, jobs=jobs, use_cache=use_cache)
+    report = run(pooled, store=store, opts=opts or RunOptions()).report
     return [[m.path for m in f.members] for f in report.findings if f.kind in COPY_KINDS and not f.weak]
 
 
 def plan(
     policy: Policy,
+    shares: Shares,
     *,
-    test: float,
-    val: float = 0.0,
-    seed: int = 0,
-    stratify: str | None = None,
     keep: Path | None = None,
-    names: Sequence[str] = DEFAULT_NAMES,
-    store=None,
-    jobs: int | None = None,
-    use_cache: bool = True,
     current: Mapping[str, str] | None = None,
+    store=None,
+    opts: RunOptions | None = None,
 ) -> Plan:
     """Decide a split for every image under the policy's root; write nothing.
 
-    ``current`` (path -> split, e.g. the folders files sit in now) is kept like a
-    ``keep`` manifest: only what must change, changes.
+    ``keep`` is a manifest to keep; ``current`` (path -> split, e.g. the folders
+    files sit in now) is kept like one: only what must change, changes.  ``opts``
+    runs the search for copies (``jobs``, ``use_cache``).
     """
+    test, val, names, stratify = shares.test, shares.val, shares.names, shares.stratify
     _check_shares(names, test, val)
     pooled = _pooled(policy)
     paths = [r.path for r in inventory.scan(pooled).records]
@@ -342,16 +363,17 @@ def plan(
         groups = [rows.get(p, {}).get("group") or None for p in paths]
     row_of = {p: i for i, p in enumerate(paths)}
     # No image, no cluster: and a check over nothing is refused (blind.py), rightly, for a check.
-    clusters = copy_clusters(policy, pooled, store=store, jobs=jobs, use_cache=use_cache) if paths else []
+    clusters = copy_clusters(policy, pooled, store=store, opts=opts) if paths else []
     gids = factorize(groups, paths)
     comp = components(gids, ([row_of[p] for p in c if p in row_of] for c in clusters))
     labels = _labels(stratify, paths, source, fields, rows)
     targets = (1 - test - val, val, test)
-    kept = bounds = weight = None
+    kept = None
     if keep is not None or current is not None:
-        kept, bounds, weight = _kept(policy, keep or policy.path, rows, names, paths, comp, gids)
-    result = assign(comp, targets, labels=labels, seed=seed, keep=kept, bounds=bounds,
-                    weight=None if weight is None else weight.astype(np.float64))
+        held = _kept_splits(keep or policy.path, rows, names, paths)
+        bounds, weight = _share_repair(policy, names, comp, gids)
+        kept = Kept(held, bounds, None if weight is None else weight.astype(np.float64))
+    result = assign(comp, targets, labels=labels, seed=shares.seed, kept=kept)
     carried = tuple(c for c in fields if c not in ("path", "split", "group"))
     return Plan(
         names=tuple(names),
@@ -389,7 +411,6 @@ def _pooled(policy: Policy) -> Policy:
     return replace(
         policy,
         splits=(("all", ("**",)),),
-        manifest=None,
         split_sources=None,
         split_names=("all",),
         pairs=(),
@@ -421,11 +442,10 @@ def _labels(stratify: str | None, paths: Sequence[str], source: Path | None, fie
     return factorize([rows.get(p, {}).get(stratify, "") for p in paths], ["" for _ in paths])
 
 
-def _kept(
-    policy: Policy, keep: Path, rows: dict[str, dict[str, str]], names: Sequence[str], paths: Sequence[str],
-    comp: np.ndarray, gids: np.ndarray,
-) -> tuple[np.ndarray, list[tuple[float, float]] | None, np.ndarray | None]:
-    """Each file's kept split index (-1: new), and the share bounds and weights to repair with."""
+def _kept_splits(
+    keep: Path, rows: dict[str, dict[str, str]], names: Sequence[str], paths: Sequence[str]
+) -> np.ndarray:
+    """Each file's kept split index (-1: new)."""
     unknown = sorted({r["split"] for r in rows.values()} - set(names))
     if unknown:
         raise UsageError(
@@ -434,7 +454,13 @@ def _kept(
             fix="pass the manifest's split names as --names TRAIN,VAL,TEST",
         )
     index = {s: k for k, s in enumerate(names)}
-    kept = np.array([index[rows[p]["split"]] if p in rows else -1 for p in paths], dtype=np.int64)
+    return np.array([index[rows[p]["split"]] if p in rows else -1 for p in paths], dtype=np.int64)
+
+
+def _share_repair(
+    policy: Policy, names: Sequence[str], comp: np.ndarray, gids: np.ndarray
+) -> tuple[list[tuple[float, float]] | None, np.ndarray | None]:
+    """The policy's share bounds per split, and each component's weight (groups), to repair a kept split with."""
     bounds = weight = None
     if policy.split_share is not None:
         spec = {s: (lo, hi) for s, lo, hi in policy.split_share.bounds}
@@ -443,7 +469,7 @@ def _kept(
             # A component's weight is the number of groups in it.
             span = int(gids.max()) + 1
             weight = np.bincount(np.unique(comp * span + gids) // span)
-    return kept, bounds, weight
+    return bounds, weight
 
 
 def _stats(

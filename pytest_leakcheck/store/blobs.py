@@ -49,8 +49,8 @@ def npz(source: Any) -> dict[str, np.ndarray]:
 
 # --------------------------------------------------------------------------
 # The snapshot format: a JSON header naming each array's dtype, shape, place and checksum,
-# then the arrays' bytes.  Read array by array with one copy out of SQLite (np.load through
-# zipfile took four, and a CRC pass: 0.6 s of a 1 s commit hook at 50,000 images).
+# then the arrays' bytes.  Read array by array with one copy out of SQLite, where np.load
+# through zipfile makes four and a CRC pass (``benchmarks/hook_speed.py`` measures the hook).
 
 MAGIC = b"LKSNAP1\n"
 
@@ -58,8 +58,8 @@ MAGIC = b"LKSNAP1\n"
 def checksum(data: Any) -> int:
     """Sum of the bytes as little-endian 64-bit words (the tail zero-padded), modulo 2**64.
 
-    Garbage written over a row changes it (as the zip CRCs did) at memory speed:
-    a CRC of 80 MB costs 0.2 s, this a few milliseconds.
+    Garbage written over a row changes it, as a CRC would, at memory speed
+    (a CRC is many times slower on the same bytes).
     """
     view = _octets(data)
     body = len(view) - len(view) % 8

@@ -306,8 +306,8 @@ def _prepare(conn: sqlite3.Connection, path: Path | None) -> sqlite3.Connection:
         # it by its meta table): from now on its header alone proves it.
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     # A quick read of every table proves the file is a usable store.  One row each, not
-    # count(*): counting walked the whole table (0.1-0.2 s of a 1 s commit hook at 50,000
-    # images); damage further in is met where it is read, under ``recovering``.
+    # count(*): counting walks the whole table, a large share of a commit hook at scale
+    # (``benchmarks/hook_speed.py``); damage further in is met where it is read, under ``recovering``.
     conn.execute("SELECT 1 FROM files LIMIT 1").fetchone()
     conn.execute("SELECT 1 FROM signatures LIMIT 1").fetchone()
     return conn

@@ -1,4 +1,4 @@
-"""Every key the store is read by, and every version string in them: one home, one hashing style.
+"""The keys the store is read by: one hashing style, and the version strings of the pipeline's own keys.
 
 A cached result is found by a key that names everything it depends on, so a
 changed input can never read a stale result: the key differs, the old entry
@@ -7,11 +7,14 @@ is ``<kind>:<digest>``, where the digest is the first hex digits of the
 SHA-256 of the ``repr`` of its parts (:func:`digest`).  The version strings
 are bumped when the arithmetic behind a key changes but none of its inputs
 do (``tests/store/test_keys.py`` changes every input and checks the key).
+A detector that keeps state between checks builds its keys with
+:func:`detector_key` and owns its version string (a ``STORE_VERSION`` beside
+the code whose arithmetic it versions).
 
 Per-content signature rows are keyed by ``(digest, family, params)``
 (``store/db.py``), where ``params`` is the family's own fingerprint: its
 size, kind and decode path, written where the family is defined
-(``signals/families.py``, ``detectors/aligned.py``).
+(``signals/families.py``, or the detector that computes it).
 """
 
 from __future__ import annotations
@@ -22,19 +25,10 @@ from typing import Any, Protocol
 
 #: The assembled signature arrays of the last full check (``store/snapshot.py``).
 SNAPSHOT_VERSION = "snapshot-v2"
-#: Matches of the incremental detectors between unchanged files (``pipeline/search.py``).
+#: Matches of the incremental detectors between unchanged files (``pipeline/matches.py``).
 #: v3: matches carry the weak flag, and hash pairs are searched both ways.
 # v4: only the first exact copy in each split is searched (trust-bounds).
 MATCHES_VERSION = "matches-v4"
-#: The aligned detector's model and pairs (``detectors/_alignstate.py``).
-#: v5: stored pairs and levels, content-keyed samples, the inverted file.
-# v6: small-data error floor and the hair above the error level (the quality branch).
-ALIGNED_VERSION = "aligned-v6"
-#: same-scene's calibrated levels and matched points (``detectors/_scenefind.py``), and
-#: its matches' parameters.  v2: RANSAC only past the tentative-match gate (impostors too),
-#: keypoints from the shared decode.  v3: keypoints at the photo's own side up to 320 px,
-#: the homography's threshold 3 px there.
-SAME_SCENE_VERSION = "same-scene-v3"
 #: The image size every decode records, and its version.
 DIMS = ("dims", "v1")
 
@@ -78,13 +72,8 @@ def matches(detector_params: Sequence[str], pairs: Any, within_split: str, orien
                                 MATCHES_VERSION))
 
 
-def aligned(settings: Any, mirror: bool, targets: Any, family: Keyed) -> str:
-    """The aligned detector's stored model and pairs: its settings, the split pairs, its descriptors."""
-    return digest((ALIGNED_VERSION, repr(settings), mirror, targets, family.name, family.params))
-
-
-def same_scene(kind: str, settings: Any, family: Keyed, comparisons: Any) -> str:
-    """same-scene's stored ``calibration`` (levels) or ``points`` (evidence): its settings, the split
-    pairs compared (the within-split levels are their own), its keypoint family."""
-    return f"same-scene-{kind}:" + digest((SAME_SCENE_VERSION, repr(settings), sorted(comparisons),
-                                           family.name, family.params))
+def detector_key(name: str, version: str, parts: Sequence[Any]) -> str:
+    """A detector's stored state (its model, levels, points): ``<name>:<digest>`` of its version string
+    and everything else the state depends on (settings, split pairs, signal families), or the bare
+    digest when ``name`` is empty."""
+    return (f"{name}:" if name else "") + digest((version, *parts))

@@ -70,7 +70,7 @@ def merge(sub: Signatures, rest: np.ndarray, snap: dict[str, np.ndarray], hits: 
 
     def column(name: str, part: np.ndarray) -> np.ndarray:
         # One gather straight into place (no zero fill, no gathered copy scattered again):
-        # a commit hook merges 80 MB of signatures at 50,000 images for its one new file.
+        # a commit hook merges every stored signature for its one new file.
         out = np.empty((n, *part.shape[1:]), dtype=part.dtype)
         base = snap[name]
         if len(base):

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, check
-from pytest_leakcheck.cli.app import main
+from pytest_leakcheck.cli import main
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.ci.hook import classify, focus_paths
 from pytest_leakcheck.testing import photo, save

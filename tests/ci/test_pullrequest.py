@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE
-from pytest_leakcheck.cli.app import main
-from pytest_leakcheck.pipeline.core import check
+from pytest_leakcheck.cli import main
+from pytest_leakcheck.pipeline.run import check
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.ci.pullrequest import changed_since
 from pytest_leakcheck.store.db import open_store

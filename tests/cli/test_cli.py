@@ -155,7 +155,7 @@ def test_leaks_exit_1_with_text_report(small_leaky: Path, run_cli) -> None:
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["check", "--jobs", "0"], "--jobs must be at least 1, got 0"),
+        (["check", "--jobs", "0"], "argument -j/--jobs: must be at least 1, got 0"),
         (["check", "--jobs", "many"], "argument -j/--jobs: invalid int value"),
         (["check", "--bogus"], "unrecognized arguments: --bogus"),
         (["check", "--format", "xml"], "argument --format: invalid choice"),

@@ -13,7 +13,7 @@ import pytest
 
 import pytest_leakcheck
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS
-from pytest_leakcheck.cli.app import _parser
+from pytest_leakcheck.cli.main import parser
 from pytest_leakcheck.testing import photo, save
 
 from ..conftest import write_policy
@@ -29,7 +29,7 @@ def test_version(run_cli) -> None:
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:
-    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
     return dict(sub.choices)
 
 

@@ -43,7 +43,7 @@ def test_exact_retrieval_and_the_hash_index_leave_faiss_unimported() -> None:
         from pytest_leakcheck.search import kernels, retrieval
         x = np.random.default_rng(0).standard_normal((300, 64)).astype(np.float32)
         x /= np.linalg.norm(x, axis=1, keepdims=True)
-        retrieval.within(x, x, 0.9, same=True)
+        retrieval.within(retrieval.Sides(x, x), 0.9, same=True)
         retrieval.topk(x, x, 3)
         h = np.random.default_rng(1).integers(0, 2**63, (9000, 1), dtype=np.int64).view(np.uint64)
         kernels.hamming_pairs(h[:, None, :], h, 8, same=True)

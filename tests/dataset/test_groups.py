@@ -10,7 +10,7 @@ import pytest
 
 from pytest_leakcheck import EXIT_USAGE, check
 from pytest_leakcheck.dataset import groups, inventory
-from pytest_leakcheck.cli.app import main
+from pytest_leakcheck.cli import main
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy.load import load
 

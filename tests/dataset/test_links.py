@@ -14,6 +14,7 @@ from PIL import Image, ImageEnhance
 from pytest_leakcheck.files import escape
 from pytest_leakcheck import check
 from pytest_leakcheck.pipeline import findings, signatures
+from pytest_leakcheck.pipeline.run import RunOptions
 from pytest_leakcheck.dataset import groups, inventory
 from pytest_leakcheck.split import plan as split
 from pytest_leakcheck.search.kernels import Match
@@ -92,7 +93,7 @@ def test_member_links_survive_the_json_report(tmp_path: Path) -> None:
 def _pipeline(root: Path):
     policy = load(root / "leakcheck.yaml")
     inv = groups.resolve(inventory.scan(policy))
-    sigs = signatures.compute(inv.records, policy, open_store(None), jobs=1)
+    sigs = signatures.compute(inv.records, policy, open_store(None), RunOptions(jobs=1))
     return policy, inv, sigs, {r.path: n for n, r in enumerate(inv.records)}
 
 
@@ -157,6 +158,6 @@ def test_split_planning_does_not_chain_weak_links(tmp_path: Path) -> None:
     report = check(policy=policy, use_cache=False)
     weak = [f for f in report.findings if f.weak]
     assert weak and all(f.severity == "warning" for f in weak)
-    clusters = split.copy_clusters(policy, policy, use_cache=False)
+    clusters = split.copy_clusters(policy, policy, opts=RunOptions(use_cache=False))
     assert sorted(map(sorted, clusters)) == sorted(sorted(m.path for m in f.members)
                                                    for f in report.findings if f.is_copy and not f.weak)

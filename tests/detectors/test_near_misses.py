@@ -47,20 +47,20 @@ def test_on_large_data_the_search_at_the_level_gives_the_same_near_misses(
 ) -> None:
     """The multi-index search at the level keeps the wider pairs it meets; when enough of them sit
     at the nearest distance possible, the list is the exhaustive one's and no wider search runs."""
-    from pytest_leakcheck.detectors import base, phash
+    from pytest_leakcheck.detectors import base, hashing
     from pytest_leakcheck.search import mih
 
-    monkeypatch.setattr(phash, "NEAR_MISSES", 2)
+    monkeypatch.setattr(hashing, "NEAR_MISSES", 2)
     monkeypatch.setattr(base, "NEAR_MISSES", 2)
     calls: list[tuple[int | None, int]] = []
-    real = phash.hash_matches
+    real = hashing.hash_matches
 
     def counted(run, name, prefix, max_distance, reach=None):  # type: ignore[no-untyped-def]
         found = real(run, name, prefix, max_distance, reach)
         calls.append((reach, sum(m.value > 8 for m in found)))
         return found
 
-    monkeypatch.setattr(phash, "hash_matches", counted)
+    monkeypatch.setattr(hashing, "hash_matches", counted)
     exhaustive = check(_cropped_copies(tmp_path / "brute", 120)).stats["near_misses"]["phash"]["values"]
     assert len(calls) == 1  # small data: brute force, complete at the wider reach already
     brute_beyond = calls[0][1]

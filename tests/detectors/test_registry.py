@@ -15,7 +15,7 @@ import pytest
 
 import pytest_leakcheck
 from pytest_leakcheck import detectors
-from pytest_leakcheck.dataset.recognise import Layout, policy_text
+from pytest_leakcheck.init.recognise import Layout, policy_text
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.render import render
 from pytest_leakcheck.report.model import Finding, Link, Member, Pair, Report
@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..policy.config import SEVERITIES, Ctx
+from ..validate import SEVERITIES, Ctx
 from .base import Detector, section
 
 
@@ -77,6 +77,42 @@ def glint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[detectors
     monkeypatch.undo()
     detectors.registry.cache_clear()
     monkeypatch.delitem(__import__("sys").modules, "pytest_leakcheck.detectors.glint", raising=False)
+
+
+#: A detector written as a package, the way ``aligned/`` and ``same_scene/`` are: the class in
+#: ``__init__.py``, its arithmetic in a submodule imported only when it searches.
+SPARKLE_INIT = GLINT.replace("glint", "sparkle").replace("Glint", "Sparkle").replace(
+    "from ..validate", "from ...validate").replace("from .base", "from ..base").replace(
+    "rank = 45", "rank = 46") + \
+    "\nfrom . import _arith  # noqa: E402  (the folder's private helper: no detector of its own)\n"
+SPARKLE_HELPER = "DETECTOR = None  # a helper inside a detector's folder is never a detector\nSIDE = 7\n"
+#: A module whose name says it is private: whatever it sets, it is no detector.
+HIDDEN = GLINT.replace("glint", "hidden").replace("Glint", "Hidden").replace("rank = 45", "rank = 47")
+
+
+@pytest.fixture
+def sparkle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[detectors.Detector]:
+    """The registry with a ``sparkle/`` package and a ``_hidden.py`` module in the package's folder list."""
+    folder = tmp_path / "more_detectors"
+    (folder / "sparkle").mkdir(parents=True)
+    (folder / "sparkle" / "__init__.py").write_text(SPARKLE_INIT)
+    (folder / "sparkle" / "_arith.py").write_text(SPARKLE_HELPER)
+    (folder / "_hidden.py").write_text(HIDDEN)
+    monkeypatch.setattr(detectors, "__path__", [*detectors.__path__, str(folder)])
+    detectors.registry.cache_clear()
+    yield detectors.get("sparkle")
+    monkeypatch.undo()
+    detectors.registry.cache_clear()
+    for name in ("sparkle._arith", "sparkle", "_hidden"):
+        monkeypatch.delitem(__import__("sys").modules, f"pytest_leakcheck.detectors.{name}", raising=False)
+
+
+def test_a_detector_package_is_registered_and_its_private_modules_are_not(sparkle: detectors.Detector) -> None:
+    assert sparkle.name == "sparkle" and sparkle.rank == 46
+    names = detectors.names()
+    assert "sparkle" in names and "hidden" not in names
+    assert names.index("sparkle") == names.index("aligned") + 1  # by rank, among the real ones
+    assert __import__("sys").modules["pytest_leakcheck.detectors.sparkle._arith"].SIDE == 7
 
 
 def _report() -> Report:
@@ -138,7 +174,7 @@ def test_no_module_outside_detectors_names_a_detector_or_its_signals() -> None:
     words |= {key for d in detectors.registry() for key in d.signal_text}
     words |= {d.evidence_key for d in detectors.registry() if d.evidence_key}
     readers = [*sorted((PACKAGE / "render").glob("*.py")), PACKAGE / "report/model.py",
-               PACKAGE / "dataset/recognise.py"]
+               PACKAGE / "init/recognise.py"]
     named = {}
     for path in readers:
         # String literals only: a docstring or comment may mention a detector as an example.

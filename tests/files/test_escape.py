@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from pytest_leakcheck.files import escape
 from pytest_leakcheck.files.names import display, json_text, to_bytes
-from pytest_leakcheck.policy.config import POLICY_BOUNDS, _BoundedLoader
+from pytest_leakcheck.validate import POLICY_BOUNDS, _BoundedLoader
 
 # What a pull request can put in a name or a cell: controls (ESC, CR, LF, NUL,
 # C1), bidi marks, separators, markdown, HTML and YAML syntax, the start of a

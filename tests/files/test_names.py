@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from pytest_leakcheck import EXIT_LEAKS
 from pytest_leakcheck.report.baseline import Baseline, dumps, record
 from pytest_leakcheck.report.baseline import load as load_baseline
-from pytest_leakcheck.pipeline.core import check
+from pytest_leakcheck.pipeline.run import check
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.dataset.inventory import matches
 from pytest_leakcheck.report.model import Report, load_report

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import detectors, render
-from pytest_leakcheck.pipeline.core import check
+from pytest_leakcheck.pipeline.run import check
 from pytest_leakcheck.errors import EXIT_LEAKS, EXIT_USAGE
 from pytest_leakcheck.testing import photo, save
 

@@ -12,7 +12,8 @@ import pytest
 
 from pytest_leakcheck import check, detectors
 from pytest_leakcheck.dataset import groups, inventory
-from pytest_leakcheck.pipeline import search, signatures
+from pytest_leakcheck.pipeline import matches, signatures
+from pytest_leakcheck.pipeline.run import RunOptions
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.store.db import open_store
 from pytest_leakcheck.testing import jpeg_quality, photo, save
@@ -39,8 +40,8 @@ def _matches(root: Path) -> list:
     policy = load(root / "leakcheck.yaml")
     store = open_store(None)
     inv = groups.resolve(inventory.scan(policy))
-    sigs = signatures.compute(inv.records, policy, store, jobs=1)
-    return search.search(inv, sigs, policy, store, jobs=1)[0]
+    sigs = signatures.compute(inv.records, policy, store, RunOptions(jobs=1))
+    return matches.search(inv, sigs, policy, store, RunOptions(jobs=1))[0]
 
 
 @pytest.mark.parametrize("n", [N, 2 * N])

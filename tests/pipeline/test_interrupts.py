@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import EXIT_LEAKS, check
-from pytest_leakcheck.pipeline import search, signatures
+from pytest_leakcheck.pipeline import matches, signatures
 from pytest_leakcheck.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.store.db import open_store
@@ -57,8 +57,8 @@ def _boom(*args, **kwargs):
 @pytest.mark.parametrize("command", ["check", "hook", "report", "baseline"])
 def test_crash_exits_3_with_one_line(command: str, dataset: Path, run_cli, monkeypatch) -> None:
     """Any way in through the CLI: exit 3 (not 1), one neutralised line naming what failed and --debug."""
-    monkeypatch.setattr(search, "_incremental", _boom)
-    monkeypatch.setattr(search, "find", _boom)
+    monkeypatch.setattr(matches, "_incremental", _boom)
+    monkeypatch.setattr(matches, "find", _boom)
     monkeypatch.delenv("LEAKCHECK_DEBUG", raising=False)
     args = {"check": ["-j", "1"], "hook": ["test/copy.jpg"], "report": ["--html", str(dataset / "r.html")],
             "baseline": []}[command]
@@ -75,7 +75,7 @@ def test_crash_exits_3_with_one_line(command: str, dataset: Path, run_cli, monke
 
 @pytest.mark.parametrize("how", ["--debug after the command", "--debug before it", "LEAKCHECK_DEBUG=1"])
 def test_debug_shows_the_traceback(how: str, dataset: Path, run_cli, monkeypatch) -> None:
-    monkeypatch.setattr(search, "_incremental", _boom)
+    monkeypatch.setattr(matches, "_incremental", _boom)
     policy = ["--policy", str(dataset / "leakcheck.yaml"), "-j", "1"]
     if how == "LEAKCHECK_DEBUG=1":
         monkeypatch.setenv("LEAKCHECK_DEBUG", "1")
@@ -169,11 +169,12 @@ def test_pixel_digest_of_a_vanished_or_changed_file_is_not_cached(dataset: Path)
     rows = [i for i, r in enumerate(records) if r.path in ("train/3.jpg", "train/4.jpg")]
     from pytest_leakcheck.signals.decode import PIXELS_PARAMS
     from pytest_leakcheck.detectors.identical_pixels import _pixel_digests
-    from pytest_leakcheck.pipeline.search import new_run
+    from pytest_leakcheck.pipeline.matches import new_run
+    from pytest_leakcheck.pipeline.run import RunOptions
 
     with open_store(None) as store:
-        sigs = signatures.compute(records, policy, store, jobs=1)
-        run = new_run(scan(policy), sigs, policy, store, jobs=1)
+        sigs = signatures.compute(records, policy, store, RunOptions(jobs=1))
+        run = new_run(scan(policy), sigs, policy, store, RunOptions(jobs=1))
         (dataset / "train/3.jpg").unlink()
         save(photo(999, SMALL), dataset / "train/4.jpg", quality=90)
         assert _pixel_digests(run, rows) == {}

@@ -18,7 +18,7 @@ import pty
 import struct
 import termios
 
-from pytest_leakcheck.pipeline.core import check
+from pytest_leakcheck.pipeline.run import check
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.progress import SILENT, Timer, for_stream
 

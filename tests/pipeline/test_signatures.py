@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from pytest_leakcheck import EXIT_LEAKS, check
-from pytest_leakcheck.policy.config import ORIENTATIONS
+from pytest_leakcheck.validate import ORIENTATIONS
 from pytest_leakcheck.signals.decode import TRANSPOSE
 from pytest_leakcheck.search.kernels import orient_thumbs
 from pytest_leakcheck.testing import photo, save

@@ -241,7 +241,7 @@ def test_fixture_allows_custom_assertions(pytester: pytest.Pytester) -> None:
 
 COUNTING_CONFTEST = """
 import os
-import pytest_leakcheck.pipeline.core as core
+import pytest_leakcheck.pipeline.run as core
 
 _check = core.check
 
@@ -298,7 +298,7 @@ def test_policy_above_the_rootdir_gets_a_relative_node_id(pytester: pytest.Pytes
 
 def test_findings_in_the_baseline_do_not_fail(pytester: pytest.Pytester, leaky: Path) -> None:
     """After `leakcheck baseline`, the known leak no longer fails its item; a new one does."""
-    from pytest_leakcheck.cli.app import main
+    from pytest_leakcheck.cli import main
 
     assert main(["baseline", "--policy", str(leaky / "leakcheck.yaml")]) == 0
     pytester.runpytest("--leakcheck").assert_outcomes(passed=3)

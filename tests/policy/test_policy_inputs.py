@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from pytest_leakcheck import EXIT_LEAKS
-from pytest_leakcheck.cli.app import main
+from pytest_leakcheck.cli import main
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.ci.pullrequest import changed_since
 

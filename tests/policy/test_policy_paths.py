@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_leakcheck.policy.config import ALLOW_ENV
+from pytest_leakcheck.validate import ALLOW_ENV
 from pytest_leakcheck.errors import EXIT_USAGE, PolicyError
 from pytest_leakcheck.files.names import EXCERPT_CHARS, excerpt
 from pytest_leakcheck.policy.load import load

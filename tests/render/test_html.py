@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from pytest_leakcheck import EXIT_LEAKS, check
-from pytest_leakcheck.cli.app import main
+from pytest_leakcheck.cli import main
 from pytest_leakcheck.report.model import Finding, Member, Pair, Report
 from pytest_leakcheck.render._page import SCRIPT
 from pytest_leakcheck.render.html import groups, heatmap

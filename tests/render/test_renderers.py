@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 
 from pytest_leakcheck import EXIT_CLEAN
-from pytest_leakcheck.cli.app import main
-from pytest_leakcheck.pipeline.core import check
+from pytest_leakcheck.cli import main
+from pytest_leakcheck.pipeline.run import check
 from pytest_leakcheck.report.model import Finding, Member, Report, load_report
 from pytest_leakcheck.render import render
 from pytest_leakcheck.render.annotations import MAX_PER_TYPE, escape_property

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_LEAKS, EXIT_USAGE, check
-from pytest_leakcheck.cli.app import main
+from pytest_leakcheck.cli import main
 from pytest_leakcheck.render import render
 from pytest_leakcheck.testing import jpeg_quality, photo, save
 

@@ -67,7 +67,7 @@ def test_index_equals_brute_force_on_random_hashes(
             qa[a, 0] = _flip_bits(rng, qa[a - 1, 0], a % (d + 3))
         qb = qa[:, 0, :]
     want = brute_hamming_pairs(qa, qb, d, same=same)
-    got, stats = mih.search(qa, qb, d, brute_hamming_pairs, same=same, plan=_forced(qa, qb, d, index_queries))
+    got, stats = mih.search(qa, qb, mih.Ask(d, same), brute_hamming_pairs, plan=_forced(qa, qb, d, index_queries))
     assert len(want[0]) >= 40
     assert stats.brute_blocks == 0
     _assert_identical(got, want)
@@ -90,7 +90,7 @@ def test_index_equals_brute_force_on_clustered_hashes(
     qb = qa[:, 0, :] if same else _clustered(rng, centres, 180, 1)[:, 0, :]
     d = 6 * words
     want = brute_hamming_pairs(qa, qb, d, same=same)
-    got, stats = mih.search(qa, qb, d, brute_hamming_pairs, same=same, plan=_forced(qa, qb, d, index_queries))
+    got, stats = mih.search(qa, qb, mih.Ask(d, same), brute_hamming_pairs, plan=_forced(qa, qb, d, index_queries))
     assert len(want[0]) > 1000
     assert 0 < stats.largest_step <= 2 * 64
     _assert_identical(got, want)
@@ -103,7 +103,7 @@ def test_a_skewed_block_falls_back_to_brute_force() -> None:
     qb = np.full((3000, 1), 0xF0F0F0F0F0F0F0F0, dtype=np.uint64)
     qb[::3] = rng.integers(0, 2**64, (1000, 1), dtype=np.uint64)
     qa = _flip_bits(rng, qb[:500], 3)[:, None, :]
-    got, stats = mih.search(qa, qb, 8, brute_hamming_pairs, plan=_forced(qa, qb, 8, False))
+    got, stats = mih.search(qa, qb, mih.Ask(8), brute_hamming_pairs, plan=_forced(qa, qb, 8, False))
     assert stats.brute_blocks > 0
     _assert_identical(got, brute_hamming_pairs(qa, qb, 8))
 
@@ -113,7 +113,7 @@ def test_ties_between_orientations_resolve_to_the_first() -> None:
     qb = rng.integers(0, 2**64, (2000, 1), dtype=np.uint64)
     qa = np.repeat(_flip_bits(rng, qb[:400], 2)[:, None, :], 3, axis=1)  # three equal orientations
     qa[::2, 2] = qb[:400:2]  # the last orientation is an exact copy on even rows
-    got, _ = mih.search(qa, qb, 4, brute_hamming_pairs, plan=_forced(qa, qb, 4, True))
+    got, _ = mih.search(qa, qb, mih.Ask(4), brute_hamming_pairs, plan=_forced(qa, qb, 4, True))
     _assert_identical(got, brute_hamming_pairs(qa, qb, 4))
     assert set(got[3].tolist()) == {0, 2}
 
@@ -122,7 +122,7 @@ def test_ties_between_orientations_resolve_to_the_first() -> None:
 def test_empty_inputs(na: int, nb: int) -> None:
     qa = np.zeros((na, 2, 1), dtype=np.uint64)
     qb = np.zeros((nb, 1), dtype=np.uint64)
-    indexed, _ = mih.search(qa, qb, 8, brute_hamming_pairs, plan=_forced(qa, qb, 8, False))
+    indexed, _ = mih.search(qa, qb, mih.Ask(8), brute_hamming_pairs, plan=_forced(qa, qb, 8, False))
     for result in (hamming_pairs(qa, qb, 8), indexed):
         assert [len(x) for x in result] == [0, 0, 0, 0]
 
@@ -151,7 +151,7 @@ def test_hamming_pairs_chooses_the_index_for_large_searches_only(monkeypatch: py
     hamming_pairs(qa[:40], qb[:50], 8)
     assert len(calls) == 1
     # Asked directly without a plan, a search no layout prunes is brute force, and still right.
-    got, stats = real(qa[:300], qb[:400], 30, brute_hamming_pairs)
+    got, stats = real(qa[:300], qb[:400], mih.Ask(30), brute_hamming_pairs)
     assert stats.brute_blocks == 1 and not stats.plan.chunks
     _assert_identical(got, brute_hamming_pairs(qa[:300], qb[:400], 30))
 
@@ -190,8 +190,8 @@ def test_a_reach_past_the_level_keeps_what_the_index_met(same: bool, index_queri
         for a in range(1, len(qa), 2):
             qa[a, 0] = _flip_bits(rng, qa[a - 1, 0], a % (reach + 3))
         qb = qa[:, 0, :]
-    got, _ = mih.search(qa, qb, d, brute_hamming_pairs, same=same, plan=_forced(qa, qb, d, index_queries),
-                        reach=reach)
+    got, _ = mih.search(qa, qb, mih.Ask(d, same, reach), brute_hamming_pairs,
+                        plan=_forced(qa, qb, d, index_queries))
     within = got[2] <= d
     _assert_identical(tuple(x[within] for x in got), brute_hamming_pairs(qa, qb, d, same=same))
     wide = {(int(a), int(b)): (int(x), int(k)) for a, b, x, k in zip(*brute_hamming_pairs(qa, qb, reach, same=same))}

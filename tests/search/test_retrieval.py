@@ -10,7 +10,7 @@ import pytest
 import pytest_leakcheck
 from pytest_leakcheck.search import retrieval
 from pytest_leakcheck.search.kernels import normalised_thumbs
-from pytest_leakcheck.search.retrieval import RetrievalError, topk, within
+from pytest_leakcheck.search.retrieval import RetrievalError, Sides, topk, within
 
 
 def _descriptors(rng: np.random.Generator, n: int, m: int, dtype: type) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +55,7 @@ def test_exact_within_equals_brute_force(dtype: type, same: bool) -> None:
     q, r = _descriptors(rng, 300, 120, dtype)
     if same:
         q = r
-    a, b, s = within(q, r, 0.97, same=same)
+    a, b, s = within(Sides(q, r), 0.97, same=same)
     want = _brute_within(q, r, 0.97, same)
     assert len(want) >= 30
     assert list(zip(a.tolist(), b.tolist())) == sorted(want)
@@ -87,8 +87,8 @@ def test_topk_pads_when_there_are_fewer_references_than_k() -> None:
 def test_empty_inputs() -> None:
     empty = np.zeros((0, 64), np.float32)
     full = np.eye(64, dtype=np.float32)
-    assert all(len(x) == 0 for x in within(empty, full, 0.9))
-    assert all(len(x) == 0 for x in within(full, empty, 0.9))
+    assert all(len(x) == 0 for x in within(Sides(empty, full), 0.9))
+    assert all(len(x) == 0 for x in within(Sides(full, empty), 0.9))
     assert topk(empty, full, 3)[0].shape == (0, 3)
 
 
@@ -97,7 +97,7 @@ def test_faiss_within_scanning_every_cell_is_exact() -> None:
     """With nprobe >= the number of cells FAISS scans everything: only float rounding could differ."""
     rng = np.random.default_rng(4)
     q, r = _descriptors(rng, 400, 150, np.float16)
-    a, b, s = within(q, r, 0.97, backend="faiss", nprobe=10_000)
+    a, b, s = within(Sides(q, r), 0.97, backend="faiss", nprobe=10_000)
     want = _brute_within(q, r, 0.97, False)
     assert len(want) >= 30
     assert list(zip(a.tolist(), b.tolist())) == sorted(want)
@@ -122,7 +122,7 @@ def test_faiss_topk_reranks_exactly() -> None:
 def test_unknown_backend_and_missing_faiss_name_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     x = np.eye(8, dtype=np.float32)
     with pytest.raises(RetrievalError, match="exact, faiss"):
-        within(x, x, 0.9, backend="annoy")
+        within(Sides(x, x), 0.9, backend="annoy")
     monkeypatch.setitem(sys.modules, "faiss", None)  # as if faiss-cpu were not installed
     monkeypatch.delitem(sys.modules, "pytest_leakcheck.search.faissindex", raising=False)
     monkeypatch.delattr(pytest_leakcheck.search, "faissindex", raising=False)
@@ -214,9 +214,9 @@ def test_lists_find_the_planted_copies_and_only_pairs_the_exact_search_reports(
     copies = rng.choice(3000, 150, replace=False)
     thumbs[3000 + np.arange(150)] = np.clip(thumbs[copies].astype(int) + rng.integers(-8, 9, (150, 256)), 0, 255)
     qa, qb = (thumbs, thumbs) if same else (thumbs[3000:], thumbs[:3000])
-    args = dict(same=same, query_rows=normalised_thumbs, ref_rows=normalised_thumbs)
-    ea, eb, es = within(qa, qb, 0.95, **args)
-    la, lb, ls = within(qa, qb, 0.95, backend="lists", **args)
+    sides = Sides(qa, qb, normalised_thumbs, normalised_thumbs)
+    ea, eb, es = within(sides, 0.95, same=same)
+    la, lb, ls = within(sides, 0.95, same=same, backend="lists")
     exact = {(a, b): s for a, b, s in zip(ea.tolist(), eb.tolist(), es.tolist())}
     got = {(a, b): s for a, b, s in zip(la.tolist(), lb.tolist(), ls.tolist())}
     assert set(got) <= set(exact) and all(abs(got[k] - exact[k]) < 1e-6 for k in got)
@@ -242,7 +242,7 @@ def test_the_thumbnail_index_is_asked_by_the_smaller_side_with_the_same_rows(bac
         turned = orient_thumbs(thumbs[i : i + 1], names[n % len(names)])[0].astype(int)
         thumbs[ra[n]] = np.clip(turned + rng.integers(-6, 7, 256), 0, 255)
     want = cosine_pairs(thumbs[ra], thumbs[rb], names, 0.95)
-    got = _indexed(thumbs, ra, rb, names, 0.95, False, backend)
+    got = _indexed(thumbs[ra], thumbs[rb], names, 0.95, False, backend)
     assert len(want[0]) >= 90 and {names[k] for k in want[3]} == set(names)
     for g, w in zip(got[:2] + got[3:], want[:2] + want[3:]):
         np.testing.assert_array_equal(g, w)

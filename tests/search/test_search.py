@@ -10,7 +10,7 @@ import pytest
 
 from pytest_leakcheck import check
 from pytest_leakcheck.search import kernels
-from pytest_leakcheck.pipeline import search
+from pytest_leakcheck.pipeline import matches
 from pytest_leakcheck.search.kernels import cosine_pairs, hamming_pairs, normalised_thumbs, orient_thumbs
 from pytest_leakcheck.report.model import report_dict
 from pytest_leakcheck.testing import brighter, jpeg_quality, photo, save
@@ -209,15 +209,15 @@ def test_incremental_search_equals_a_full_search(leaky_dataset: Path, monkeypatc
     (leaky_dataset / "test/crop5.jpg").unlink()
     shutil.move(leaky_dataset / "train/img_030.jpg", leaky_dataset / "test/img_030.jpg")
     searched = []
-    real = search.find
+    real = matches.find
 
     def spy(run, chosen, *alongside):
-        # aligned caches its result whole (tests/detectors/test_aligned.py): count the incremental detectors' searches.
+        # aligned caches its result whole (tests/detectors/aligned/test_detector.py): count the incremental detectors' searches.
         if any(det.incremental for det, _ in chosen):
             searched.append(None if run.focus is None else run.focus.copy())
         return real(run, chosen, *alongside)
 
-    monkeypatch.setattr(search, "find", spy)
+    monkeypatch.setattr(matches, "find", spy)
     warm = check(policy, jobs=1)
     assert len(searched) == 1 and searched[0] is not None and 0 < searched[0].sum() <= 3
     fresh = check(policy, jobs=1, use_cache=False)

@@ -16,7 +16,7 @@ from PIL import Image, ImageEnhance
 
 from pytest_leakcheck import check
 from pytest_leakcheck.report.model import Link, Report
-from pytest_leakcheck.signals.families import inverse
+from pytest_leakcheck.orientation import inverse
 from pytest_leakcheck.testing import brighter, cropped, jpeg_quality, photo, resized, save
 
 T = Image.Transpose

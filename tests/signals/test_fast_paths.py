@@ -58,20 +58,20 @@ def test_scene_row_equals_packing_each_keypoint() -> None:
     """Keypoints are ordered and placed from arrays; before, from a Python tuple per keypoint."""
     import cv2
 
-    from pytest_leakcheck.detectors import _scene as S
+    from pytest_leakcheck.detectors.same_scene import features
     from pytest_leakcheck.testing import scene
 
     for seed in range(4):
-        grey = np.asarray(scene(seed, (S.SIDE, S.SIDE * 3 // 4)).convert("L"))
-        orb = cv2.ORB_create(nfeatures=S.FEATURES, scaleFactor=1.3, nlevels=4, edgeThreshold=15,
+        grey = np.asarray(scene(seed, (features.SIDE, features.SIDE * 3 // 4)).convert("L"))
+        orb = cv2.ORB_create(nfeatures=features.FEATURES, scaleFactor=1.3, nlevels=4, edgeThreshold=15,
                              patchSize=15, fastThreshold=10)
         kp, d = orb.detectAndCompute(grey, None)
-        assert len(kp) >= S.MIN_KEYPOINTS
-        order = np.argsort([-k.response for k in kp], kind="stable")[:S.FEATURES]
-        xy = np.clip(np.round(np.array([kp[i].pt for i in order], np.float64) * S.SUB), 0, 65535).astype("<u2")
+        assert len(kp) >= features.MIN_KEYPOINTS
+        order = np.argsort([-k.response for k in kp], kind="stable")[:features.FEATURES]
+        xy = np.clip(np.round(np.array([kp[i].pt for i in order], np.float64) * features.SUB), 0, 65535).astype("<u2")
         h, w = grey.shape
         want = np.array([len(order), w, h], "<u2").tobytes() + xy.tobytes() + d[order].tobytes()
-        assert S.extract(grey) == want
+        assert features.extract(grey) == want
 
 
 def test_families_reading_the_shared_grey_content_give_what_converting_again_gave() -> None:
@@ -79,7 +79,7 @@ def test_families_reading_the_shared_grey_content_give_what_converting_again_gav
     import io
     import zlib
 
-    from pytest_leakcheck.detectors import _alignfine as AF
+    from pytest_leakcheck.detectors.aligned import families, hires
     from pytest_leakcheck.signals.decode import BASE, decode, detail_grey
 
     framed = Image.new("RGB", (640, 480), (0, 0, 0))
@@ -92,10 +92,10 @@ def test_families_reading_the_shared_grey_content_give_what_converting_again_gav
         assert d.content is not None and d.upright is not None
         lanczos = Image.Resampling.LANCZOS
         assert d.grey.tobytes() == d.content.convert("L").resize((BASE, BASE), lanczos, reducing_gap=3.0).tobytes()
-        if min(d.content.size) >= AF.FINE_FROM:
-            square = np.asarray(d.content.convert("L").resize((AF.F, AF.F), lanczos, reducing_gap=3.0), np.uint8)
+        if min(d.content.size) >= hires.FINE_FROM:
+            square = np.asarray(d.content.convert("L").resize((hires.F, hires.F), lanczos, reducing_gap=3.0), np.uint8)
             want = b"\1" + zlib.compress(np.diff(square, axis=1, prepend=np.uint8(0)).tobytes(), 1)
-            assert AF._row(d, AF.FINE_FAMILY) == want
+            assert hires.row(d, families.HIRES_FAMILY) == want
         if max(d.upright.size) >= 160:
             want_grey = d.upright.convert("L")
             if max(want_grey.size) > 160:

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from pytest_leakcheck import EXIT_CLEAN, EXIT_USAGE
-from pytest_leakcheck.cli.app import main
-from pytest_leakcheck.split.plan import assign, components
+from pytest_leakcheck.cli import main
+from pytest_leakcheck.split.plan import Kept, assign, components
 from pytest_leakcheck.testing import brighter, jpeg_quality, photo, save
 
 from ..conftest import write_policy
@@ -130,7 +130,7 @@ def test_keep_moves_only_components_that_span_splits() -> None:
     """With keep, a valid assignment stays, and a split group moves whole to its majority split."""
     comp = np.array([0, 0, 0, 1, 1, 2, 3, 4, 4])
     keep = np.array([0, 0, 2, 2, 2, 0, 1, 0, -1])  # component 0 spans train and test
-    got = assign(comp, (0.6, 0.2, 0.2), keep=keep, seed=0)
+    got = assign(comp, (0.6, 0.2, 0.2), kept=Kept(keep), seed=0)
     assert got.split.tolist() == [0, 0, 0, 2, 2, 0, 1, 0, 0]
     assert got.moved == 1
 
@@ -139,7 +139,7 @@ def test_keep_repairs_shares_with_fewest_moves() -> None:
     """A test split below its minimum takes the smallest component that fixes it, nothing more."""
     comp = np.arange(10).repeat([5, 5, 5, 5, 5, 5, 3, 1, 2, 4])  # 40 files
     keep = np.where(comp < 9, 0, 2)  # test holds 4 of 40 files: 10%
-    got = assign(comp, (0.8, 0.0, 0.2), keep=keep, bounds=[(0, 1), (0, 1), (0.15, 0.25)], seed=0)
+    got = assign(comp, (0.8, 0.0, 0.2), kept=Kept(keep, [(0, 1), (0, 1), (0.15, 0.25)]), seed=0)
     # 15% of 40 is 6: the 2-file component is the smallest that fills the gap alone.
     assert np.bincount(got.split, minlength=3)[2] == 6
     assert got.moved == 2
@@ -315,7 +315,7 @@ def test_keep_share_repair_counts_groups_when_asked() -> None:
     weight = np.array([1.0, 1.0, 1.0, 4.0])
     keep = np.where(comp == 3, 0, np.where(comp == 0, 0, 2))  # test: 2 of 7 groups
     bounds = [(0, 1), (0, 1), (0.5, 1.0)]
-    got = assign(comp, (0.7, 0.0, 0.3), keep=keep, bounds=bounds, weight=weight, seed=0)
+    got = assign(comp, (0.7, 0.0, 0.3), kept=Kept(keep, bounds, weight), seed=0)
     # 1.5 more groups needed: component 3 (4 groups) is the only one that closes the gap; counted
     # in files instead, the 30-file component would move.
     assert got.split[comp == 3].tolist() == [2] * 8

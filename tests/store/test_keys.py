@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from pytest_leakcheck import detectors
-from pytest_leakcheck.detectors import _alignsearch, _scenefind
+from pytest_leakcheck.detectors.aligned import pairs, state
+from pytest_leakcheck.detectors.same_scene import find
 from pytest_leakcheck.detectors.same_scene import DETECTOR as SAME_SCENE
-from pytest_leakcheck.detectors._alignlevels import _key
-from pytest_leakcheck.detectors._alignsearch import DESC_FAMILY
-from pytest_leakcheck.pipeline.search import _matches_key
+from pytest_leakcheck.detectors.aligned.levels import _key
+from pytest_leakcheck.detectors.aligned.families import DESC_FAMILY
+from pytest_leakcheck.pipeline.matches import _matches_key
 from pytest_leakcheck.pipeline.signatures import fingerprint
 from pytest_leakcheck.policy.load import load
 from pytest_leakcheck.store import keys
@@ -72,13 +73,13 @@ def _keys(tmp_path: Path, text: str) -> dict[str, str]:
     comparisons = list(policy.pairs)
     if policy.within_split != "off":
         comparisons += [("train", "train"), ("test", "test")]
-    plan = _alignsearch.plan({}, comparisons, [], policy.detectors.aligned.candidates,
+    plan = pairs.plan({}, comparisons, [], policy.detectors.aligned.candidates,
                              "hflip" in policy.orientations)
     scene = policy.detectors.of(SAME_SCENE)
     return {"signatures": snap, "fingerprint": fingerprint(policy), "matches": _matches_key(policy, enabled, snap),
             "aligned": _key(policy.detectors.aligned, plan),
-            "scene levels": _scenefind.store_key("calibration", scene, comparisons),
-            "scene points": _scenefind.store_key("points", scene, comparisons)}
+            "scene levels": find.store_key("calibration", scene, comparisons),
+            "scene points": find.store_key("points", scene, comparisons)}
 
 
 @pytest.mark.parametrize("change", sorted(FAMILY_CHANGES))
@@ -116,7 +117,7 @@ def test_the_pixel_limit_changes_the_snapshot_and_error_keys(tmp_path: Path) -> 
     assert keys.error_params("path", 10) != keys.error_params("path", 11)
 
 
-def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path) -> None:
+def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever a family's fingerprint holds (sizes, kind, decode path, its version), a change to it
     changes the snapshot key, the fingerprint and, for aligned's descriptors, the aligned key."""
     policy = load(write_policy(tmp_path, BASE))
@@ -124,7 +125,7 @@ def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path) ->
     assert DESC_FAMILY in fams
     base_snap = keys.signatures(fams, 100)
     base_fpr = keys.fingerprint(fams, "decode", "pixels")
-    plan = _alignsearch.plan({}, [("train", "test")], [], 8, True)
+    plan = pairs.plan({}, [("train", "test")], [], 8, True)
     for n, fam in enumerate(fams):
         changed = [*fams]
         changed[n] = dataclasses.replace(fam, params=fam.params + ";v-next")
@@ -133,21 +134,22 @@ def test_every_family_parameter_reaches_every_key_built_on_it(tmp_path: Path) ->
     assert keys.fingerprint(fams, "decode-next", "pixels") != base_fpr
     assert keys.fingerprint(fams, "decode", "pixels-next") != base_fpr
     scene = policy.detectors.of(SAME_SCENE)
-    bumped = dataclasses.replace(_scenefind.FAMILY, params=_scenefind.FAMILY.params + ";v-next")
-    assert (keys.same_scene("calibration", scene, bumped, [("train", "test")])
-            != keys.same_scene("calibration", scene, _scenefind.FAMILY, [("train", "test")]))
+    before = find.store_key("calibration", scene, [("train", "test")])
+    with monkeypatch.context() as m:
+        m.setattr(find, "FAMILY", dataclasses.replace(find.FAMILY, params=find.FAMILY.params + ";v-next"))
+        assert find.store_key("calibration", scene, [("train", "test")]) != before
     bumped = dataclasses.replace(DESC_FAMILY, params=DESC_FAMILY.params + ";v-next")
-    assert (keys.aligned(policy.detectors.aligned, True, plan.targets, bumped)
-            != keys.aligned(policy.detectors.aligned, True, plan.targets, DESC_FAMILY))
+    assert (state.store_key(policy.detectors.aligned, True, plan.targets, bumped)
+            != state.store_key(policy.detectors.aligned, True, plan.targets, DESC_FAMILY))
 
 
 def test_versions_reach_their_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base = _keys(tmp_path, BASE)
-    for name, which in (("SNAPSHOT_VERSION", "signatures"), ("MATCHES_VERSION", "matches"),
-                        ("ALIGNED_VERSION", "aligned"), ("SAME_SCENE_VERSION", "scene levels"),
-                        ("SAME_SCENE_VERSION", "scene points"), ("SAME_SCENE_VERSION", "matches")):
+    for module, name, which in ((keys, "SNAPSHOT_VERSION", "signatures"), (keys, "MATCHES_VERSION", "matches"),
+                                (state, "STORE_VERSION", "aligned"), (find, "STORE_VERSION", "scene levels"),
+                                (find, "STORE_VERSION", "scene points"), (find, "STORE_VERSION", "matches")):
         with monkeypatch.context() as m:
-            m.setattr(keys, name, getattr(keys, name) + "-next")
+            m.setattr(module, name, getattr(module, name) + "-next")
             assert _keys(tmp_path, BASE)[which] != base[which], name
     with monkeypatch.context() as m:
         m.setattr(keys, "DIMS", ("dims", "v-next"))

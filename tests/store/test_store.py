@@ -306,6 +306,7 @@ def test_snapshot_gives_the_same_signatures_as_the_tables(dataset: Path) -> None
     from pytest_leakcheck.detectors import families
     from pytest_leakcheck.dataset.inventory import scan
     from pytest_leakcheck.policy.load import load
+    from pytest_leakcheck.pipeline.run import RunOptions
     from pytest_leakcheck.pipeline.signatures import compute
     from pytest_leakcheck.store.keys import signatures as key
     from pytest_leakcheck.store.db import open_store
@@ -319,9 +320,9 @@ def test_snapshot_gives_the_same_signatures_as_the_tables(dataset: Path) -> None
     with open_store(policy.cache) as store:
         assert store.load_snapshot(snapshot_key(policy)) is not None
         records = scan(policy).records
-        from_snapshot = compute(records, policy, store, jobs=1, update_snapshot=False)
+        from_snapshot = compute(records, policy, store, RunOptions(jobs=1), update_snapshot=False)
         store.conn.execute("DELETE FROM snapshots")
-        from_tables = compute(records, policy, store, jobs=1, update_snapshot=False)
+        from_tables = compute(records, policy, store, RunOptions(jobs=1), update_snapshot=False)
         assert store.load_snapshot(snapshot_key(policy)) is None
     assert from_snapshot.digests == from_tables.digests
     for name in ("valid", "dims"):

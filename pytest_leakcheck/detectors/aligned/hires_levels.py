@@ -1,0 +1,189 @@
+"""The fine verdict in a check: which pairs are judged at 96 px, the fine level, and what it changes.
+
+The arithmetic is in ``hires.py``.  Here:
+
+- :func:`judge` scores the pairs the 32 px verdict would make error-level
+  links, where both images have a fine square (``fine`` family);
+- :func:`calibration` sets the fine level as the 32 px levels are set,
+  without labels: upside-down large images cannot be anyone's copy, so the
+  fine scores their best candidates reach give the level (at FINE_PER_10K),
+  never below FINE_FLOOR; with too few large images to estimate that rate,
+  never below FINE_SMALL_FLOOR either, and the stats say so;
+- a pair judged below the fine level stays a link, but a weak one
+  (``levels.matches``): a warning, which merges nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...search.run import SearchRun
+from ...signals.families import Signatures
+from ...store.db import Store
+from . import alignment, descriptors, families
+from . import hires
+from . import pairs
+
+#: Lowest fine level, whatever the impostors say.  Measured (``benchmarks/finelevel.py``) on 50
+#: BSDS500 photographs resized to 640 x 480 (the re-shot benchmark's distractors) and 25
+#: synthetic ``testing.photo`` ones: copies cropped by 3-6 % a side and resized, half of them
+#: mirrored, score 0.52 and up at their 5th percentile on the photographs (0.67 and up on the
+#: synthetic ones); one photo's 8 px blur plus another's detail scores 0.29 at most (0.35
+#: synthetic), and the unrelated best candidates of upside-down images 0.3 at most.
+FINE_FLOOR = 0.45
+#: The fine level of a dataset with too few large images to estimate its rate (fewer than
+#: 10,000 / FINE_PER_10K, which cannot hold one impostor above it): a fixed, conservative
+#: floor, so that its errors are copies beyond doubt in fine detail too; a copy below it is
+#: still a warning.
+FINE_SMALL_FLOOR = 0.5
+#: The fine level is the score FINE_PER_10K of 10,000 impostors reach.  Not the error rate
+#: (2 per 10,000): the fine verdict only judges pairs the 32 px verdict already made errors,
+#: so it asks how often two different pictures' fine detail agrees this well by chance, and
+#: a lookalike slipping through 1 time in 100 (of pairs already rare) costs less than the
+#: copies a stricter level demotes.  On 500 upside-down photos of ``benchmarks/speed.py``
+#: (synthetic, with flat shapes whose straight edges line up by chance) the impostors' fine
+#: scores are 0.06 at the median, 0.42 at the 99th percentile and 0.67 at most; the tail
+#: fitted at 2 per 10,000 gave 0.70, above 5 % of the copies.
+FINE_PER_10K = 100.0
+#: Large images whose upside-down selves calibrate the fine level (a content-keyed sample):
+#: enough for a tail fit at FINE_PER_10K (its top 25), and each costs two 32 px alignments
+#: and two fine scores.
+FINE_IMPOSTORS = 250
+
+
+def large(sigs: Signatures) -> np.ndarray:
+    """(N,) bool: rows that decoded fine and carry a fine square."""
+    if "fine" not in sigs.arrays:
+        return np.zeros(len(sigs), bool)
+    return sigs.valid & (sigs.arrays["fine"][:, 0] == 1)
+
+
+def squares(store: Store, digests: Sequence[bytes], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The fine squares of ``rows`` from the store (the signatures hold only each row's flag):
+    (n, F, F) uint8, and whether each was found."""
+    fam = families.HIRES_FAMILY
+    stored = store.get_signatures([digests[r] for r in rows], fam.name, fam.params)
+    out = np.zeros((len(rows), hires.F, hires.F), np.uint8)
+    found = np.zeros(len(rows), bool)
+    for n, r in enumerate(rows.tolist()):
+        ok, blob = stored.get(digests[r], (False, b""))
+        grey = hires.square(blob) if ok else None
+        if grey is not None:
+            out[n], found[n] = grey, True
+    return out, found
+
+
+def scores(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray,
+           turned: Sequence[str] | None = None) -> np.ndarray:
+    """Fine score of each pair (rows ``i``, ``j``), NaN where either image is small or has no fine evidence."""
+    i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+    out = np.full(len(i), np.nan, np.float32)
+    big = large(run.sigs)
+    todo = np.flatnonzero(big[i] & big[j]) if len(i) else np.zeros(0, np.int64)
+    if not len(todo):
+        return out
+    rows = np.unique(np.concatenate([i[todo], j[todo]]))
+    gf, found = squares(run.store, run.sigs.digests, rows)
+    pi, pj = np.searchsorted(rows, i[todo]), np.searchsorted(rows, j[todo])
+    keep = found[pi] & found[pj]
+    todo, pi, pj = todo[keep], pi[keep], pj[keep]
+    if not len(todo):
+        return out
+    g32 = run.sigs.arrays["desc:grey32"].reshape(-1, alignment.S, alignment.S)
+    how = None if turned is None else [turned[n] for n in todo]
+    out[todo] = hires.both_ways(g32[i[todo]], g32[j[todo]], gf[pi], gf[pj], np.asarray(flipped, bool)[todo], how)
+    return out
+
+
+def judge(run: SearchRun, found: pairs.Pairs, todo: np.ndarray, cal: dict[str, Any],
+          turned: Sequence[str] | None = None) -> np.ndarray:
+    """Fine scores of the ``todo`` pairs of ``found`` (NaN elsewhere), recorded in ``run.stats["aligned"]``.
+
+    ``fine_pairs`` lists every pair judged at F px (paths, fine score), once
+    however many detectors' matches asked (aligned's own, then pHash's and the
+    thumbnail's through ``refine``): they are error-level links, each of them a
+    finding of the report already, so the list is never longer than the report.
+    ``fine_judged`` and ``fine_demoted`` count them, and those below the level.
+    """
+    i, j = found.i, found.j
+    out = np.full(len(i), np.nan, np.float32)
+    if "fine_threshold" not in cal or not np.any(todo):
+        return out
+    at = np.flatnonzero(todo)
+    out[at] = scores(run, np.asarray(i)[at], np.asarray(j)[at], np.asarray(found.flipped)[at],
+                     None if turned is None else [turned[n] for n in at])
+    stats = run.stats.setdefault("aligned", {})
+    known = {(a, b): v for a, b, v in stats.get("fine_pairs", [])}
+    for n in at[np.isfinite(out[at])].tolist():
+        a, b = sorted((run.paths[int(i[n])], run.paths[int(j[n])]))
+        known[(a, b)] = max(known.get((a, b), -1.0), round(float(out[n]), 4))
+    level = float(cal["fine_threshold"])
+    stats["fine_pairs"] = [[a, b, v] for (a, b), v in sorted(known.items())]
+    stats["fine_judged"] = len(known)
+    stats["fine_demoted"] = sum(v < level for v in known.values())
+    return out
+
+
+def calibration(run: SearchRun, data: pairs.Data, p: pairs.Plan, turned_copy: float) -> dict[str, Any]:
+    """The fine level and what it rests on (``fine_*`` keys of the aligned stats); nothing without large images.
+
+    Each sampled large row, upside down, asks every split it is compared
+    with for its candidates, as the 32 px calibration does; its best large
+    candidate at 32 px (a turned copy in the data, at ``turned_copy`` or
+    more, is left out) is scored at F px both ways.
+    """
+    big = large(run.sigs)
+    every = np.concatenate([p.rows[a] for a in p.targets] or [np.zeros(0, np.int64)])
+    rows = np.sort(every[big[every]])
+    if not len(rows):
+        return {}
+    pick = pairs.by_content(run.sigs.digests, rows, FINE_IMPOSTORS)
+    q, r, f = _impostor_pairs(data, p, pick, big, turned_copy)
+    fam = families.HIRES_FAMILY
+    imp = np.zeros(0, np.float32)
+    if len(q):
+        need = np.unique(np.concatenate([q, r]))
+        gf, found = squares(run.store, run.sigs.digests, need)
+        pq, pr = np.searchsorted(need, q), np.searchsorted(need, r)
+        ok = np.flatnonzero(found[pq] & found[pr])
+        if len(ok):
+            upside_down = ["rot180"] * len(ok)
+            imp = hires.both_ways(alignment.turn(data.grey[q[ok]], upside_down), data.grey[r[ok]],
+                               alignment.turn(gf[pq[ok]], upside_down), gf[pr[ok]], f[ok])
+            imp = imp[np.isfinite(imp)]
+    small = len(rows) < 1e4 / FINE_PER_10K
+    floor = FINE_SMALL_FLOOR if small else FINE_FLOOR
+    level = alignment.calibrate(imp, FINE_PER_10K, floor=floor) if len(imp) else floor
+    return {"fine_threshold": round(float(level), 4), "fine_images": int(len(rows)),
+            "fine_calibrated_on": int(len(imp)), "fine_floor": floor, "fine_small_sample": bool(small),
+            "fine_false_alarms_per_10k": FINE_PER_10K,
+            "fine_largest_impostor": round(float(imp.max()), 4) if len(imp) else None,
+            "fine_side": hires.F, "fine_family": fam.params}
+
+
+def _impostor_pairs(data: pairs.Data, p: pairs.Plan, pick: np.ndarray, big: np.ndarray,
+                    turned_copy: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(upside-down row, its best large candidate at 32 px, mirrored) for the sampled rows that have one."""
+    assert data.index is not None
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for a in p.targets:
+        rows = pick[p.split_of[pick] == a]
+        if not len(rows):
+            continue
+        hog = data.hog[rows][:, descriptors.HOG_ROT180].astype(np.float32)
+        views = [data.index.project(hog), *([data.index.project(hog[:, descriptors.HOG_HFLIP])] if p.mirror else [])]
+        cand, flip = pairs.retrieve(data, p, a, rows, views)
+        cand, flip = cand.reshape(len(rows), -1), flip.reshape(len(rows), -1)
+        cand = np.where((cand >= 0) & big[np.maximum(cand, 0)], cand, -1)
+        grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1]).astype(np.float32)
+        sc = np.nan_to_num(alignment.verify(grey, cand, flip, data.references, always=1), nan=-np.inf)
+        best = sc.argmax(1)
+        top = sc[np.arange(len(rows)), best]
+        keep = np.isfinite(top) & (top < turned_copy)
+        out.append((rows[keep], cand[keep, best[keep]], flip[keep, best[keep]]))
+    if not out:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool)
+    return tuple(np.concatenate(x) for x in zip(*out))  # type: ignore[return-value]

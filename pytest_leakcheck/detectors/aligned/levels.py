@@ -1,0 +1,319 @@
+"""``aligned``'s arithmetic above the alignment itself: the calibrated levels, the matches
+they let through, and the incremental search with its stored model.
+
+Split from ``aligned.py`` so that loading a policy (which reads the detector's
+section) imports neither numpy nor the search: ``aligned.py`` imports this
+module where it computes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...search.kernels import Match
+from ...search.run import SearchRun
+from ...store import keys
+from . import cluster
+from . import hires_levels
+from . import pairs
+from . import state
+from .alignment import calibrate
+from .families import DESC_FAMILY, HIRES_FAMILY
+
+#: What alignment covers: the mirror is one of the views every query is verified in.
+COVERED = ("identity", "hflip")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Families:
+    """The families the stored model rests on, as one name and fingerprint for ``state.store_key``."""
+
+    name: str
+    params: str
+
+
+#: The stored model holds the fine level too: a model from before it (or from another fine
+#: square) is estimated again, not read without one.
+_KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}", f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}")
+
+
+def _key(det: Any, p: pairs.Plan) -> str:
+    """Everything the stored model and pairs depend on besides the data: settings, descriptors, split pairs."""
+    return state.store_key(det, p.mirror, sorted(p.targets.items()), _KEYED)
+
+
+
+
+#: A rate of r per 10,000 can be estimated only from a dataset of 10,000 / r images or more
+#: (5,000 for the default 2): a smaller one cannot hold a single false alarm at that rate,
+#: and the impostors' tail fit then extrapolates from noise (a 2,000-image set's error
+#: level came out at 0.7245, far under the 0.781 of 55,000 CIFAR images, and joined two
+#: different cats at 0.7255).  Below that size the error level is at least SMALL_ERROR_FLOOR.
+#: The error level of a dataset too small to estimate it: above what large sets
+#: calibrate to (CIFAR-10, 55,000 images: 0.781 across splits, 0.823 within), so a
+#: small dataset's errors are copies beyond doubt; the rest stay warnings.
+SMALL_ERROR_FLOOR = 0.85
+#: A link closer than this above its error level is weak (a warning that merges
+#: nothing): the level is an estimate, and a coincidence a hair over it must not chain
+#: two leaks into one cluster.  Small datasets (floored) get the wider hair.
+HAIR, SMALL_HAIR = 0.002, 0.01
+
+
+def too_small(images: int, det: Any) -> bool:
+    """Whether ``images`` are too few to estimate the error level's rate (see SMALL_ERROR_FLOOR)."""
+    return images < 1e4 / det.error_false_alarms_per_10k
+
+
+def levels(imp: np.ndarray, det: Any, small: bool) -> tuple[float, float, float, bool]:
+    """Warning and error thresholds from impostor maxima, the rate measured at the
+    warning one, and whether the dataset was too small to estimate the error rate."""
+    warn = round(calibrate(imp, det.false_alarms_per_10k), 4)
+    err = round(max(warn, calibrate(imp, det.error_false_alarms_per_10k)), 4)
+    if small:
+        err = max(err, SMALL_ERROR_FLOOR)
+    return warn, err, round(float((imp >= warn).mean() * 1e4), 1) if len(imp) else 0.0, small
+
+
+#: Bootstrap resamples of the impostors behind ``levels_se`` (a few hundredths of a second at 8,000).
+SE_DRAWS = 100
+
+
+def levels_se(imp: np.ndarray, det: Any) -> tuple[float, float]:
+    """Bootstrap standard error of the warning and error levels (before any floor).
+
+    The levels are an extrapolation from a sample's tail, so they carry
+    sampling noise; stating it tells a reader whether two runs' levels
+    differ by more than the estimate does.  On CIFAR it agrees with the
+    spread across disjoint content-keyed samples (0.007-0.010 against 0.0065
+    at 8,000 impostors).  A fixed seed: the same data gives the same figure.
+    """
+    if len(imp) < 2:
+        return 0.0, 0.0
+    rng = np.random.default_rng(0)
+    draws = np.array([[calibrate(s, det.false_alarms_per_10k, floor=0),
+                       calibrate(s, det.error_false_alarms_per_10k, floor=0)]
+                      for s in (imp[rng.integers(0, len(imp), len(imp))] for _ in range(SE_DRAWS))])
+    return round(float(draws[:, 0].std(ddof=1)), 4), round(float(draws[:, 1].std(ddof=1)), 4)
+
+
+def calibration(data: pairs.Data, p: pairs.Plan, det: Any, digests: Sequence[bytes],
+                 tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
+    """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
+
+    An upside-down image whose detail lines up with another image at
+    TURNED_COPY or more is not an impostor: the data holds a turned copy of
+    it (an upside-down or flipped duplicate, as audits of aerial and medical
+    sets find).  Such scores are left out of the calibration, or one of them
+    in a small set would raise the levels to 1 and hide every copy.
+    A ``farm`` (the owner's cluster) runs the impostor blocks.
+    """
+    raw = pairs.impostors(data, p, digests, *([tick] if tick is not None else []),
+                           **({"farm": farm} if farm is not None else {}))
+    imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
+    cross = imp["cross"] if len(imp["cross"]) else imp["within"]
+    images = int(sum(len(r) for r in p.rows.values()))
+    small = too_small(images, det)
+    warn, err, measured, _ = levels(cross, det, small)
+    within = levels(imp["within"], det, small) if len(imp["within"]) else (warn, err, measured, small)
+    n = int(max(len(imp["cross"]), len(imp["within"])))
+    return {"threshold": warn, "error_threshold": err,
+            "false_alarms_per_10k": measured, "error_false_alarms_per_10k": det.error_false_alarms_per_10k,
+            "asked_false_alarms_per_10k": det.false_alarms_per_10k,
+            # The smallest non-zero rate this many impostors can show: one of them.
+            "resolution_per_10k": round(1e4 / max(1, len(cross)), 1),
+            "small_sample": small, "images": images, "error_floor": SMALL_ERROR_FLOOR,
+            "hair": SMALL_HAIR if small else HAIR,
+            "within_threshold": within[0], "within_error_threshold": within[1],
+            "calibrated_on": n,
+            # Sampling noise of the cross-split levels (warning, error): see levels_se.
+            "levels_se": list(levels_se(cross, det)),
+            "turned_copies": int(sum((v >= TURNED_COPY).sum() for v in raw.values()))}
+
+
+def levels_of(cal: dict[str, float], within: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Warning and error level of each pair, by whether it lies within a split."""
+    warn = np.where(within, cal.get("within_threshold", cal["threshold"]), cal["threshold"])
+    err = np.where(within, cal.get("within_error_threshold", cal["error_threshold"]), cal["error_threshold"])
+    return warn, err
+
+
+def strong(found: pairs.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> np.ndarray:
+    """Which pairs the 32 px verdict makes error-level links (at or above the error level plus the hair)."""
+    within = np.zeros(len(found.i), bool) if split_of is None else split_of[found.i] == split_of[found.j]
+    return found.score >= levels_of(cal, within)[1] + float(cal.get("hair", HAIR))
+
+
+def matches(found: pairs.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None,
+            fine_scores: np.ndarray | None = None) -> list[Match]:
+    """Matches at or above the warning level of their kind (cross or within split); weak below the error
+    level, or below the fine level where a pair of large images was judged at 96 px (``fine_scores``)."""
+    within = np.zeros(len(found.i), bool) if split_of is None else split_of[found.i] == split_of[found.j]
+    warn, _ = levels_of(cal, within)
+    keep = np.flatnonzero(found.score >= warn)
+    weak = ~strong(found, cal, split_of)
+    if fine_scores is not None and "fine_threshold" in cal:
+        weak |= fine_scores < float(cal["fine_threshold"])  # NaN (not judged): the 32 px verdict stands
+    return [Match(int(found.i[n]), int(found.j[n]), "aligned", round(float(found.score[n]), 4),
+                  "hflip" if found.flipped[n] else "identity", weak=bool(weak[n]))
+            for n in keep]
+
+
+#: Detail correlation no impostor reaches (the largest of 2,000 on the visible CIFAR
+#: half: 0.85) and copies do (median 0.92): an upside-down image scoring this is a
+#: turned copy in the data, and is left out of the calibration.
+TURNED_COPY = 0.95
+
+
+
+def find(run: SearchRun, settings: Any) -> list[Match]:
+    """Matches above the calibrated warning level (weak below the error level); the levels in ``run.stats``.
+
+    Incremental (``state``): the index and the levels come from the
+    store while the data has not changed too much since they were
+    estimated, pairs between unchanged rows come from the store, and only
+    new or changed rows are searched, against everything.  A focus search
+    (hook, pull request) searches only the focus rows and writes nothing.
+    """
+    if not run.sigs.has("desc:grey32"):
+        return []
+    p = pairs.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates,
+                    "hflip" in run.orientations)
+    key, ids = _key(settings, p), state.row_ids(run.paths, run.split_of, run.sigs.digests)
+    model, now_ids = state.load_model(run.store, key), np.sort(ids)
+    changed = len(ids) if model is None else model.changed(now_ids)
+    if model is None or changed > state.INDEX_AFTER * max(1, len(model.ids)):
+        (model, found), changed = _fresh(run, settings, p, ids), 0
+    else:
+        data = pairs.prepare(run.sigs, p.mirror, model.index)
+        # Scattered only if a block is sent: a search around a few changed rows stays here.
+        with cluster.farm(run.executor, data, p) as farm:
+            if changed > state.LEVELS_AFTER * max(1, len(model.ids)) and run.focus is None:
+                cal = _estimate(run, data, p, settings, farm=farm)
+                model = dataclasses.replace(model, calibration=cal, ids=now_ids,
+                                            estimated={**model.estimated, "levels_at": state.now(),
+                                                       "levels_on": len(ids)})
+                state.save_model(run.store, key, model)
+                changed = 0
+            found = (pairs.focus_search(data, p, run.focus) if run.focus is not None
+                     else _update(run, data, p, key, ids, farm))
+    cal = model.calibration
+    run.stats["aligned"] = {**cal, **model.estimated, "changed_since": int(changed),
+                            "reestimate_after": state.LEVELS_AFTER}
+    # Only error-level links can change (a weak link stays one), and with a focus only those the
+    # report keeps: those are judged at 96 px where both images are large.
+    todo = strong(found, cal, p.split_of)
+    if run.focus is not None:
+        todo &= run.focus[found.i] | run.focus[found.j]
+    scores = hires_levels.judge(run, found, todo, cal)
+    return _focus(run, matches(found, cal, p.split_of, scores))
+
+
+def _estimate(run: SearchRun, data: pairs.Data, p: pairs.Plan, settings: Any,
+              tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
+    """The 32 px levels (:func:`calibration`, its impostor blocks on the ``farm`` when there is one) and
+    the fine level (``hires_levels.calibration``, here: a few hundred pairs)."""
+    return {**calibration(data, p, settings, run.sigs.digests, tick, farm),
+            **hires_levels.calibration(run, data, p, TURNED_COPY)}
+
+def _fresh(run: SearchRun, settings: Any, p: pairs.Plan,
+           ids: np.ndarray) -> tuple[state.Model, pairs.Pairs]:
+    """Index, levels and every pair estimated and searched afresh, and stored."""
+    index = pairs.fit(run.sigs, np.flatnonzero(run.sigs.valid))
+    data = pairs.prepare(run.sigs, p.mirror, index)
+    tick = run.ticks(pairs.blocks(p), "block")  # the bar moves block by block: search, then levels
+    # With the owner's Dask cluster the blocks of both run on its workers, the data sent once.
+    with cluster.farm(run.executor, data, p) as farm:
+        found = pairs.search(data, p, tick, farm)
+        cal = _estimate(run, data, p, settings, tick, farm)
+    at = state.now()
+    model = state.Model(index, cal, np.sort(ids),
+                        {"index_at": at, "index_on": len(ids), "levels_at": at, "levels_on": len(ids)})
+    key = _key(settings, p)
+    state.save_model(run.store, key, model)
+    state.save_pairs(run.store, key, ids, found)
+    return model, found
+
+def _update(run: SearchRun, data: pairs.Data, p: pairs.Plan, key: str, ids: np.ndarray,
+            farm: pairs.Farm | None = None) -> pairs.Pairs:
+    """Stored pairs between unchanged rows, plus a search around the new and changed ones."""
+    stored = state.load_pairs(run.store, key)
+    if stored is None:
+        found, dirty = pairs.search(data, p, farm=farm), True
+    else:
+        kept, new, gone = state.carry(*stored, ids)
+        found = pairs.join(kept, pairs.focus_search(data, p, new)) if new.any() else kept
+        dirty = bool(new.any()) or gone
+    if dirty:
+        state.save_pairs(run.store, key, ids, found)
+    return found
+
+def _focus(run: SearchRun, matches: list[Match]) -> list[Match]:
+    focus = run.focus
+    return matches if focus is None else [m for m in matches if focus[m.i] or focus[m.j]]
+
+def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
+    """Hash and thumbnail matches take the pair's aligned verdict, in whatever orientation they were found.
+
+    A hash hit is a candidate that alignment can check: the first image
+    turned as the hash found it (mirrored, rotated), the pair is aligned
+    and judged by detail (every such pair, whatever its 16 px
+    correlation) and held to the same calibrated levels as aligned's
+    own matches.  Below the warning level it is dropped (a low-texture
+    picture whose hash or thumbnail is near many unrelated ones, in any
+    orientation); below the error level it is a weak link.  Measured on
+    the visible CIFAR half: every listed near-duplicate pHash finds
+    scores 0.84 or more, pairs of different classes 0.6 or less.
+    """
+    cal = run.stats.get("aligned")
+    if not cal:
+        return matches
+    check = [n for n, m in enumerate(matches) if m.detector in ("phash", "thumbnail")]
+    if not check:
+        return matches
+    data = pairs.prepare(run.sigs, "hflip" in run.orientations, None)
+    ij = np.array([(matches[n].i, matches[n].j) for n in check], np.int64)
+    flip = np.array([matches[n].orientation == "hflip" for n in check])
+    turned = [o if o not in COVERED else "identity" for o in (matches[n].orientation for n in check)]
+    scores = _scores(run, data, ij, flip, turned, [matches[n].orientation for n in check])
+    split_of = np.array(run.split_of, dtype=object)
+    within = split_of[ij[:, 0]] == split_of[ij[:, 1]]
+    warn, err = levels_of(cal, within)
+    out = list(matches)
+    hair = float(cal.get("hair", HAIR))
+    # Error-level verdicts between large images are judged at 96 px too, as aligned's own pairs are.
+    asked = pairs.Pairs(ij[:, 0], ij[:, 1], scores, flip)
+    fs = hires_levels.judge(run, asked, np.isfinite(scores) & (scores >= err + hair), cal, turned)
+    low = fs < float(cal.get("fine_threshold", -np.inf))
+    for n, s, w, e, demote in zip(check, scores, warn, err, low):
+        if not np.isfinite(s):
+            continue  # no candidate to score (an invalid row): left as the hash found it
+        weak = s < e + hair or demote
+        out[n] = None if s < w else dataclasses.replace(matches[n], weak=True) if weak else matches[n]
+    return [m for m in out if m is not None]
+
+
+def _scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: np.ndarray, turned: list[str],
+            orientations: list[str]) -> np.ndarray:
+    """``pairs.pair_scores`` of the matches, those scored by an earlier check taken from the store.
+
+    A check that changes something remembers today's scores; a focus check (the hook, a
+    pull request) reads them and writes nothing."""
+    key = keys.digest(("refined", state.STORE_VERSION, DESC_FAMILY.name, DESC_FAMILY.params))
+    pair_keys = state.pair_keys(run.sigs.digests, ij[:, 0], ij[:, 1], orientations)
+    known = state.known_scores(run.store, key)
+    todo = np.array([k not in known for k in pair_keys], bool)
+    scores = np.array([known.get(k, np.nan) for k in pair_keys], np.float64)
+    if todo.any():
+        # Once per key: a pair that phash and thumbnail both found in one orientation is one score.
+        first = {pair_keys[n]: n for n in reversed(np.flatnonzero(todo).tolist())}
+        t = np.array(sorted(first.values()), np.int64)
+        got = pairs.pair_scores(data, ij[t, 0], ij[t, 1], flip[t], always=1, turned=[turned[n] for n in t])
+        new = dict(zip((pair_keys[n] for n in t), got.tolist()))
+        scores[todo] = [new[k] for k, d in zip(pair_keys, todo) if d]
+    if run.focus is None and (todo.any() or len(known) != len(pair_keys)):
+        state.save_scores(run.store, key, pair_keys, scores)
+    return scores

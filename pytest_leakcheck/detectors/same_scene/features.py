@@ -1,0 +1,460 @@
+"""Local features for ``same-scene``: ORB keypoints, an LSH word index, RANSAC verification.
+
+Pure functions on arrays; OpenCV (``cv2``) and ``scipy.sparse`` are imported only
+inside the functions that compute, so loading a policy never imports them.
+
+Why ORB: its descriptors are 256-bit strings (32 bytes a keypoint, a sixth of a
+SIFT descriptor in float32), it is the fastest of OpenCV's three on small images,
+patent-free, rotation-invariant (a photo turned by 90 degrees still matches), and
+binary descriptors index directly by their bits (LSH), with no trained codebook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+import math
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ...signals.decode import DETAIL_FROM
+
+#: Keypoints kept per image (strongest first): the row size in the store.  384, not 192,
+#: now that they come from twice the side: on ``benchmarks/reshot.py``'s sets 192 at that
+#: side left re-shot pairs short of inliers that 384 verify (see docs/detectors.md).
+FEATURES = 384
+#: Longest side (pixels) keypoints are sought at: a photo is used at its own size up to
+#: this, larger ones are reduced to it (``working_side``).  Not the shared decode's 160 px
+#: (``signals.decode.DETAIL``): a 325 x 243 holiday photo halved to 160 keeps too few
+#: corners of a scene seen again (docs/detectors.md, "Measured"); 320 verified as many
+#: re-shot pairs of the 1,024 px multi-view set as 480 did, at half its cost.
+SIDE = 320
+#: Images whose long side is below this are not searched: too few keypoints to judge a
+#: geometry (CIFAR's 32 px, thumbnails).  The shared decode keeps its small draft for them.
+MIN_SIDE = DETAIL_FROM
+#: ORB's pyramid: 6 levels 1.2 apart (a re-shot a step nearer or farther is found at
+#: another level) and a 19 px patch and border at the working side.
+LEVELS, SCALE, PATCH = 6, 1.2, 19
+#: Fewer keypoints than this (a flat or tiny picture): not searched.
+MIN_KEYPOINTS = 24
+#: LSH words: TABLES random subsets of BITS descriptor bits each.
+TABLES = 8
+BITS = 20
+#: Coordinates are stored in 1/SUB pixel units as uint16.
+SUB = 16
+#: Lowe's ratio test and the largest Hamming distance a tentative match may have.
+RATIO = 0.8
+MAX_HAMMING = 64
+#: Reprojection threshold of the homography, in pixels of the working image (at most SIDE).
+REPROJ = 3.0
+#: A homography needs 4 correspondences; fewer than this many tentative matches is no match.
+MIN_TENTATIVE = 8
+#: RANSAC runs only when the mutual ratio-test matches number this many times the inliers
+#: asked for.  Unrelated photos reach about 10 such matches by chance (384 keypoints at
+#: 320 px each; 2 pairs in 100 reach 18, 1 in 130 with the 192 at 160 px this searched
+#: before), while every re-shot pair of the multi-view benchmark that reached 12 inliers
+#: had at least 24: the gate leaves recall alone and spares nearly every RANSAC among
+#: unrelated photos.
+GATE = 1.5
+#: Affine hypotheses scored per pair.
+HYPOTHESES = 128
+
+
+#: The part of a row loaded with every signature: keypoint count and working size.
+HEAD_LAYOUT = (("scene_n", "<u2", 1), ("scene_wh", "<u2", 2))
+HEAD = 6
+
+
+def empty_row() -> bytes:
+    return bytes(HEAD)
+
+
+def working_side(width: int, height: int) -> int:
+    """The long side keypoints are sought at for a photo of this size: its own, at most SIDE."""
+    return min(max(width, height), SIDE)
+
+
+def extract(grey: np.ndarray, features: int = FEATURES) -> bytes:
+    """ORB keypoints of a grey image (already reduced to ``working_side``), packed as one store row.
+
+    The row is the head (count, width, height: uint16), then ``count``
+    coordinates (x, y in 1/SUB pixel, uint16) and ``count`` 32-byte
+    descriptors, strongest keypoint first: 36 bytes a keypoint, nothing for
+    an image without any.
+    """
+    import cv2
+
+    cv2.setNumThreads(1)  # the workers are processes already; threads would oversubscribe
+    h, w = grey.shape
+    if max(h, w) < MIN_SIDE // 2:  # the caller skips originals under MIN_SIDE; this guards the reduction
+        return empty_row()
+    orb = cv2.ORB_create(nfeatures=features, scaleFactor=SCALE, nlevels=LEVELS, edgeThreshold=PATCH,
+                         patchSize=PATCH, fastThreshold=10)
+    kp, d = orb.detectAndCompute(np.ascontiguousarray(grey), None)
+    if d is None or len(kp) < MIN_KEYPOINTS:
+        return np.array([0, w, h], "<u2").tobytes()
+    # Coordinates in one call, not a tuple per keypoint (a fifth of this function's own time):
+    # the same float32 values either way, widened exactly.
+    order = np.argsort(-np.array([k.response for k in kp]), kind="stable")[:features]
+    pts = cv2.KeyPoint_convert(kp).astype(np.float64)[order]
+    xy = np.clip(np.round(pts * SUB), 0, 65535).astype("<u2")
+    return np.array([len(order), w, h], "<u2").tobytes() + xy.tobytes() + d[order].tobytes()
+
+
+@dataclass(frozen=True)
+class Features:
+    """Keypoints of the usable rows; ``local[row]`` is a row's index here (-1: none)."""
+
+    local: np.ndarray  # (N,) int64
+    n: np.ndarray  # (M,) keypoints
+    wh: np.ndarray  # (M, 2)
+    xy: np.ndarray  # (M, F, 2) float32 pixels of the working image
+    desc: np.ndarray  # (M, F, 32) uint8
+
+
+def parse(blobs: list[bytes], rows: np.ndarray, total: int, features: int = FEATURES) -> Features:
+    """Features from stored rows (see :func:`extract`), row-aligned to ``rows``."""
+    m = len(blobs)
+    n = np.zeros(m, np.int64)
+    wh = np.zeros((m, 2), np.int64)
+    xy = np.zeros((m, features, 2), np.float32)
+    desc = np.zeros((m, features, 32), np.uint8)
+    for k, blob in enumerate(blobs):
+        head = np.frombuffer(blob[:HEAD], "<u2")
+        c = min(int(head[0]), features, max(0, (len(blob) - HEAD) // 36))
+        n[k], wh[k] = c, head[1:3]
+        xy[k, :c] = np.frombuffer(blob[HEAD:HEAD + 4 * c], "<u2").reshape(c, 2) / SUB
+        desc[k, :c] = np.frombuffer(blob[HEAD + 4 * c:HEAD + 36 * c], np.uint8).reshape(c, 32)
+    local = np.full(total, -1, np.int64)
+    local[rows] = np.arange(m)
+    return Features(local, n, wh, xy, desc)
+
+
+@lru_cache(maxsize=2)
+def _bit_tables(tables: int, bits: int) -> np.ndarray:
+    """Which descriptor bits each LSH table reads: fixed (seeded), so words are stable across runs."""
+    rng = np.random.default_rng(20260226)
+    return np.stack([rng.choice(256, bits, replace=False) for _ in range(tables)])
+
+
+@lru_cache(maxsize=2)
+def _byte_luts(tables: int, bits: int) -> tuple[tuple[tuple[int, np.ndarray], ...], ...]:
+    """Per table, (descriptor byte, 256-entry table of that byte's share of the word).
+
+    A word is its table's bits in order, the first one most significant; looking
+    each byte up once is ten times cheaper than unpacking every descriptor to bits.
+    """
+    values = np.arange(256, dtype=np.uint32)
+    out = []
+    for pick in _bit_tables(tables, bits):
+        luts: dict[int, np.ndarray] = {}
+        for k, bit in enumerate(pick):
+            share = ((values >> int(7 - (bit & 7))) & 1) << np.uint32(bits - 1 - k)  # MSB first, as unpackbits
+            luts[int(bit >> 3)] = luts.get(int(bit >> 3), np.zeros(256, np.uint32)) | share
+        out.append(tuple((b, lut.astype(np.uint32)) for b, lut in luts.items()))
+    return tuple(out)
+
+
+def words(desc: np.ndarray, n: np.ndarray, tables: int = TABLES, bits: int = BITS):
+    """(N, W) sparse 0/1 matrix: which LSH words each image's descriptors fall in.
+
+    Two views of one scene share many keypoints whose descriptors differ in a
+    few bits, so they share words in some table; unrelated descriptors differ
+    in about half their bits and meet in a 20-bit word about once in a million.
+    Columns are the words present in this data only (``np.unique``).
+    """
+    from scipy import sparse
+
+    live = np.arange(desc.shape[1])[None, :] < n[:, None]  # (N, F)
+    img = np.broadcast_to(np.arange(len(n))[:, None], live.shape)[live]  # (K,)
+    # Byte-major (32, K) and table-major (T, K): every lookup reads and ORs contiguous
+    # rows instead of columns 32 bytes apart, half the time of the (K, 32) layout.
+    d = np.ascontiguousarray(desc[live].T)
+    key = np.empty((tables, d.shape[1]), np.uint32)
+    share = np.empty(d.shape[1], np.uint32)
+    for t, luts in enumerate(_byte_luts(tables, bits)):
+        key[t] = t << bits  # one id space per table
+        for byte, lut in luts:
+            key[t] |= np.take(lut, d[byte], out=share)
+    # One sort gives each image's distinct words in order (a word twice in one image, as
+    # repeated windows make, counts once), already in CSR order; a dense table of the
+    # 2**23 possible words then numbers the ones present, with no second sort.
+    # (np.unique is ten times slower here than a sort of rows that are nearly in order.)
+    pairs = np.sort(((img.astype(np.int64) << 32) | key).ravel())  # (T, K) sorts as (K, T) did
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]]
+    rows, word = pairs >> 32, pairs & 0xFFFFFFFF
+    column = np.zeros(tables << bits, np.int32)
+    column[word] = 1
+    width = int(column.sum())
+    np.cumsum(column, out=column)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(n)))])
+    return sparse.csr_matrix((np.ones(len(pairs), np.float32), column[word] - 1, indptr), shape=(len(n), width))
+
+
+def weighted(w):
+    """Each word weighted by its rarity in this data, log(N / images holding it): an idf.
+
+    ORB's bits are not independent, so some 20-bit words turn up in almost
+    every photo (plain corners, edges); they weigh nearly nothing.
+    """
+    from scipy import sparse
+
+    df = np.bincount(w.indices, minlength=w.shape[1])
+    idf = np.log(w.shape[0] / np.maximum(df, 1)).astype(np.float32)
+    # Words in more than STOP of the photos weigh almost nothing and make every product
+    # dense (each such word pairs all its photos): they are left out of the index.
+    idf[df > max(STOP_MIN, STOP * w.shape[0])] = 0
+    out = sparse.csr_matrix((idf[w.indices], w.indices, w.indptr), shape=w.shape)
+    out.eliminate_zeros()
+    return out
+
+
+def shared_words(wq, wr, k: int, z: float, same: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each query row's top ``k`` reference rows by shared rare words, kept where they stand out.
+
+    ``wq`` is weighted (:func:`weighted`), ``wr`` plain 0/1.  A candidate is
+    kept when its score lies ``z`` standard deviations above the query's mean
+    over the references: a re-shot shares far more rare words with its scene
+    than with anything else, while a query whose best neighbours are merely
+    the least unlike (every photo of a clean dataset) keeps none.  ``same``:
+    queries and references are the same rows; the diagonal is dropped.
+    Returns (query, reference, z-score).
+    """
+    out_q, out_r, out_s = [], [], []
+    # The product converts a CSC operand to CSR: once here, not again for every block.
+    wrt = wr.T.tocsr()
+    for start in range(0, wq.shape[0], 512):
+        block = (wq[start:start + 512] @ wrt).toarray()
+        if same:
+            idx = np.arange(block.shape[0])
+            block[idx, idx + start] = np.nan
+        kk = min(k, block.shape[1] - (1 if same else 0))
+        if kk <= 0 or block.shape[1] < 3:
+            break
+        mean = np.nanmean(block, axis=1, keepdims=True)
+        std = np.nanstd(block, axis=1, keepdims=True) + 1e-6
+        score = np.nan_to_num((block - mean) / std, nan=-np.inf)
+        top = np.argpartition(-score, kk - 1, axis=1)[:, :kk]
+        vals = np.take_along_axis(score, top, axis=1)
+        # Against a few references no score can stand z deviations out (one outlier among
+        # n reaches (n - 1) / sqrt(n)): small sets verify every top candidate, cheaply.
+        q, which = np.nonzero(vals >= (z if block.shape[1] >= ALL_BELOW else -np.inf))
+        out_q.append(q + start)
+        out_r.append(top[q, which])
+        out_s.append(vals[q, which])
+    if not out_q:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    return np.concatenate(out_q), np.concatenate(out_r), np.concatenate(out_s)
+
+
+def hamming(da: np.ndarray, db: np.ndarray) -> np.ndarray:
+    """(len(da), len(db)) int32 Hamming distances between 32-byte descriptors (four uint64 words).
+
+    The popcounts of two words sum to at most 128, so each half adds up in uint8 and
+    only the last add widens: fewer and narrower passes over the matrix, the distances
+    unchanged.  int32, not int16: numpy's argmin and min have SIMD loops for it.
+    """
+    a, b = da.view(np.uint64), db.view(np.uint64)
+    lo = np.bitwise_count(a[:, None, 0] ^ b[None, :, 0])
+    lo += np.bitwise_count(a[:, None, 1] ^ b[None, :, 1])
+    hi = np.bitwise_count(a[:, None, 2] ^ b[None, :, 2])
+    hi += np.bitwise_count(a[:, None, 3] ^ b[None, :, 3])
+    return np.add(lo, hi, dtype=np.int32)
+
+
+def tentative(da: np.ndarray, db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mutual nearest neighbours by Hamming distance that pass Lowe's ratio test.
+
+    Ties go to the first index (np.argmin's rule), both ways; the second distance is
+    the second smallest value of the row, equal to the first when the nearest is tied.
+    """
+    d = hamming(da, db)
+    if d.shape[1] < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rows = np.arange(len(d))
+    nearest = d.argmin(axis=1)
+    first = d[rows, nearest]
+    # The row's minimum with the nearest's own cell masked is the second smallest value,
+    # what np.partition(d, 1)[:, 1] gave, in one SIMD pass instead of a partition per row.
+    d[rows, nearest] = np.iinfo(np.int32).max
+    second = d.min(axis=1)
+    d[rows, nearest] = first
+    ia = np.flatnonzero((first <= MAX_HAMMING) & (first < RATIO * second))
+    # Only the columns of the rows left (about one in seven) need their own nearest: a
+    # column-wise argmin, strided, costs more than the rest of the selection together.
+    back = d[:, nearest[ia]].argmin(axis=0)
+    ia = ia[back == ia]
+    return ia, nearest[ia]
+
+
+def _affine_hypotheses(pa: np.ndarray, pb: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(M, 2, 3) affine maps, each through 3 random correspondences (degenerate triples dropped)."""
+    n = len(pa)
+    idx = rng.integers(0, n, (HYPOTHESES, 3))
+    idx = idx[(idx[:, 0] != idx[:, 1]) & (idx[:, 0] != idx[:, 2]) & (idx[:, 1] != idx[:, 2])]
+    src = np.concatenate([pa[idx], np.ones((len(idx), 3, 1), np.float64)], axis=2)  # (M, 3, 3)
+    det = np.linalg.det(src)
+    good = np.abs(det) > 1.0  # three nearly collinear points fix nothing
+    sol = np.linalg.solve(src[good], pb[idx][good])  # (M', 3, 2): [x y 1] @ sol = target
+    return sol.transpose(0, 2, 1)
+
+
+def _project(h: np.ndarray, p: np.ndarray) -> np.ndarray:
+    q = np.concatenate([p, np.ones((len(p), 1))], axis=1) @ h.T
+    return q[:, :2] / np.where(np.abs(q[:, 2:]) < 1e-9, 1e-9, q[:, 2:])
+
+
+def consensus(pa: np.ndarray, pb: np.ndarray, seed: int) -> np.ndarray:
+    """Inlier mask of the best homography between matched points (vectorised RANSAC).
+
+    Hypotheses are affine maps through 3 random matches, all scored at once;
+    the best one's inliers seed a homography fitted by least squares and
+    refitted twice on its own inliers (a local optimisation, as LO-RANSAC
+    does), so perspective between two viewpoints is followed.
+    """
+    import cv2
+
+    pa = pa.astype(np.float64)
+    pb = pb.astype(np.float64)
+    rng = np.random.default_rng(seed)
+    maps = _affine_hypotheses(pa, pb, rng)
+    if len(maps) == 0:
+        return np.zeros(len(pa), bool)
+    pred = np.einsum("mij,nj->mni", maps[:, :, :2], pa) + maps[:, None, :, 2]
+    err = np.linalg.norm(pred - pb[None], axis=2)
+    counts = (err < 2 * REPROJ).sum(axis=1)
+    mask = err[int(np.argmax(counts))] < 2 * REPROJ
+    for _ in range(3):
+        if mask.sum() < 4:
+            return np.zeros(len(pa), bool)
+        h, _m = cv2.findHomography(pa[mask], pb[mask], 0)
+        if h is None or abs(np.linalg.det(h[:2, :2])) < 1e-3:
+            return np.zeros(len(pa), bool)
+        mask = np.linalg.norm(_project(h, pa) - pb, axis=1) < REPROJ
+    return mask
+
+
+def verify(f: Features, i: int, j: int, *, impostor: bool = False,
+           at_least: int = MIN_TENTATIVE) -> tuple[int, np.ndarray]:
+    """Inliers of a homography between images ``i`` and ``j``, and the inlier point pairs.
+
+    ``impostor``: the same tentative matches with ``i``'s points shuffled.
+    ``at_least``: the inliers asked for; a pair with fewer than ``GATE`` times as many
+    tentative matches is not tried (0), impostors and real pairs alike, so the
+    calibration measures the search as it runs.
+    Returns (count, (count, 4) float32 array x_i, y_i, x_j, y_j).
+    """
+    a, b = int(f.local[i]), int(f.local[j])
+    na, nb = int(f.n[a]), int(f.n[b])
+    none = (0, np.zeros((0, 4), np.float32))
+    if na < MIN_TENTATIVE or nb < MIN_TENTATIVE:
+        return none
+    ia, ib = tentative(np.ascontiguousarray(f.desc[a, :na]), np.ascontiguousarray(f.desc[b, :nb]))
+    if len(ia) < max(MIN_TENTATIVE, math.ceil(GATE * at_least)):
+        return none
+    pa, pb = f.xy[a, ia], f.xy[b, ib]
+    if impostor:
+        # The same tentative matches with the geometry taken away: what the
+        # consensus finds by chance among this many matches of look-alike texture.
+        pa = pa[np.random.default_rng(i * 7919 + j).permutation(len(pa))]
+    keep = consensus(pa, pb, seed=i * 104729 + j)
+    return int(keep.sum()), np.hstack([pa[keep], pb[keep]]).astype(np.float32)
+
+
+#: A candidate is verified when its shared-word score stands this many standard deviations
+#: above the query's mean: on the re-shot benchmark 2.5 kept 45 of 47 test views' partners
+#: and 1.4 unrelated candidates per query, 3.0 kept 42 and 0.34.
+Z_GATE = 3.0
+#: Stop words: in more than this share of the photos (and more than STOP_MIN of them).
+STOP, STOP_MIN = 0.1, 50
+#: Reference sets smaller than this have every top candidate verified (see shared_words).
+ALL_BELOW = 40
+
+
+def load(store: Any, family: Any, digests: Sequence[bytes], rows: np.ndarray, total: int) -> Features | None:
+    """The usable rows' keypoints from the store (the signatures hold only each row's head)."""
+    stored = store.get_signatures([digests[r] for r in rows], family.name, family.params)
+    keep = [r for r in rows if stored.get(digests[r], (False, b""))[0]]
+    if not keep:
+        return None
+    return parse([stored[digests[r]][1] for r in keep], np.array(keep, np.int64), total)
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """The usable rows' keypoints and their LSH words, ``(plain, weighted)``: what the search reads."""
+
+    feats: Features
+    words: Any
+
+
+def _pairs_of(ix: Indexed, q: np.ndarray, r: np.ndarray, k: int, gate: float, same: bool) -> list[tuple[int, int]]:
+    """Candidate pairs (query row, reference row)."""
+    if not len(q) or not len(r):
+        return []
+    f, (plain, rare) = ix.feats, ix.words
+    qi, ri, _ = shared_words(rare[f.local[q]], (rare[f.local[r]] > 0).astype(np.float32), k, gate, same)
+    return [(int(x), int(y)) for x, y in zip(q[qi], r[ri]) if x != y]
+
+
+def candidate_pairs(run: Any, ix: Indexed, k: int, gate: float = Z_GATE) -> list[tuple[int, int]]:
+    """Unordered row pairs to verify: each image's top ``k`` per compared split, asked both ways.
+
+    Across splits only: a re-shot inside one split leaks nothing, and photo collections
+    are taken that way (bursts, a few steps around one place), so within-split links
+    would be noise in every such dataset; leaving them out also halves the search.
+    """
+    rows = run.rows_by_split(ix.feats.local >= 0)
+    found: set[tuple[int, int]] = set()
+    for a, b in cross_comparisons(run):
+        for q, r, same in run.sides(a, b, rows):
+            # Both ways: a pair is a candidate when either image retrieves the other.
+            back = [] if same else _pairs_of(ix, r, q, k, gate, False)  # a split with itself: one pass
+            for x, y in _pairs_of(ix, q, r, k, gate, same) + back:
+                found.add((min(x, y), max(x, y)))
+    return sorted(found)
+
+
+def cross_comparisons(run: Any) -> list[tuple[str, str]]:
+    """The compared split pairs same-scene searches: two different splits (see ``candidate_pairs``)."""
+    return [(a, b) for a, b in run.comparisons if a != b]
+
+
+def impostors(run: Any, ix: Indexed, rows: np.ndarray, count: int, cands: int, floor: int) -> np.ndarray:
+    """Best inliers of up to ``count`` images (evenly spaced) with their matched points shuffled.
+
+    Each sampled image's top ``cands`` candidates in the splits it is compared
+    with, whatever their word score, are verified with the geometry taken away:
+    the descriptor matches stay (look-alike texture, repeated windows), only
+    chance lines them up.  They pass the same gate as real pairs at the ``floor``
+    (the level's least): an impostor below it could not move a level that never
+    goes under the floor.
+    """
+    f = ix.feats
+    by_split = run.rows_by_split(f.local >= 0)
+    sample = rows[np.unique(np.linspace(0, len(rows) - 1, min(count, len(rows))).astype(np.int64))]
+    best: dict[int, int] = {}
+    split_of = np.array(run.split_of, dtype=object)
+    pairs = cross_comparisons(run)
+    for s in sorted(set(split_of[sample])):
+        parts = [by_split[b if a == s else a] for a, b in pairs if s in (a, b)]
+        if not parts:
+            continue
+        q = sample[split_of[sample] == s]
+        for x in q:
+            best.setdefault(int(x), 0)
+        for x, y in _pairs_of(ix, q, np.concatenate(parts), cands, -np.inf, False):
+            best[x] = max(best[x], verify(f, x, y, impostor=True, at_least=floor)[0])
+    return np.array(list(best.values()), np.int64)
+
+
+def normalised(pts: np.ndarray, f: Features, i: int, j: int, limit: int) -> list[list[float]]:
+    """Inlier point pairs as fractions of each working image (x_i, y_i, x_j, y_j), at most ``limit``."""
+    if not len(pts):
+        return []
+    pick = np.unique(np.linspace(0, len(pts) - 1, min(limit, len(pts))).astype(np.int64))
+    wi, wj = f.wh[f.local[i]], f.wh[f.local[j]]
+    scale = np.array([wi[0], wi[1], wj[0], wj[1]], np.float64)
+    return np.round(pts[pick] / np.maximum(scale, 1), 4).tolist()

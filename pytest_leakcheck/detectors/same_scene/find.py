@@ -1,0 +1,253 @@
+"""``same-scene``'s search: features from the store, candidates, verification, calibration.
+
+Split from ``same_scene.py`` so that loading a policy imports neither numpy nor the
+search: the detector imports this module where it computes.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...search.kernels import Match
+from ...search.run import SearchRun
+from ...signals.decode import DECODE_PATH, Decoded, detail_grey
+from ...signals.families import Family
+from ...signals.pool import Running
+from ...store import keys
+from . import features
+from ..base import Done
+
+#: Impostors sampled for the calibration (evenly spaced over the usable rows): the levels
+#: rest on the floor unless impostors reach it, so a few hundred tell whether they do
+#: (on the re-shot benchmark the largest of 400 reached 8 against a floor of 12).
+IMPOSTORS = 256
+#: Candidates per impostor that are verified with their geometry shuffled.
+IMPOSTOR_CANDIDATES = 2
+#: Inlier points kept per match for the report's picture (normalised 0..1 coordinates).
+POINTS = 40
+#: Candidate pairs from which a full search verifies them in the check's worker processes,
+#: while the next detectors search: forking the workers costs tens of milliseconds, and
+#: 2,000 pairs take about 0.3 s here.
+BACKGROUND_FROM = 2000
+
+
+def _row(decoded: Decoded, family: Family) -> bytes:
+    w, h = decoded.size
+    if max(w, h) < features.MIN_SIDE:
+        return features.empty_row()  # too small to carry keypoints (CIFAR's 32 px): not searched
+    return features.extract(detail_grey(decoded, features.working_side(w, h)))
+
+
+FAMILY = Family(
+    "scene", f"orb{features.FEATURES}x{features.LEVELS}@{features.SCALE}p{features.PATCH};side{features.SIDE};"
+             f"min{features.MIN_SIDE};{DECODE_PATH};v2",
+    features.HEAD_LAYOUT, _row, variable=True,
+)
+
+
+#: The version of same-scene's stored levels and points and of its matches' parameters.
+#: v2: RANSAC only past the tentative-match gate (impostors too), keypoints from the shared decode.
+#: v3: keypoints at the photo's own side up to 320 px, the homography's threshold 3 px there.
+STORE_VERSION = "same-scene-v3"
+
+
+def params(det: Any) -> str:
+    """What same-scene's matches depend on, for the store's match key (``keys.matches``)."""
+    return (f"{STORE_VERSION};k={det.candidates};warn={det.false_alarms_per_10k};"
+            f"err={det.error_false_alarms_per_10k};min={det.min_inliers};{FAMILY.params}")
+
+
+def store_key(kind: str, det: Any, comparisons: Any) -> str:
+    """Key of the stored levels (``calibration``) or matched points (``points``): the settings, the split
+    pairs compared (the within-split levels are their own), the keypoint family."""
+    return keys.detector_key(f"same-scene-{kind}", STORE_VERSION,
+                             (repr(det), sorted(comparisons), FAMILY.name, FAMILY.params))
+
+
+def _pair_key(run: SearchRun, i: int, j: int) -> str:
+    return json.dumps([run.paths[i], run.paths[j]])
+
+
+def levels(impostors: np.ndarray, det: Any) -> dict[str, Any]:
+    """Warning and error inlier levels from impostor maxima, and what they rest on.
+
+    A rate of r per 10,000 can be read off n impostors only when n * r / 10,000
+    of them lie above it; with fewer (a small dataset), the level is one above
+    the largest impostor and never below the floor, and ``floor`` says so.
+    """
+    imp = np.sort(np.asarray(impostors, np.int64))
+    n = len(imp)
+    top = int(imp[-1]) if n else 0
+    floor_w, floor_e = det.min_inliers, det.min_inliers + 3
+
+    def at(rate: float) -> tuple[int, bool]:
+        if n * rate / 1e4 >= 1:
+            return int(np.quantile(imp, 1 - rate / 1e4, method="higher")) + 1, False
+        return top + 1, True
+
+    warn, w_small = at(det.false_alarms_per_10k)
+    err, e_small = at(det.error_false_alarms_per_10k)
+    warn = max(warn, floor_w)
+    err = max(err, warn, floor_e)
+    measured = round(float((imp >= warn).mean() * 1e4), 1) if n else 0.0
+    return {"threshold": warn, "error_threshold": err, "calibrated_on": n, "largest_impostor": top,
+            "false_alarms_per_10k": measured, "error_false_alarms_per_10k": det.error_false_alarms_per_10k,
+            "floor": bool(warn == floor_w or err == floor_e), "too_few_for_rate": bool(w_small or e_small)}
+
+
+
+@dataclass
+class _Search:
+    """What verification needs, set up in the driver: the features, the levels, the pairs."""
+
+    feats: features.Features
+    cal: dict[str, Any]
+    pairs: list[tuple[int, int]]
+
+
+@dataclass
+class _Begun:
+    """A search whose pairs are verified in worker processes (see :func:`begin`)."""
+
+    run: SearchRun
+    settings: Any
+    name: str
+    search: _Search
+    work: Running
+    running: bool = True
+
+    def result(self) -> list[Match]:
+        global _SHARED
+        try:
+            verified = self.work.results()
+        finally:
+            _SHARED = None
+        return _finish(self.run, self.settings, self.name, self.search, verified)
+
+    def __enter__(self) -> _Begun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _SHARED
+        self.work.stop()
+        _SHARED = None
+
+
+#: The search the forked workers verify against (set in the driver just before they fork).
+_SHARED: _Search | None = None
+
+
+def _verify_shared(pair: tuple[int, int]) -> tuple[int, Any]:
+    """One pair's verification in a worker, against :data:`_SHARED`."""
+    assert _SHARED is not None
+    return features.verify(_SHARED.feats, pair[0], pair[1], at_least=_SHARED.cal["threshold"])
+
+
+def _verified(search: _Search) -> list[tuple[int, Any]]:
+    """(inliers, points) of every pair, here."""
+    return [features.verify(search.feats, i, j, at_least=search.cal["threshold"]) for i, j in search.pairs]
+
+
+def find(run: SearchRun, settings: Any, name: str) -> list[Match]:
+    """Matches at or above the warning level (weak below the error level); calibration in ``run.stats``.
+
+    Incremental: with a focus (new or changed files) only pairs touching
+    them are verified, at the levels the last full search calibrated.
+    """
+    search = _prepare(run, settings)
+    if search is None:
+        return []
+    return _finish(run, settings, name, search, _verified(search))
+
+
+def begin(run: SearchRun, settings: Any, name: str) -> Any:
+    """:func:`find`, with a full search's pairs verified in the check's worker processes (``jobs``)
+    while the next detectors search; the same result, pair for pair (each RANSAC is seeded by its pair).
+
+    Only where that pays and is safe: a full local search (no focus, no cluster) with many
+    pairs, and workers that are forked (they read the features without a copy sent).
+    """
+    global _SHARED
+    search = _prepare(run, settings)
+    if search is None:
+        return Done([])
+    jobs = run.jobs or os.cpu_count() or 1
+    if (run.focus is not None or run.executor is not None or jobs < 2 or len(search.pairs) < BACKGROUND_FROM
+            or multiprocessing.get_start_method() != "fork"):
+        return Done(_finish(run, settings, name, search, _verified(search)))
+    _SHARED = search
+    work = None
+    try:
+        work = Running(_verify_shared, search.pairs, jobs)
+        return _Begun(run, settings, name, search, work)
+    except BaseException:  # a SIGTERM's Terminated too: no worker outlives the search
+        if work is not None:
+            work.stop()
+        _SHARED = None
+        raise
+
+
+def _prepare(run: SearchRun, settings: Any) -> _Search | None:
+    """Features, levels and candidate pairs (``run.stats`` filled); None when nothing is searchable."""
+    if not run.sigs.has("scene_n"):
+        return None
+    heads = run.sigs.arrays["scene_n"][:, 0]
+    feats = features.load(run.store, FAMILY, run.sigs.digests,
+                   np.flatnonzero(run.sigs.valid & (heads >= features.MIN_KEYPOINTS)), len(heads))
+    usable = 0 if feats is None else int((feats.local >= 0).sum())
+    counts = {"images": usable, "skipped": int(run.sigs.valid.sum()) - usable}
+    if feats is None:
+        run.stats["same_scene"] = counts
+        return None
+    rows = np.flatnonzero(feats.local >= 0)
+    plain = features.words(feats.desc, feats.n)
+    ix = features.Indexed(feats, (plain, features.weighted(plain)))
+    cal = _calibration(run, settings, ix, rows)
+    run.stats["same_scene"] = {**cal, **counts}
+    return _Search(feats, cal, features.candidate_pairs(run, ix, settings.candidates))
+
+
+def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
+            verified: list[tuple[int, Any]]) -> list[Match]:
+    """Matches from each pair's (inliers, points); the points kept in the store for the report."""
+    matches, points = [], {}
+    warn, err = search.cal["threshold"], search.cal["error_threshold"]
+    for (i, j), (count, pts) in zip(search.pairs, verified):
+        if count >= warn:
+            matches.append(Match(i, j, name, float(count), "identity", weak=count < err))
+            points[_pair_key(run, i, j)] = features.normalised(pts, search.feats, i, j, POINTS)
+    known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
+    run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps({**known, **points})})
+    return matches
+
+def _calibration(run: SearchRun, det: Any, ix: features.Indexed, rows: np.ndarray) -> dict[str, Any]:
+    """The levels: from the last full search when this one is focused, else measured now."""
+    if run.focus is not None:
+        cached = run.store.get_meta(store_key("calibration", det, run.comparisons))
+        if cached:
+            return json.loads(cached)
+    cal = levels(features.impostors(run, ix, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers), det)
+    run.store.put_meta({store_key("calibration", det, run.comparisons): json.dumps(cal)})
+    return cal
+
+def refine(run: SearchRun, settings: Any, matches: list[Match], name: str) -> list[Match]:
+    """The report's evidence: the matched points of every same-scene match, reused ones too."""
+    mine = [m for m in matches if m.detector == name]
+    stats = run.stats.get("same_scene")
+    if not isinstance(stats, dict):  # nothing changed since the last full search: its levels hold
+        cached = run.store.get_meta(store_key("calibration", settings, run.comparisons))
+        stats = run.stats["same_scene"] = json.loads(cached) if cached else {}
+    known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
+    kept = {k: known[k] for m in mine if (k := _pair_key(run, m.i, m.j)) in known}
+    if len(kept) != len(known):
+        run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps(kept)})
+    if kept:
+        stats["points"] = [{"a": run.paths[m.i], "b": run.paths[m.j], "points": kept[k]}
+                           for m in mine if (k := _pair_key(run, m.i, m.j)) in kept]
+    return matches

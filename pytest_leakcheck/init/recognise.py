@@ -1,0 +1,163 @@
+"""Recognise how a dataset says which file is in which split, for ``leakcheck init``.
+
+A first policy that quietly matches nothing, or that leaves a subject split
+unchecked, is worse than none: the user believes the check.  So this module
+asks each split source (``sources/``: tables, Hugging Face shards,
+WebDataset shards, YOLO, COCO) whether it recognises the data, else looks for
+split folders at any depth (ImageFolder trees), then has ``groupids`` propose
+a group rule when ids repeat, and says what it did not set up.  When nothing
+is recognised it raises instead of writing placeholder globs.  Nothing here
+prints: the CLI shows :class:`Layout`'s lines.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import detectors
+from . import groupids
+from .. import sources
+from ..sources.base import Assignment, Guess, folders, split_word
+from ..errors import UsageError
+from ..files.escape import yaml_comment, yaml_scalar
+from ..files.globs import literal
+
+IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+#: How deep split folders are looked for.
+MAX_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What ``init`` found: the policy's ``splits:`` and ``groups:`` text and what to tell the user."""
+
+    splits_yaml: str
+    groups_yaml: str
+    found: tuple[str, ...]
+    not_set_up: tuple[str, ...]
+
+
+TEMPLATE = """\
+# leakcheck policy: which files belong to which split, and what counts as a leak.
+# Every key is documented in docs/policy.md of pytest-leakcheck.
+# Written by `leakcheck init`{found}
+version: 1
+
+# Which file is in which split (docs/policy.md#splits). A file in no split,
+# or in two, is reported as a file-level finding.
+{splits}{groups}
+pairs:
+  compare: all            # or a list such as [train~test, val~test]
+  within_split: warning   # duplicates inside one split: error | warning | off
+
+{detectors}
+# A copy flipped or rotated is still a leak: all 8 orientations are searched, and
+# turned hash matches are verified by the aligned detector. To search fewer (a
+# faster check for photos that always have an "up"), list them, e.g. [hflip];
+# the summary line then names the orientations that were not searched.
+augmentations: [hflip, vflip, rot90, rot180, rot270, transpose, transverse]
+
+files:
+  unassigned: warning       # image in no split
+  ambiguous: error          # image in two splits
+  unreadable: error         # corrupt, truncated, zero-byte or decompression bomb
+  outside_root: error       # symbolic link to a file or folder outside root (not followed)
+
+ignore: []                  # globs to skip, e.g. [docs/**]
+cache: .leakcheck/cache.sqlite
+baseline: .leakcheck-baseline.yaml   # judged findings: `leakcheck baseline`, `leakcheck judge`
+"""
+
+
+def policy_text(layout: Layout) -> str:
+    """The commented policy for a recognised layout.
+
+    Everything taken from the dataset (file and folder names, split names in a
+    manifest, group ids) is a quoted scalar (escape.yaml_scalar) or a comment
+    kept on its line (escape.yaml_comment): a crafted name cannot add a key.
+    """
+    found = "".join(f"\n#   {yaml_comment(line)}" for line in layout.found)
+    return TEMPLATE.format(found=" from:" + found if found else "", splits=layout.splits_yaml.rstrip("\n"),
+                           groups=layout.groups_yaml.rstrip("\n"), detectors=detectors.template())
+
+
+
+
+def detect(root: Path) -> Layout:
+    """Recognise the layout under ``root``; :class:`UsageError` when there is none to recognise."""
+    files = _images(root)
+    guess = sources.recognise(root, files) or _folders(root, files)
+    if guess is None:
+        raise UsageError(
+            f"no splits recognised under {root}: no train/val/test folders, table of files with a split column "
+            "(CSV, TSV, JSON lines, Parquet), YOLO data.yaml, Hugging Face Parquet/Arrow shards, WebDataset "
+            "shards, or COCO instances_<split>.json",
+            fix="write leakcheck.yaml by hand (docs/sources.md) or lay the files out in split folders",
+        )
+    assignment = guess.assignment
+    splits = {p: entries[0][0] for p, entries in assignment.rows.items()}
+    proposal = groupids.propose(splits, assignment.labels, assignment.extra)
+    splits_yaml, groups_yaml = guess.splits_yaml, proposal.yaml
+    if proposal.column is not None and guess.columns_indent:
+        splits_yaml = _with_group_column(splits_yaml, proposal.column, guess.columns_indent)
+    elif proposal.column is not None:  # a manifest: its `group` column is read as it is, any other by a rule
+        groups_yaml += "" if proposal.column == "group" else f"groups:\n  - manifest_column: {yaml_scalar(proposal.column)}\n"
+    notes = [proposal.note] if proposal.note else []
+    notes.append("orientations: copies in all 8 orientations are searched; `augmentations: [hflip]` "
+                 "is faster for photos that always have an up")
+    notes += detectors.init_notices()
+    return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes))
+
+
+def _with_group_column(yaml: str, column: str, indent: str) -> str:
+    """The source's ``columns:`` mapping with ``group`` added (or a new one)."""
+    marker = f"{indent}columns: {{"
+    if marker in yaml:
+        return yaml.replace(marker, f"{marker}group: {yaml_scalar(column)}, ", 1)
+    return yaml + f"{indent}columns: {{group: {yaml_scalar(column)}}}\n"
+
+
+def _images(root: Path) -> list[str]:
+    out = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        base = Path(folder).relative_to(root).as_posix()
+        prefix = "" if base == "." else base + "/"
+        out += [prefix + n for n in sorted(names) if n.lower().endswith(IMAGE_EXTS) and not n.startswith(".")]
+    return out
+
+
+def _folders(root: Path, files: list[str]) -> Guess | None:
+    """Split folders at any depth (``train/``, ``data/v1/test/``), class folders below them."""
+    found: dict[str, list[str]] = {}
+    for folder in sorted({f.rsplit("/", 1)[0] for f in files if "/" in f} | set(folders(root, MAX_DEPTH))):
+        parts = folder.split("/")
+        if len(parts) > MAX_DEPTH:
+            continue
+        split = split_word(parts[-1])
+        # A folder named `test` inside a split folder is a class, not a split.
+        if split and not any(split_word(p) for p in parts[:-1]):
+            found.setdefault(split, []).append(folder)
+    if not found:
+        return None
+    rows: dict[str, list[tuple[str, str | None]]] = {}
+    labels: dict[str, str] = {}
+    lines, found_lines = [], []
+    for split in (s for s in ("train", "val", "test") if s in found):
+        globs = [f"{f}/**" for f in found[split]]
+        lines.append(f"  {split}: [{', '.join(yaml_scalar(literal(f) + '/**') for f in found[split])}]")
+        inside = [(d, f) for d in found[split] for f in files if f.startswith(d + "/")]
+        for d, f in inside:
+            rows[f] = [(split, None)]
+            below = f[len(d) + 1:]
+            if "/" in below:  # the class folder, when there is one; groupids decides whether it acts as one
+                labels[f] = below.split("/")[0]
+        classes = {f[len(d) + 1:].split("/")[0] for d, f in inside if "/" in f[len(d) + 1:]}
+        kind = f", {len(classes)} class folders (ImageFolder)" if classes else ""
+        found_lines.append(f"split folder{'s' if len(globs) > 1 else ''} {', '.join(found[split])}: "
+                           f"{len(inside)} images in {split}{kind}")
+    names = tuple(s for s in ("train", "val", "test") if s in found)
+    return Guess("splits:\n" + "\n".join(lines) + "\n", tuple(found_lines), Assignment(rows, names, (), labels))
+

@@ -1,0 +1,143 @@
+"""Hugging Face datasets with the images inside: Parquet shards and ``save_to_disk`` Arrow files.
+
+::
+
+    splits:
+      huggingface:
+        train: data/train-*.parquet          # globs relative to root; or train/*.arrow (save_to_disk)
+        test: data/test-*.parquet
+        columns: {image: image, label: label, group: subject_id}
+
+Each row's image (the ``Image`` feature's ``bytes``, or a binary column) is
+checked in place as ``<shard>#row=N``: findings name the shard and the row,
+and the store keys it by its content, so a rewritten shard decodes only the
+rows whose bytes changed.  Any other column can give the group.  pyarrow is
+imported only here and in ``files/members.py``, and only for such a policy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..validate import Ctx
+from ..errors import PolicyError
+from ..files import members
+from .base import Assignment, Guess, Rows, SplitSources, add
+from .shards import guess_globs, listing, parse_globs
+from .shards import parse as parse_shards
+from ..files.escape import yaml_scalar
+
+KIND = "huggingface"
+SUFFIXES = members.TABLES
+#: Columns read for groups and labels must be short text: ids, not blobs.
+MAX_CELL = 4096
+
+
+def parse(ctx: Ctx, raw: Any, root: Path, kind: str = KIND) -> SplitSources:
+    files, columns = parse_shards(ctx, raw, root, KIND, SUFFIXES, "{train: data/train-*.parquet, test: "
+                                  "data/test-*.parquet}")
+    return SplitSources(KIND, files, columns)
+
+
+def _open(path: Path) -> tuple[Any, list[str], int, list[str | None]]:
+    """The shard's table of small columns (all but images), its columns, its row count, and each image's name."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise PolicyError("reading Hugging Face Parquet or Arrow shards needs pyarrow", path=str(path),
+                          fix=f"{members.INSTALL}") from None
+    try:
+        if path.suffix.lower() == ".parquet":
+            pf = pq.ParquetFile(path)
+            schema = pf.schema_arrow
+            column = members.image_column(schema, str(path))
+            small = [f.name for f in schema if f.name != column and not pa.types.is_nested(f.type)
+                     and not pa.types.is_binary(f.type) and not pa.types.is_large_binary(f.type)]
+            table = pf.read(columns=small)
+            names: list[str | None] = [None] * pf.metadata.num_rows
+            if pa.types.is_struct(schema.field(column).type) and schema.field(column).type.get_field_index("path") >= 0:
+                names = pf.read(columns=[f"{column}.path"]).column(0).combine_chunks().field("path").to_pylist()
+            return table, small, pf.metadata.num_rows, names
+        batches = members.arrow_batches(str(path), pa)
+        table = pa.Table.from_batches(batches) if batches else pa.table({})
+        column = members.image_column(table.schema, str(path))
+        small = [f.name for f in table.schema if f.name != column and not pa.types.is_nested(f.type)
+                 and not pa.types.is_binary(f.type) and not pa.types.is_large_binary(f.type)]
+        kind = table.schema.field(column).type
+        names = [None] * table.num_rows
+        if pa.types.is_struct(kind) and kind.get_field_index("path") >= 0:  # chunk by chunk: no copy of the bytes
+            names = [n for chunk in table.column(column).chunks for n in chunk.field("path").to_pylist()]
+        return table.select(small), small, table.num_rows, names
+    except members.MemberError as exc:
+        raise PolicyError(str(exc).split(": ", 1)[-1], path=str(path),
+                          fix="name shards whose images are embedded (the datasets `Image` feature)") from None
+    except Exception as exc:  # pyarrow's own errors on a file that is not what its name says
+        kind = "Parquet" if path.suffix.lower() == ".parquet" else "Arrow"
+        raise PolicyError(f"not a readable {kind} shard: {exc}", path=str(path),
+                          fix="re-write it with datasets (to_parquet, save_to_disk) or drop it from the globs"
+                          ) from None
+
+
+def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = ()) -> Assignment:
+    rows: Rows = {}
+    names: dict[str, None] = {}
+    found: list[tuple[str, int, int]] = []
+    labels: dict[str, str] = {}
+    extra: dict[str, dict[str, str]] = {}
+    group_col, label_col = spec.column("group"), spec.column("label")
+    for source in spec.files:
+        assert source.split is not None
+        names.setdefault(source.split)
+        table, small, n, image_names = _open(source.path)
+        for need in (c for c in (group_col, label_col) if c):
+            if need not in small:
+                raise PolicyError(f"shard has no column `{need}` (columns: {', '.join(small) or 'none'})",
+                                  path=str(source.path), fix="map `group`/`label` under `columns:` to a column it has")
+        cells = {c: [_text(v) for v in table.column(c).to_pylist()] for c in small}
+        st = source.path.stat()
+        for row in range(n):
+            path = members.join(source.images, members.row_name(row, n, image_names[row]))
+            values = {c: cells[c][row] for c in small}
+            group = values.get(group_col) if group_col else None
+            if group and len(group) > MAX_CELL:
+                raise PolicyError(f"row {row}: `{group_col}` is {len(group):,} characters long",
+                                  path=str(source.path), fix="a group id is short text; fix the row")
+            add(rows, names, path, source.split, group or None)
+            # Size and mtime of the shard: a row changes only when its shard does.
+            found.append((path, st.st_size, st.st_mtime_ns))
+            label = values.get(label_col or "label")
+            if label:
+                labels[path] = label
+            extra[path] = {c: v for c, v in values.items() if v and len(v) <= MAX_CELL}
+    return Assignment(rows, tuple(names), tuple(found), labels, extra)
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def recognise(root: Path, files: list[str]) -> Guess | None:
+    shards = []
+    for rel in listing(root, SUFFIXES):
+        try:
+            _open(root / rel)
+        except PolicyError:
+            continue
+        shards.append(rel)
+    by_split = guess_globs(shards) if shards else None
+    if not by_split:
+        return None
+    yaml = "splits:\n  huggingface:\n" + "".join(
+        f"    {s}: [{', '.join(yaml_scalar(g) for g in p)}]\n" for s, p in by_split.items())
+    spec = SplitSources(KIND, parse_globs(root, by_split, SUFFIXES))
+    assignment = read(spec, root)
+    label = "label" if any(assignment.labels) else None
+    if label:
+        spec = SplitSources(KIND, spec.files, (("label", "label"),))
+        yaml += "    columns: {label: label}\n"
+    found = tuple(
+        f"Hugging Face shards {', '.join(p)}: {sum(1 for e in assignment.rows.values() if e[0][0] == s)} images "
+        f"in {s} (embedded, checked in place)" for s, p in by_split.items())
+    return Guess(yaml, found, assignment, columns_indent="    ")

@@ -1,0 +1,74 @@
+"""The aligned verification's matrices make no subnormal floats, and dropping their tails changes no score.
+
+x86 computes with subnormal floats some 40 times slower; the Gaussians' far
+tails were subnormal (and products of two small entries underflow) and made
+three quarters of the calibration's time.  These tests keep them out and show
+the scores are those of the untrimmed matrices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from pytest_leakcheck.detectors.aligned import alignment
+
+TINY = np.finfo(np.float32).tiny  # the smallest normal float32
+
+
+def _subnormal(m: np.ndarray) -> int:
+    return int(((m != 0) & (np.abs(m) < TINY)).sum())
+
+
+@pytest.mark.parametrize("name", ["_FINE", "_BLUR", "_WIDE", "_COARSE", "_WIDE_FINE", "_WIDE_BLUR"])
+def test_products_of_two_entries_stay_normal(name: str) -> None:
+    m = getattr(alignment, name)
+    assert float(np.abs(m[m != 0]).min()) ** 2 >= TINY
+
+
+def test_the_raw_gaussians_do_have_subnormals() -> None:
+    # Otherwise the test above proves nothing about _normal.
+    fine, blur = alignment._resample()
+    assert _subnormal(fine) > 0 and _subnormal(blur) > 0 and _subnormal(alignment._gauss(alignment.DETAIL_SIGMA)) > 0
+
+
+def _scores(rng: np.random.Generator) -> np.ndarray:
+    grey = rng.integers(0, 256, (300, 32, 32)).astype(np.uint8)
+    grey[:40] = 0  # flat squares: the products' smallest values
+    q = grey[:120][:, ::-1, ::-1].astype(np.float32)
+    q[60:] = grey[60:120]  # exact copies: top scores and real alignments
+    cand = rng.integers(0, len(grey), (120, 6))
+    cand[60:, 0] = np.arange(60, 120)
+    flip = rng.random(cand.shape) < 0.3
+    tmpl2 = alignment.mirrored_templates(alignment.templates(grey, coarse=True))
+    return alignment.verify(q, cand, flip, alignment.References(grey, tmpl2), always=3)
+
+
+def test_scores_equal_those_of_the_unflushed_matrices(monkeypatch: pytest.MonkeyPatch) -> None:
+    flushed = _scores(np.random.default_rng(3))
+    fine, blur = alignment._resample()
+    monkeypatch.setattr(alignment, "_FINE", fine)
+    monkeypatch.setattr(alignment, "_BLUR", blur)
+    wide = alignment._gauss(alignment.DETAIL_SIGMA)
+    monkeypatch.setattr(alignment, "_WIDE", wide)
+    monkeypatch.setattr(alignment, "_WIDE_FINE", wide @ fine)
+    monkeypatch.setattr(alignment, "_WIDE_BLUR", wide @ blur)
+    monkeypatch.setattr(alignment, "_COARSE", np.einsum("ij,sjk->sik", alignment._HALF, fine[::alignment.COARSE_STEP]))
+    monkeypatch.setattr(alignment, "_normal", lambda m: m)
+    raw = _scores(np.random.default_rng(3))
+    assert np.isfinite(raw).sum() >= 360 and np.nanmax(raw) > 0.99
+    np.testing.assert_array_equal(flushed, raw)
+
+
+@pytest.mark.parametrize("name", [o for o in alignment.TURNS])
+def test_turns_are_pillows_transposes_and_undo_each_other(name: str) -> None:
+    """Each orientation turns a grey square as Pillow turns the image, and its inverse turns it back."""
+    from pytest_leakcheck.signals.decode import TRANSPOSE
+
+    g = np.random.default_rng(4).integers(0, 256, (1, alignment.S, alignment.S)).astype(np.uint8)
+    how, back = alignment.TURNS[name]
+    pil = g[0] if TRANSPOSE[name] is None else np.asarray(Image.fromarray(g[0]).transpose(TRANSPOSE[name]))
+    assert (how(g)[0] == pil).all()
+    assert (alignment.TURNS[back][0](how(g)) == g).all()
+    assert (alignment.turn(g, [name]) == how(g)).all()

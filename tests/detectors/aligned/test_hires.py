@@ -1,0 +1,208 @@
+"""aligned's fine verdict: large images judged again at 96 px, small ones exactly as before."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageFilter
+
+from pytest_leakcheck import check
+from pytest_leakcheck.detectors import aligned
+from pytest_leakcheck.detectors.aligned import descriptors, families, hires, hires_levels, levels
+from pytest_leakcheck.render.text import render as render_text
+from pytest_leakcheck.signals.decode import decode
+from pytest_leakcheck.testing import jpeg_quality, photo, save
+
+from .test_detector import _disguised
+
+SIZE = (640, 480)
+POLICY = ("version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n"
+          "augmentations: [hflip, rot90]\n")
+#: test file -> the train file it copies: cropped 3-6 % a side and resized, recompressed, mirrored, turned.
+COPIES = {"test/crop.jpg": "train/img_003.jpg", "test/crop_mirrored.jpg": "train/img_004.jpg",
+          "test/recompressed.jpg": "train/img_005.jpg", "test/mirrored.jpg": "train/img_006.jpg",
+          "test/turned.jpg": "train/img_007.jpg"}
+#: test file -> the train file whose 8 px blur it carries, under another photo's finer detail.
+LOOKALIKES = {"test/look_0.jpg": "train/img_000.jpg", "test/look_1.jpg": "train/img_001.jpg",
+              "test/look_2.jpg": "train/img_002.jpg", "test/look_turned.jpg": "train/img_008.jpg"}
+
+
+def lookalike(img: Image.Image, other: Image.Image, radius: float = 8) -> Image.Image:
+    """``img``'s 8 px Gaussian blur plus ``other``'s finer detail: its layout, another photograph."""
+    def low(im: Image.Image) -> np.ndarray:
+        return np.asarray(im.filter(ImageFilter.GaussianBlur(radius)), np.float32)
+
+    mixed = low(img) + np.asarray(other, np.float32) - low(other)
+    return Image.fromarray(np.clip(mixed, 0, 255).astype(np.uint8))
+
+
+def cropped(img: Image.Image, sides: tuple[float, float, float, float]) -> Image.Image:
+    """Cropped by the given shares (left, top, right, bottom) and resized back."""
+    w, h = img.size
+    left, top, right, bottom = sides
+    box = (round(w * left), round(h * top), w - round(w * right), h - round(h * bottom))
+    return img.crop(box).resize((w, h), Image.Resampling.LANCZOS)
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """24 distinct 640 x 480 train photos, 4 distinct test ones, five true copies and four lookalikes."""
+    root = tmp_path_factory.mktemp("fine")
+    for i in range(24):
+        save(photo(i, SIZE), root / f"train/img_{i:03d}.jpg", quality=90)
+    for i in range(4):
+        save(photo(3000 + i, SIZE), root / f"test/distinct_{i}.jpg", quality=90)
+    save(cropped(photo(3, SIZE), (0.03, 0.05, 0.06, 0.04)), root / "test/crop.jpg", quality=85)
+    save(cropped(photo(4, SIZE), (0.05, 0.03, 0.04, 0.06)).transpose(Image.Transpose.FLIP_LEFT_RIGHT),
+         root / "test/crop_mirrored.jpg", quality=85)
+    save(jpeg_quality(photo(5, SIZE), 35), root / "test/recompressed.jpg", quality=70)
+    save(photo(6, SIZE).transpose(Image.Transpose.FLIP_LEFT_RIGHT), root / "test/mirrored.jpg", quality=88)
+    save(photo(7, SIZE).transpose(Image.Transpose.ROTATE_90), root / "test/turned.jpg", quality=88)
+    for k, (name, source) in enumerate(LOOKALIKES.items()):
+        n = int(source[-7:-4])
+        look = lookalike(photo(n, SIZE), photo(900 + k, SIZE))
+        if "turned" in name:
+            look = look.transpose(Image.Transpose.ROTATE_90)
+        save(look, root / name, quality=90)
+    (root / "leakcheck.yaml").write_text(POLICY)
+    return root
+
+
+def _linked(report, severity: str) -> set[tuple[str, str]]:
+    """Pairs of files in one finding of ``severity``, whatever its kind."""
+    out = set()
+    for f in report.findings:
+        if f.severity == severity:
+            paths = sorted(m.path for m in f.members)
+            out |= {(a, b) for n, a in enumerate(paths) for b in paths[n + 1:]}
+    return out
+
+
+def _pair(test: str, train: str) -> tuple[str, str]:
+    return (test, train) if test < train else (train, test)
+
+
+def test_lookalikes_are_not_error_links_and_copies_still_are(photos: Path) -> None:
+    """Two different photos sharing their layout score 0.95 and more at 32 px; at 96 px their fine
+    detail does not line up, so they are no error; cropped, recompressed, mirrored and turned copies
+    still are."""
+    report = check(photos / "leakcheck.yaml", use_cache=False)
+    errors = _linked(report, "error")
+    for copy, source in COPIES.items():
+        assert _pair(copy, source) in errors, copy
+    for look, source in LOOKALIKES.items():
+        assert _pair(look, source) not in errors, look
+    assert not {p for p in errors if any(x.startswith("test/distinct") for x in p)}
+    stats = report.stats["aligned"]
+    # 37 images: too few to estimate 2 false alarms per 10,000, so the fine level is the fixed floor.
+    assert stats["fine_small_sample"] and stats["fine_threshold"] >= hires_levels.FINE_SMALL_FLOOR
+    assert stats["fine_images"] == 37 and stats["fine_calibrated_on"] > 30 and stats["fine_side"] == 96
+    assert stats["fine_largest_impostor"] < stats["fine_threshold"]
+    judged = {(a, b): v for a, b, v in stats["fine_pairs"]}
+    for look, source in LOOKALIKES.items():  # each was an error link at 32 px, and judged below the level
+        assert judged[_pair(look, source)] < stats["fine_threshold"]
+    for copy, source in COPIES.items():
+        if _pair(copy, source) in judged:
+            assert judged[_pair(copy, source)] >= stats["fine_threshold"]
+    assert stats["fine_demoted"] == len(LOOKALIKES) and stats["fine_judged"] == len(judged)
+    text = render_text(report)
+    assert f"fine detail level {stats['fine_threshold']:.3f} at 96 px for 37 large images" in text
+    assert "a conservative floor" in text
+
+
+def test_without_the_fine_verdict_the_lookalikes_are_errors(photos: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gap the fine verdict closes, measured on the same files: at 32 px alone the lookalikes
+    are error-level links (so the test above can fail)."""
+    monkeypatch.setattr(hires_levels, "large", lambda sigs: np.zeros(len(sigs), bool))
+    report = check(photos / "leakcheck.yaml", use_cache=False)
+    errors = _linked(report, "error")
+    assert all(_pair(look, source) in errors for look, source in LOOKALIKES.items())
+    assert "fine_threshold" not in report.stats["aligned"]
+
+
+def _sign(img: Image.Image, **options: object) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, "JPEG", **options)
+    decoded = decode(buf.getvalue(), 10**8, colour=32)
+    return families.HIRES_FAMILY.compute(decoded, families.HIRES_FAMILY)
+
+
+def test_only_large_images_store_a_fine_square() -> None:
+    """A photo keeps a 96 px square (the decode holds 160 x 120 of it); CIFAR's 32 px, a small JPEG
+    drafted to a few dozen pixels, and a 64 px image store one byte."""
+    for size in ((640, 480), (640, 360)):  # 16:9 decodes to 160 x 90
+        assert hires.square(_sign(photo(1, size))).shape == (96, 96)
+    for size in ((32, 32), (64, 64), (180, 135)):
+        assert _sign(photo(1, size)) == b"\0", size
+
+
+def test_the_fine_square_lines_up_with_the_32_px_one() -> None:
+    """The fine square and the 32 px grey square are the same content box, squashed alike: the fine
+    square reduced 3x over is the 32 px one within rounding and filter differences."""
+    img = photo(2, (640, 480))
+    buf = io.BytesIO()
+    img.save(buf, "JPEG", quality=95)
+    decoded = decode(buf.getvalue(), 10**8, colour=32)
+    fine = hires.square(families.HIRES_FAMILY.compute(decoded, families.HIRES_FAMILY))
+    reduced = fine.reshape(32, 3, 32, 3).astype(np.float32).mean((1, 3))
+    grey32 = descriptors.describe(np.asarray(decoded.colour))["grey32"].astype(np.float32)
+    assert np.corrcoef(reduced.ravel(), grey32.ravel())[0, 1] > 0.99
+
+
+def test_flat_fine_detail_keeps_the_32_px_verdict() -> None:
+    """A copy blurred beyond the fine band (or upscaled from a thumbnail) carries no fine evidence:
+    NaN, not a low score, so it is judged at 32 px as before."""
+    rng = np.random.default_rng(3)
+    sharp = rng.uniform(0, 255, (1, 96, 96)).astype(np.float32)
+    flat = np.full((1, 96, 96), 120, np.float32)
+    grey = rng.uniform(0, 255, (1, 32, 32)).astype(np.uint8)
+    assert np.isnan(hires.both_ways(grey, grey, sharp, flat, np.zeros(1, bool))[0])
+    assert hires.both_ways(grey, grey, sharp, sharp, np.zeros(1, bool))[0] > 0.99
+
+
+def test_small_images_never_enter_the_fine_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CIFAR-sized data: the same findings and levels as with the fine verdict absent (aligned's
+    families without it), and no fine square is read or scored."""
+    for i in range(30):
+        save(photo(i, (32, 32)), tmp_path / f"train/img_{i:03d}.png")
+    for i in range(6):
+        save(photo(2000 + i, (32, 32)), tmp_path / f"test/distinct_{i}.png")
+    save(_disguised(photo(3, (32, 32))), tmp_path / "test/disguised.png")
+    save(photo(5, (32, 32)).transpose(Image.Transpose.FLIP_LEFT_RIGHT), tmp_path / "test/mirrored.png")
+    (tmp_path / "leakcheck.yaml").write_text(POLICY)
+    for name in ("squares", "scores"):
+        monkeypatch.setattr(hires_levels, name, lambda *a, **k: pytest.fail("a small image entered the fine path"))
+    monkeypatch.setattr(hires, "detail", lambda *a, **k: pytest.fail("a small image was scored finely"))
+    with_fine = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert with_fine.findings  # the copies are there to be judged
+    monkeypatch.setattr(aligned.Aligned, "families",
+                        lambda self, s, p: () if s.severity == "off" else (families.DESC_FAMILY,))
+    without = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert [(f.kind, f.severity, [m.path for m in f.members]) for f in with_fine.findings] == \
+        [(f.kind, f.severity, [m.path for m in f.members]) for f in without.findings]
+    stamps = ("index_at", "levels_at")  # when the levels were estimated: the second check came later
+    assert {k: v for k, v in with_fine.stats["aligned"].items() if k not in stamps} == \
+        {k: v for k, v in without.stats["aligned"].items() if k not in stamps}
+    assert not any(k.startswith("fine") for k in with_fine.stats["aligned"])
+
+
+def test_an_upgrade_decodes_no_small_image_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store made before the fine family: small images get its empty marker from their stored size,
+    undecoded; a large one is decoded once for its square."""
+    for i in range(6):
+        save(photo(i, (32, 32)), tmp_path / f"train/img_{i}.png")
+    save(photo(9, (32, 32)), tmp_path / "test/small.png")
+    save(photo(9, SIZE), tmp_path / "test/large.jpg", quality=90)
+    (tmp_path / "leakcheck.yaml").write_text(POLICY)
+    with monkeypatch.context() as m:  # the detector as it was: its descriptors alone, its model keyed by them
+        m.setattr(aligned.Aligned, "families",
+                  lambda self, s, p: () if s.severity == "off" else (families.DESC_FAMILY,))
+        m.setattr(levels, "_KEYED", families.DESC_FAMILY)
+        before = check(tmp_path / "leakcheck.yaml")
+    assert before.stats["decoded"] == 8
+    after = check(tmp_path / "leakcheck.yaml")
+    assert after.stats["decoded"] == 1  # the 640 x 480 photo, for its fine square
+    assert after.stats["aligned"]["fine_images"] == 1
