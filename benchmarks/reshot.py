@@ -1,6 +1,14 @@
 """Re-shots of one scene (other viewpoints, a step aside, other light) and clean distractor photos.
 
-Run by hand: ``python benchmarks/reshot.py [--data /work/scratch/data/reshot] [--jobs 2] [--repeat 2]``.
+Run by hand: ``python benchmarks/reshot.py [--data /work/scratch/data/reshot] [--jobs 2] [--repeat 2] [--no-off]``.
+
+Two sets, each laid out by ``benchmarks/reshot_data.py`` from local mirrors of their sources:
+the multi-view set described here (``--data DIR/multiview``; ``DIR/multiview-325``: the same
+scenes at a holiday photo's 325 px) and the low-resolution set (``--data DIR/lowres``: panoramas
+shot after shot, a burst, landmark photos by different people, every second test shot turned
+90 degrees; its sources and clean photos are named in ``reshot_data.py``).  Folders named
+``tour-*`` are landmarks photographed by different people: every cross-split pair is a re-shot,
+as for ``sacrecoeur``.
 
 Data (public, fetched from GitHub with the session's fetch tool; never committed; the
 script expects them unpacked under ``--data`` as ``<scene>/<file>.jpg``, long side at
@@ -27,9 +35,11 @@ distractors go 80/20 into the same splits.  "Re-shot pairs" are a test view and 
 view next to it in the sequence (one step of the camera), and every cross-split pair of
 the Sacre-Coeur photos.  The check is ``leakcheck init``'s policy with ``same_scene`` at
 ``error``, run cold; the script prints the re-shot pairs flagged (any level, and error
-level), the test views linked to their scene, false flags (distractors, or views of two
-different scenes, in any same-scene finding) per 1,000 clean photos, the levels used, the
-cold time against the same policy with ``same_scene`` off, and the store's growth per image.
+level), the re-shot pairs among the candidate pairs the search verified (its retrieval,
+apart from verification) and per source (the folder name up to its first ``-``), the test
+views linked to their scene, false flags (distractors, or views of two different scenes,
+in any same-scene finding) per 1,000 clean photos, the levels used, the cold time against
+the same policy with ``same_scene`` off (not with ``--no-off``), and the store's growth per image.
 """
 
 from __future__ import annotations
