@@ -125,7 +125,8 @@ def lowres(mirrors: Path, out: Path) -> None:
         (out / name).mkdir(parents=True, exist_ok=True)
         files = _files(mirrors / repo / "repo", prefix)
         for f in files:
-            _fit(_read(mirrors / repo / "repo", f), _small_side(f)).save(out / name / (Path(f).stem + ".jpg"), quality=90)
+            img = _fit(_read(mirrors / repo / "repo", f), _small_side(f))
+            img.save(out / name / (Path(f).stem + ".jpg"), quality=90)
         print(name, len(files))
 
 

@@ -61,7 +61,8 @@ def _row(img) -> bytes:
     return find._row(decoded, find.FAMILY)
 
 
-@pytest.mark.parametrize(("size", "working"), [((300, 225), (300, 225)), ((225, 300), (225, 300)), (SMALL, (320, 239)), ((640, 480), (320, 240))])
+@pytest.mark.parametrize(("size", "working"), [((300, 225), (300, 225)), ((225, 300), (225, 300)),
+                                               (SMALL, (320, 239)), ((640, 480), (320, 240))])
 def test_keypoints_are_sought_at_the_photos_own_size_up_to_the_cap(size: tuple[int, int],
                                                                    working: tuple[int, int]) -> None:
     """The row's head records the working image: a small photo whole, a larger one reduced to 320 px."""
