@@ -1,6 +1,14 @@
 """Re-shots of one scene (other viewpoints, a step aside, other light) and clean distractor photos.
 
-Run by hand: ``python benchmarks/reshot.py [--data /work/scratch/data/reshot] [--jobs 2] [--repeat 2]``.
+Run by hand: ``python benchmarks/reshot.py [--data /work/scratch/data/reshot] [--jobs 2] [--repeat 2] [--no-off]``.
+
+Two sets, each laid out by ``benchmarks/reshot_data.py`` from local mirrors of their sources:
+the multi-view set described here (``--data DIR/multiview``; ``DIR/multiview-325``: the same
+scenes at a holiday photo's 325 px) and the low-resolution set (``--data DIR/lowres``: panoramas
+shot after shot, a burst, landmark photos by different people, every second test shot turned
+90 degrees; its sources and clean photos are named in ``reshot_data.py``).  Folders named
+``tour-*`` are landmarks photographed by different people: every cross-split pair is a re-shot,
+as for ``sacrecoeur``.
 
 Data (public, fetched from GitHub with the session's fetch tool; never committed; the
 script expects them unpacked under ``--data`` as ``<scene>/<file>.jpg``, long side at
@@ -27,9 +35,11 @@ distractors go 80/20 into the same splits.  "Re-shot pairs" are a test view and 
 view next to it in the sequence (one step of the camera), and every cross-split pair of
 the Sacre-Coeur photos.  The check is ``leakcheck init``'s policy with ``same_scene`` at
 ``error``, run cold; the script prints the re-shot pairs flagged (any level, and error
-level), the test views linked to their scene, false flags (distractors, or views of two
-different scenes, in any same-scene finding) per 1,000 clean photos, the levels used, the
-cold time against the same policy with ``same_scene`` off, and the store's growth per image.
+level), the re-shot pairs among the candidate pairs the search verified (its retrieval,
+apart from verification) and per source (the folder name up to its first ``-``), the test
+views linked to their scene, false flags (distractors, or views of two different scenes,
+in any same-scene finding) per 1,000 clean photos, the levels used, the cold time against
+the same policy with ``same_scene`` off (not with ``--no-off``), and the store's growth per image.
 """
 
 from __future__ import annotations
@@ -64,14 +74,40 @@ def build(data: Path, out: Path) -> list[tuple[str, str, str, int, int]]:
     return records
 
 
+def every_pair(folder: str) -> bool:
+    """Folders of photos by different people of one landmark: every cross-split pair is a re-shot."""
+    return folder == "sacrecoeur" or folder.startswith("tour-")
+
+
 def reshot_pairs(records: list[tuple[str, str, str, int, int]]) -> set[frozenset[str]]:
     out = set()
     for a in records:
         for b in records:
             if a[0] < b[0] and a[2] == b[2] and a[2] not in DISTRACTORS and a[0].split("/")[0] != b[0].split("/")[0]:
-                if abs(a[3] - b[3]) == 1 or a[2] == "sacrecoeur":
+                if abs(a[3] - b[3]) == 1 or every_pair(a[2]):
                     out.add(frozenset((a[0], b[0])))
     return out
+
+
+def spy_candidates() -> list[set[frozenset[str]]]:
+    """Record the candidate pairs same-scene verifies (its retrieval), to measure it apart from verification.
+
+    The spy wraps the module function the search calls and returns its result unchanged.
+    """
+    try:
+        from pytest_leakcheck.detectors.same_scene import features as scene
+    except ImportError:  # the flat tree before the rooms move
+        from pytest_leakcheck.detectors import _scene as scene
+    seen: list[set[frozenset[str]]] = []
+    real = scene.candidate_pairs
+
+    def spy(run, *args, **kwargs):
+        pairs = real(run, *args, **kwargs)
+        seen.append({frozenset((run.paths[i], run.paths[j])) for i, j in pairs})
+        return pairs
+
+    scene.candidate_pairs = spy
+    return seen
 
 
 def run(root: Path, text: str, jobs: int) -> tuple[float, object, int]:
@@ -106,8 +142,9 @@ def _policies(root: Path, options: list[str]) -> tuple[str, str]:
             base.replace(head, "same_scene:\n    severity: off"))
 
 
-def evaluate(records: list[tuple[str, str, str, int, int]], report: object) -> dict[str, object]:
-    """Re-shot pairs flagged (any level, error level), test views linked, falsely flagged clean photos."""
+def evaluate(records: list[tuple[str, str, str, int, int]], report: object,
+             candidates: set[frozenset[str]]) -> dict[str, object]:
+    """Re-shot pairs flagged (any level, error level), among the candidates, test views linked, false flags."""
     scene_of = {r[0]: r[1] for r in records}
     linked: set[frozenset[str]] = set()
     linked_error: set[frozenset[str]] = set()
@@ -127,11 +164,23 @@ def evaluate(records: list[tuple[str, str, str, int, int]], report: object) -> d
                         linked_error.add(frozenset((a, b)))
     truth = reshot_pairs(records)
     tests = [r[0] for r in records if r[0].startswith("test/") and r[1] not in DISTRACTORS]
-    found = sum(any(frozenset((t, o)) in linked and scene_of[o] == scene_of[t] and o.startswith("train/")
-                    for o in scene_of) for t in tests)
+
+    def partnered(pairs: set[frozenset[str]]) -> int:
+        return sum(any(frozenset((t, o)) in pairs and scene_of[o] == scene_of[t] and o.startswith("train/")
+                       for o in scene_of) for t in tests)
+
+    source = {r[0]: r[2].split("-")[0] for r in records}
+    by_source: dict[str, list[int]] = {}
+    for pair in truth:
+        row = by_source.setdefault(source[next(iter(pair))], [0, 0, 0])
+        row[0] += 1
+        row[1] += pair in candidates
+        row[2] += pair in linked
     return {"truth": len(truth), "flagged": len(truth & linked), "flagged_error": len(truth & linked_error),
-            "tests": len(tests), "tests_linked": found, "false": len(false_members),
-            "clean": sum(1 for r in records if r[1] in DISTRACTORS and r[4] >= MIN_SIDE)}
+            "candidates": len(truth & candidates), "candidate_pairs": len(candidates),
+            "verified": len(truth & candidates & linked), "by_source": by_source,
+            "tests": len(tests), "tests_linked": partnered(linked), "tests_candidate": partnered(candidates),
+            "false": len(false_members), "clean": sum(1 for r in records if r[1] in DISTRACTORS and r[4] >= MIN_SIDE)}
 
 
 def main() -> None:
@@ -141,19 +190,22 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a same_scene option for the 'on' policy (e.g. candidates=4), for tuning")
+    parser.add_argument("--no-off", action="store_true", help="skip the run with same_scene off (no cost ratio)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="leakcheck-reshot-"))
     records = build(args.data, root)
     on, off = _policies(root, args.set)
     times: dict[str, list[float]] = {"on": [], "off": []}
     sizes: dict[str, int] = {}
+    seen = spy_candidates()
     for _ in range(args.repeat):
-        for name, text in (("off", off), ("on", on)):
+        for name, text in ((("on", on),) if args.no_off else (("off", off), ("on", on))):
+            seen.clear()
             dt, report, sizes[name] = run(root, text, args.jobs)
             times[name].append(dt)
             if name == "on":
-                rep_on = report
-    e = evaluate(records, rep_on)
+                rep_on, candidates = report, set().union(*seen)
+    e = evaluate(records, rep_on, candidates)
     cal = rep_on.stats.get("same_scene", {})
     n, clean = len(records), e["clean"]
     views = sum(1 for r in records if r[1] not in DISTRACTORS)
@@ -161,11 +213,20 @@ def main() -> None:
           f"{n - views} distractors, {clean} of them large enough to search)")
     print(f"re-shot pairs flagged: {e['flagged']}/{e['truth']} = {e['flagged'] / e['truth']:.1%} "
           f"(error level: {e['flagged_error']}/{e['truth']})")
-    print(f"test views linked to a train view of their scene: {e['tests_linked']}/{e['tests']}")
+    print(f"candidate recall: {e['candidates']}/{e['truth']} re-shot pairs among the {e['candidate_pairs']} "
+          f"candidate pairs verified; of those, {e['verified']} flagged directly")
+    print("by source (pairs, candidates, flagged): "
+          + ", ".join(f"{k} {v[0]}/{v[1]}/{v[2]}" for k, v in sorted(e["by_source"].items())))
+    print(f"test views linked to a train view of their scene: {e['tests_linked']}/{e['tests']} "
+          f"(one among the candidates: {e['tests_candidate']})")
     print(f"false flags: {e['false']} photos = {1000 * e['false'] / clean:.1f} per 1,000 clean photos")
     print(f"levels: warning {cal.get('threshold')} / error {cal.get('error_threshold')} inliers; "
           f"calibrated on {cal.get('calibrated_on')} impostors, largest {cal.get('largest_impostor')}; "
           f"floor used: {cal.get('floor')}; images searched {cal.get('images')}, skipped {cal.get('skipped')}")
+    if args.no_off:
+        print(f"cold check: same_scene on {min(times['on']):.1f} s")
+        shutil.rmtree(root, ignore_errors=True)
+        return
     print(f"cold check: same_scene on {min(times['on']):.1f} s (runs {', '.join(f'{t:.1f}' for t in times['on'])}), "
           f"off {min(times['off']):.1f} s (runs {', '.join(f'{t:.1f}' for t in times['off'])}): "
           f"{min(times['on']) / min(times['off']):.2f}x")

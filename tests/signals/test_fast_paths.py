@@ -63,8 +63,8 @@ def test_scene_row_equals_packing_each_keypoint() -> None:
 
     for seed in range(4):
         grey = np.asarray(scene(seed, (features.SIDE, features.SIDE * 3 // 4)).convert("L"))
-        orb = cv2.ORB_create(nfeatures=features.FEATURES, scaleFactor=1.3, nlevels=4, edgeThreshold=15,
-                             patchSize=15, fastThreshold=10)
+        orb = cv2.ORB_create(nfeatures=features.FEATURES, scaleFactor=features.SCALE, nlevels=features.LEVELS,
+                             edgeThreshold=features.PATCH, patchSize=features.PATCH, fastThreshold=10)
         kp, d = orb.detectAndCompute(grey, None)
         assert len(kp) >= features.MIN_KEYPOINTS
         order = np.argsort([-k.response for k in kp], kind="stable")[:features.FEATURES]

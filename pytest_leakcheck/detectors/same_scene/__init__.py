@@ -2,9 +2,9 @@
 
 A re-shot is not a copy: the pixels differ everywhere, the hashes and the
 aligned detail disagree, yet the scene's corners and edges are the same
-points seen again.  Per image the family ``scene`` keeps up to 192 ORB
-keypoints (their position and 32-byte binary descriptor) of a 160 px grey
-version of the decode every signal shares; pairs in different splits sharing
+points seen again.  Per image the family ``scene`` keeps up to 384 ORB
+keypoints (their position and 32-byte binary descriptor) of a grey version of
+the photo at its own size, reduced to 320 px when larger; pairs in different splits sharing
 rare LSH words of those descriptors are candidates (a re-shot inside one split
 leaks nothing), and a
 candidate is a match when a homography carries enough of its matched

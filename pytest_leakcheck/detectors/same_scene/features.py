@@ -19,16 +19,24 @@ from typing import Any
 
 import numpy as np
 
-from ...signals.decode import DETAIL, DETAIL_FROM
+from ...signals.decode import DETAIL_FROM
 
-#: Keypoints kept per image (strongest first): the row size in the store.
-FEATURES = 192
-#: Long side (pixels) the grey image is reduced to before keypoints are found: the size
-#: the shared decode keeps for photos (``signals.decode.DETAIL``), so no second decode.
-SIDE = DETAIL
+#: Keypoints kept per image (strongest first): the row size in the store.  384, not 192,
+#: now that they come from twice the side: on ``benchmarks/reshot.py``'s sets 192 at that
+#: side left re-shot pairs short of inliers that 384 verify (see docs/detectors.md).
+FEATURES = 384
+#: Longest side (pixels) keypoints are sought at: a photo is used at its own size up to
+#: this, larger ones are reduced to it (``working_side``).  Not the shared decode's 160 px
+#: (``signals.decode.DETAIL``): a 325 x 243 holiday photo halved to 160 keeps too few
+#: corners of a scene seen again (docs/detectors.md, "Measured"); 320 verified as many
+#: re-shot pairs of the 1,024 px multi-view set as 480 did, at half its cost.
+SIDE = 320
 #: Images whose long side is below this are not searched: too few keypoints to judge a
 #: geometry (CIFAR's 32 px, thumbnails).  The shared decode keeps its small draft for them.
 MIN_SIDE = DETAIL_FROM
+#: ORB's pyramid: 6 levels 1.2 apart (a re-shot a step nearer or farther is found at
+#: another level) and a 19 px patch and border at the working side.
+LEVELS, SCALE, PATCH = 6, 1.2, 19
 #: Fewer keypoints than this (a flat or tiny picture): not searched.
 MIN_KEYPOINTS = 24
 #: LSH words: TABLES random subsets of BITS descriptor bits each.
@@ -39,15 +47,16 @@ SUB = 16
 #: Lowe's ratio test and the largest Hamming distance a tentative match may have.
 RATIO = 0.8
 MAX_HAMMING = 64
-#: Reprojection threshold of the homography, in pixels of the SIDE-sized image.
-REPROJ = 2.0
+#: Reprojection threshold of the homography, in pixels of the working image (at most SIDE).
+REPROJ = 3.0
 #: A homography needs 4 correspondences; fewer than this many tentative matches is no match.
 MIN_TENTATIVE = 8
 #: RANSAC runs only when the mutual ratio-test matches number this many times the inliers
-#: asked for.  Unrelated photos reach about 9 such matches by chance (192 keypoints each,
-#: synthetic textures and real photos alike; 1 pair in 200 reaches 18), while every
-#: re-shot pair of the benchmark that reached 12 inliers had at least 24: the gate
-#: leaves recall alone and spares nearly every RANSAC among unrelated photos.
+#: asked for.  Unrelated photos reach about 10 such matches by chance (384 keypoints at
+#: 320 px each; 2 pairs in 100 reach 18, 1 in 130 with the 192 at 160 px this searched
+#: before), while every re-shot pair of the multi-view benchmark that reached 12 inliers
+#: had at least 24: the gate leaves recall alone and spares nearly every RANSAC among
+#: unrelated photos.
 GATE = 1.5
 #: Affine hypotheses scored per pair.
 HYPOTHESES = 128
@@ -62,8 +71,13 @@ def empty_row() -> bytes:
     return bytes(HEAD)
 
 
+def working_side(width: int, height: int) -> int:
+    """The long side keypoints are sought at for a photo of this size: its own, at most SIDE."""
+    return min(max(width, height), SIDE)
+
+
 def extract(grey: np.ndarray, features: int = FEATURES) -> bytes:
-    """ORB keypoints of a grey image (already reduced to about SIDE), packed as one store row.
+    """ORB keypoints of a grey image (already reduced to ``working_side``), packed as one store row.
 
     The row is the head (count, width, height: uint16), then ``count``
     coordinates (x, y in 1/SUB pixel, uint16) and ``count`` 32-byte
@@ -74,10 +88,10 @@ def extract(grey: np.ndarray, features: int = FEATURES) -> bytes:
 
     cv2.setNumThreads(1)  # the workers are processes already; threads would oversubscribe
     h, w = grey.shape
-    if max(h, w) < SIDE // 2:  # the caller skips originals under MIN_SIDE; this guards the reduction
+    if max(h, w) < MIN_SIDE // 2:  # the caller skips originals under MIN_SIDE; this guards the reduction
         return empty_row()
-    orb = cv2.ORB_create(nfeatures=features, scaleFactor=1.3, nlevels=4, edgeThreshold=15,
-                         patchSize=15, fastThreshold=10)
+    orb = cv2.ORB_create(nfeatures=features, scaleFactor=SCALE, nlevels=LEVELS, edgeThreshold=PATCH,
+                         patchSize=PATCH, fastThreshold=10)
     kp, d = orb.detectAndCompute(np.ascontiguousarray(grey), None)
     if d is None or len(kp) < MIN_KEYPOINTS:
         return np.array([0, w, h], "<u2").tobytes()

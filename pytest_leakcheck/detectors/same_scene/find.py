@@ -41,17 +41,18 @@ def _row(decoded: Decoded, family: Family) -> bytes:
     w, h = decoded.size
     if max(w, h) < features.MIN_SIDE:
         return features.empty_row()  # too small to carry keypoints (CIFAR's 32 px): not searched
-    return features.extract(detail_grey(decoded, features.SIDE))
+    return features.extract(detail_grey(decoded, features.working_side(w, h)))
 
 
 FAMILY = Family(
-    "scene", f"orb{features.FEATURES};side{features.SIDE};min{features.MIN_SIDE};{DECODE_PATH};v1",
+    "scene", f"orb{features.FEATURES}x{features.LEVELS}@{features.SCALE}p{features.PATCH};side{features.SIDE};"
+             f"min{features.MIN_SIDE};{DECODE_PATH};v2",
     features.HEAD_LAYOUT, _row, variable=True,
 )
 
 
 #: The version of same-scene's stored levels and points and of its matches' parameters.
-STORE_VERSION = "same-scene-v2"
+STORE_VERSION = "same-scene-v3"
 
 
 def params(det: Any) -> str:
