@@ -134,6 +134,32 @@ def calibration(data: pairs.Data, p: pairs.Plan, det: Any, digests: Sequence[byt
             "turned_copies": int(sum((v >= TURNED_COPY).sum() for v in raw.values()))}
 
 
+def alike(cal: dict[str, Any], data: pairs.Data, p: pairs.Plan, digests: Sequence[bytes]) -> dict[str, Any]:
+    """``cal`` held against random pairs of this dataset (``homogeneity``): do they reach its error level?
+
+    Upside-down impostors never look like another shot of one fixed scene,
+    nor like another egg on the same stand, so on such data they put the
+    levels where most pairs of different photos pass.  Random pairs across
+    splits are what unrelated images of this dataset score.  When too many
+    reach the error level, the detector says so and makes warnings only
+    (:func:`strong`), for pairs closer than every random pair kept (each row's
+    nearest partner left out): a copy still shows, a fixed scene's shots do not."""
+    from .. import homogeneity
+
+    comparisons = [(a, b) for a, t in p.targets.items() for b in t]
+    s = homogeneity.sample(p.rows, comparisons, p.split_of, digests, homogeneity.ROWS // 2)
+    score = (np.nan_to_num(pairs.pair_scores(data, s.i, s.j, None, always=1), nan=-1.0)
+             if len(s.i) else np.zeros(0))
+    said = homogeneity.verdict(s, lambda idx: score[idx] >= cal["error_threshold"], score)
+    if not said["inseparable"]:
+        return {**cal, **said}
+    top = round(float(np.sort(score.reshape(-1, s.per_row), 1)[:, :-1].max()), 4)
+    warn, within = max(cal["threshold"], top), max(cal.get("within_threshold", cal["threshold"]), top)
+    return {**cal, **said, "threshold": warn, "within_threshold": within, "random_top": top,
+            "error_threshold": max(cal["error_threshold"], warn),
+            "within_error_threshold": max(cal.get("within_error_threshold", cal["error_threshold"]), within)}
+
+
 def levels_of(cal: dict[str, float], within: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Warning and error level of each pair, by whether it lies within a split."""
     warn = np.where(within, cal.get("within_threshold", cal["threshold"]), cal["threshold"])
@@ -144,6 +170,8 @@ def levels_of(cal: dict[str, float], within: np.ndarray) -> tuple[np.ndarray, np
 def strong(found: pairs.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> np.ndarray:
     """Which pairs the 32 px verdict makes error-level links (at or above the error level plus the hair)."""
     within = np.zeros(len(found.i), bool) if split_of is None else split_of[found.i] == split_of[found.j]
+    if cal.get("inseparable"):  # random pairs of this dataset pass the levels: warnings only
+        return np.zeros(len(found.i), bool)
     return found.score >= levels_of(cal, within)[1] + float(cal.get("hair", HAIR))
 
 
@@ -216,7 +244,7 @@ def _estimate(run: SearchRun, data: pairs.Data, p: pairs.Plan, settings: Any,
               tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
     """The 32 px levels (:func:`calibration`, its impostor blocks on the ``farm`` when there is one) and
     the fine level (``hires_levels.calibration``, here: a few hundred pairs)."""
-    return {**calibration(data, p, settings, run.sigs.digests, tick, farm),
+    return {**alike(calibration(data, p, settings, run.sigs.digests, tick, farm), data, p, run.sigs.digests),
             **hires_levels.calibration(run, data, p, TURNED_COPY)}
 
 def _fresh(run: SearchRun, settings: Any, p: pairs.Plan,
@@ -286,14 +314,28 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     hair = float(cal.get("hair", HAIR))
     # Error-level verdicts between large images are judged at 96 px too, as aligned's own pairs are.
     asked = pairs.Pairs(ij[:, 0], ij[:, 1], scores, flip)
-    fs = hires_levels.judge(run, asked, np.isfinite(scores) & (scores >= err + hair), cal, turned)
-    low = fs < float(cal.get("fine_threshold", -np.inf))
+    insep = bool(cal.get("inseparable"))
+    fs = hires_levels.judge(run, asked, np.isfinite(scores) & (scores >= err + hair) & ~insep, cal, turned)
+    low = (fs < float(cal.get("fine_threshold", -np.inf))) | insep
     for n, s, w, e, demote in zip(check, scores, warn, err, low):
         if not np.isfinite(s):
             continue  # no candidate to score (an invalid row): left as the hash found it
-        weak = s < e + hair or demote
+        weak = (s < (w if _sure_hash(matches[n], cal) else e + hair)) or demote
         out[n] = None if s < w else dataclasses.replace(matches[n], weak=True) if weak else matches[n]
     return [m for m in out if m is not None]
+
+
+#: A pHash hit within this many bits, in whatever orientation, is a copy on its own evidence.
+SURE_BITS = 2
+
+
+def _sure_hash(m: Match, cal: dict[str, Any]) -> bool:
+    """Whether a small set's conservative error floor must not demote ``m``: the floor is for
+    aligned's own weak evidence, and a pHash hit within ``SURE_BITS`` is not weak evidence (a
+    mirrored CIFAR copy at distance 0 that aligns at 0.764 is a copy, mirrored or not).  It still
+    needs aligned's warning level (no texture-free coincidence), and a hash that random pairs of
+    this dataset pass (``homogeneity``) is no evidence: its matches come here already weak."""
+    return bool(cal.get("small_sample")) and m.detector == "phash" and not m.weak and m.value <= SURE_BITS
 
 
 def _scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: np.ndarray, turned: list[str],

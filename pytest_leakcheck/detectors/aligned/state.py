@@ -48,7 +48,7 @@ MODEL, PAIRS = "aligned-model", "aligned-pairs"
 #: The version of the stored model, pairs and refined scores (:func:`store_key`, ``levels.py``).
 #: v5: stored pairs and levels, content-keyed samples, the inverted file.
 # v6: small-data error floor and the hair above the error level (the quality branch).
-STORE_VERSION = "aligned-v6"
+STORE_VERSION = "aligned-v7"
 
 
 def store_key(settings: Any, mirror: bool, targets: Any, family: keys.Keyed) -> str:
