@@ -468,7 +468,13 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
 
 def neighbours(data: Data, p: Plan, rows: np.ndarray) -> np.ndarray:
     """(n, k): each of ``rows``' retrieved candidates in the other splits it asks, scored whatever their
-    16 px correlation, best first (-inf where fewer): what the nearest images of this dataset score."""
+    16 px correlation, best first (-inf where fewer): what the nearest images of this dataset score.
+    In blocks of ``_IMPOSTOR_BLOCK`` rows, as the impostors are: every candidate is aligned at 32 px."""
+    blocks = [_neighbours(data, p, rows[a:a + _IMPOSTOR_BLOCK]) for a in range(0, len(rows), _IMPOSTOR_BLOCK)]
+    return np.concatenate(blocks) if blocks else np.full((0, p.k), -np.inf)
+
+
+def _neighbours(data: Data, p: Plan, rows: np.ndarray) -> np.ndarray:
     assert data.index is not None
     out = np.full((len(rows), p.k), -np.inf)
     for a in p.targets:
