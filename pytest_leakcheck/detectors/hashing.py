@@ -110,7 +110,27 @@ def matches_and_near_misses(run: SearchRun, name: str, prefix: str, settings: Ha
     if sum(level < m.value <= nearest for m in found) < NEAR_MISSES and reach > level:
         found = hash_matches(run, name, prefix, reach)
     record_near_misses(run, name, [m.value for m in found if m.value > level], level, lower=True)
-    return [m for m in found if m.value <= level]
+    return separable(run, name, prefix, level, [m for m in found if m.value <= level])
+
+
+def separable(run: SearchRun, name: str, prefix: str, level: int, found: list[Match]) -> list[Match]:
+    """``found``, made warnings when random pairs of this dataset pass ``level`` too (``homogeneity``):
+    a fixed camera's different shots are within a few bits of each other, and a hash
+    that links a quarter of all pairs is no evidence of a copy there."""
+    import dataclasses
+
+    import numpy as np
+
+    from ..signals.families import hash_stack, search_orientations
+    from . import homogeneity
+
+    stack = hash_stack(run.sigs, search_orientations(run.orientations), prefix)
+    s = homogeneity.sample(run.textured_rows(), run.comparisons, run.split_of, run.sigs.digests)
+    dist = (np.bitwise_count(stack[s.i] ^ stack[s.j, :1]).sum(axis=-1, dtype=np.int64).min(axis=1)
+            if len(s.i) else np.zeros(0, np.int64))
+    said = homogeneity.verdict(s, lambda idx: dist[idx] <= level, -dist)
+    run.stats[name] = {**(run.stats.get(name) or {}), **said}
+    return [dataclasses.replace(m, weak=True) for m in found] if said["inseparable"] else found
 
 
 def _nearest_possible(run: SearchRun, prefix: str, level: int) -> int:

@@ -45,6 +45,11 @@ class PHash(Detector):
     def find(self, run: SearchRun, settings: HashSettings) -> list[Match]:
         return matches_and_near_misses(run, self.name, "hash", settings)
 
+    def summary(self, stats: Any) -> str:
+        from .homogeneity import said
+
+        return said(self.name, stats)
+
     def strength(self, match: Match, settings: HashSettings) -> float:
         return 1.0 - match.value / settings.bits
 

@@ -79,6 +79,27 @@ def _indexed(ta: Any, tb: Any, names: list[str], min_cosine: float, same: bool,
     return ia[order], ib[order], cos[order], kk[order]
 
 
+def _separable(run: SearchRun, settings: ThumbnailSettings, names: list[str], found: list[Match]) -> list[Match]:
+    """``found``, made warnings when random pairs of this dataset reach ``min_cosine`` too
+    (``homogeneity``): a fixed camera's shots share one thumbnail."""
+    import dataclasses
+
+    import numpy as np
+
+    from ..search.kernels import normalised_thumbs, orient_thumbs
+    from . import homogeneity
+
+    s = homogeneity.sample(run.textured_rows(), run.comparisons, run.split_of, run.sigs.digests)
+    thumbs = run.sigs.arrays["thumb"]
+    ti, tj = normalised_thumbs(thumbs[s.i]), normalised_thumbs(thumbs[s.j])
+    cos = np.full(len(s.i), -1.0)
+    for o in names:
+        cos = np.maximum(cos, (orient_thumbs(ti, o) * tj).sum(axis=1))
+    said = homogeneity.verdict(s, lambda idx: cos[idx] >= settings.min_cosine, cos)
+    run.stats[Thumbnail.name] = said
+    return [dataclasses.replace(m, weak=True) for m in found] if said["inseparable"] else found
+
+
 class Thumbnail(Detector):
     name = "thumbnail"
     section = "thumbnail"
@@ -127,7 +148,12 @@ class Thumbnail(Detector):
                     _upright(int(ra[x]), int(rb[y]), round(float(c), 4), names[int(o)])
                     for x, y, c, o in zip(ia[tex], ib[tex], cos[tex], kk[tex])
                 ]
-        return out
+        return _separable(run, settings, names, out)
+
+    def summary(self, stats: Any) -> str:
+        from .homogeneity import said
+
+        return said(self.name, stats)
 
     def strength(self, match: Match, settings: ThumbnailSettings) -> float:
         return match.value

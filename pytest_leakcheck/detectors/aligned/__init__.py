@@ -112,6 +112,10 @@ class Aligned(Detector):
         """The levels and what they rest on; a small dataset's floor and a rate it cannot resolve, said."""
         if not isinstance(stats, dict) or "threshold" not in stats:
             return ""
+        if stats.get("inseparable"):
+            from ..homogeneity import said
+
+            return said(self.name, stats)
         n = int(stats.get("calibrated_on", 0))
         measured, asked = float(stats["false_alarms_per_10k"]), stats.get("asked_false_alarms_per_10k")
         out = f"aligned threshold {stats['threshold']:.3f} ({measured:g} false alarms per 10k measured on {n} images"

@@ -464,3 +464,28 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
                             alignment.References(grey, tmpl2), always=1)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
     return fwd.reshape(n, groups, p.k).max(2)
+
+
+def neighbours(data: Data, p: Plan, rows: np.ndarray) -> np.ndarray:
+    """(n, k): each of ``rows``' retrieved candidates in the other splits it asks, scored whatever their
+    16 px correlation, best first (-inf where fewer): what the nearest images of this dataset score.
+    In blocks of ``_IMPOSTOR_BLOCK`` rows, as the impostors are: every candidate is aligned at 32 px."""
+    blocks = [_neighbours(data, p, rows[a:a + _IMPOSTOR_BLOCK]) for a in range(0, len(rows), _IMPOSTOR_BLOCK)]
+    return np.concatenate(blocks) if blocks else np.full((0, p.k), -np.inf)
+
+
+def _neighbours(data: Data, p: Plan, rows: np.ndarray) -> np.ndarray:
+    assert data.index is not None
+    out = np.full((len(rows), p.k), -np.inf)
+    for a in p.targets:
+        sel = np.flatnonzero(p.split_of[rows] == a)
+        others = [g for g, b in enumerate(p.targets[a]) if b != a]
+        if not len(sel) or not others:
+            continue
+        cand, flip = retrieve(data, p, a, rows[sel])
+        cand, flip = cand[:, others].reshape(len(sel), -1), flip[:, others].reshape(len(sel), -1)
+        got = np.nan_to_num(alignment.verify(data.grey[rows[sel]].astype(np.float32), cand, flip,
+                                             data.references, always=cand.shape[1]), nan=-np.inf)
+        got = np.where(cand >= 0, got, -np.inf)
+        out[sel] = -np.sort(-got, 1)[:, :p.k]
+    return out

@@ -1,0 +1,118 @@
+"""Levels held against the dataset itself: a fixed camera, look-alike objects, a turned copy in a small set.
+
+Issue 37: on a fixed camera every detector linked different shots (one error of all
+289 photos), on candled eggs ``aligned`` made errors of different eggs, and a
+mirrored copy whose pHash is 0 stayed a warning in a small set.  Each dataset here
+is built from numpy and Pillow; each test fails on the code before the change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageFilter
+
+from pytest_leakcheck import check
+from pytest_leakcheck.detectors import homogeneity
+from pytest_leakcheck.render.text import render as render_text
+from pytest_leakcheck.testing import photo, save
+
+from ..conftest import write_policy
+
+
+def _split(k: int) -> str:
+    return "test" if k % 5 == 0 else "train"
+
+
+def test_a_row_with_one_copy_among_random_partners_is_not_a_homogeneous_dataset() -> None:
+    """Each sampled row's nearest random partner is left out: a copy drawn by chance does not count,
+    a dataset where every partner passes does."""
+    s = homogeneity.Sample(np.repeat(np.arange(100), 5), np.arange(500), 5)
+    one_copy = np.zeros(500)
+    one_copy[::5] = 1.0  # each row's first partner is its copy
+    said = homogeneity.verdict(s, lambda idx: one_copy[idx] > 0.5, one_copy)
+    assert said == {"random_pairs": 400, "random_passing": 0, "inseparable": False}
+    every = np.ones(500)
+    assert homogeneity.verdict(s, lambda idx: every[idx] > 0.5, every)["inseparable"]
+    # Two coincidences in a small set say nothing.
+    two = np.zeros(500)
+    two[[1, 6]] = 1.0
+    assert not homogeneity.verdict(s, lambda idx: two[idx] > 0.5, two)["inseparable"]
+
+
+def test_sample_draws_distinct_partners_from_the_other_split() -> None:
+    rows = {"train": np.arange(0, 30), "test": np.arange(30, 33)}
+    split_of = ["train"] * 30 + ["test"] * 3
+    s = homogeneity.sample(rows, [("train", "test")], split_of, [bytes([k]) * 8 for k in range(33)])
+    pairs = s.i.reshape(-1, s.per_row), s.j.reshape(-1, s.per_row)
+    assert len(pairs[0]) == 3  # the train rows cannot draw 5 distinct partners from 3 test rows
+    assert all(len(set(js)) == s.per_row for js in pairs[1].tolist())
+    assert all(split_of[int(i)] == "test" and split_of[int(j)] == "train" for i, j in zip(s.i, s.j))
+
+
+@pytest.fixture
+def fixed_camera(tmp_path: Path) -> Path:
+    """60 shots of one board by one camera, a small piece moved between shots: no two are copies."""
+    board, piece = photo(900, (320, 240)), photo(901, (28, 28))
+    rng = np.random.default_rng(1)
+    for k in range(60):
+        shot = board.copy()
+        shot.paste(piece, (int(rng.integers(10, 280)), int(rng.integers(10, 200))))
+        save(shot, tmp_path / _split(k) / f"shot_{k:03d}.jpg", quality=90)
+    write_policy(tmp_path)
+    return tmp_path
+
+
+def test_a_fixed_camera_gives_no_error_and_says_why(fixed_camera: Path) -> None:
+    report = check(fixed_camera / "leakcheck.yaml")
+    assert report.exit_code == 0, [(f.kind, f.severity, len(f.members)) for f in report.findings]
+    assert not [f for f in report.findings if f.severity == "error"]
+    for name in ("phash", "thumbnail"):  # aligned's neighbours put its error level above every shot
+        assert report.stats[name]["inseparable"], name
+    text = render_text(report)
+    assert "phash cannot tell copies from other images of this dataset" in text
+
+
+def _egg(seed: int) -> Image.Image:
+    """A candled egg on a dark stand: one shape, one light, a faint texture of its own."""
+    rng = np.random.default_rng(500 + seed)
+    yy, xx = np.mgrid[0:200, 0:200].astype(np.float32)
+    cx, cy, ax, ay = 100 + rng.normal(0, 3), 100 + rng.normal(0, 3), 55 + rng.normal(0, 3), 75 + rng.normal(0, 3)
+    glow = np.clip(1.2 - ((xx - cx) / ax) ** 2 - ((yy - cy) / ay) ** 2, 0, 1)
+    noise = rng.normal(0, 1, (5, 5)).astype(np.float32)
+    texture = np.asarray(Image.fromarray(noise).resize((200, 200), Image.Resampling.BICUBIC))
+    grey = 30 + glow * (170 + 8 * texture)
+    rgb = np.stack([grey, grey * 0.75, grey * 0.35], -1) + rng.normal(0, 3, (200, 200, 3))
+    return Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8), "RGB").filter(ImageFilter.GaussianBlur(1))
+
+
+@pytest.mark.slow
+def test_look_alike_objects_give_no_error(tmp_path: Path) -> None:
+    """100 different eggs: upside-down impostors put aligned's error level under what two different
+    eggs score; their retrieved neighbours do not."""
+    for k in range(100):
+        save(_egg(k), tmp_path / _split(k) / f"egg_{k:03d}.jpg", quality=90)
+    report = check(write_policy(tmp_path))
+    assert not [f for f in report.findings if f.severity == "error"]
+    aligned = report.stats["aligned"]
+    assert aligned["error_threshold"] == aligned["neighbour_level"] > aligned["threshold"]
+
+
+@pytest.mark.slow
+def test_a_turned_copy_in_a_small_set_fails_the_build(tmp_path: Path) -> None:
+    """300 photos of 32 px (CIFAR's size); a train photo blurred and mirrored, another blurred and turned
+    90 degrees, in test.  pHash finds both within 2 bits; aligned scores them under the small set's floor,
+    which may demote only evidence that is itself weak."""
+    for k in range(300):
+        save(photo(7000 + k, (32, 32)), tmp_path / _split(k) / f"{k:03d}.jpg", quality=90)
+    for name, turn, src in (("mirror", Image.Transpose.FLIP_LEFT_RIGHT, 1), ("turned", Image.Transpose.ROTATE_90, 2)):
+        copy = photo(7000 + src, (32, 32)).transpose(turn).filter(ImageFilter.GaussianBlur(2.0))
+        save(copy, tmp_path / "test" / f"{name}.jpg", quality=90)
+    report = check(write_policy(tmp_path))
+    assert report.exit_code == 1
+    errors = [{m.path for m in f.members} for f in report.findings if f.severity == "error"]
+    assert {"train/001.jpg", "test/mirror.jpg"} in errors
+    assert {"train/002.jpg", "test/turned.jpg"} in errors
+    assert report.stats["aligned"]["small_sample"]
