@@ -115,8 +115,8 @@ def scores(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray,
     return out
 
 
-#: Pairs scored at once at F px: a few tens of MB of squares and their turns.
-PAIR_CHUNK = 256
+#: Pairs scored at once at F px: a few MB of squares and their turns.
+PAIR_CHUNK = 64
 
 
 def _pair_key(i: int, j: int, flipped: bool, turned: str | None) -> tuple[int, int, bool, str]:

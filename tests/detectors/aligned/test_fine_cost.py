@@ -61,9 +61,9 @@ def _run(tmp_path: Path) -> SimpleNamespace:
 def test_memory_follows_the_images_not_the_pairs(tmp_path: Path) -> None:
     run = _run(tmp_path)
     rng = np.random.default_rng(0)
-    i = rng.integers(0, N, 3000)
-    j = (i + 1 + rng.integers(0, N - 1, 3000)) % N
-    flipped = rng.random(3000) < 0.5
+    i = rng.integers(0, N, 600)
+    j = (i + 1 + rng.integers(0, N - 1, 600)) % N
+    flipped = rng.random(600) < 0.5
     tracemalloc.start()
     try:
         out = hires_levels.scores(run, i, j, flipped)  # type: ignore[arg-type]
@@ -71,8 +71,9 @@ def test_memory_follows_the_images_not_the_pairs(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert np.isfinite(out).all()
-    # A square per pair would be 3,000 x 96 x 96 float32 (110 MB) for each side, before the high pass's temporaries.
-    assert peak < 60 * 2**20, f"{peak / 2**20:.0f} MB"
+    # A square per pair would be 600 x 96 x 96 float32 (22 MB) for each side, and the high pass makes several (138 MB
+    # in all, measured); by chunks it is the 32 px alignment of one chunk that peaks.
+    assert peak < 64 * 2**20, f"{peak / 2**20:.0f} MB"
 
 
 def test_a_pair_is_scored_once_per_run(tmp_path: Path) -> None:
