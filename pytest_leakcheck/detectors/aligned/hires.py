@@ -205,20 +205,26 @@ def detail(hq: np.ndarray, hr: np.ndarray, flipped: np.ndarray, zoom: np.ndarray
 
 def _best_window(region: np.ndarray, t: np.ndarray, nt: np.ndarray) -> np.ndarray:
     """Best normalised correlation of each centred template (nb, TF, TF) with the TF x TF windows of its
-    (nb, Z, span, span) region; -inf where every window is flat.  Window sums come from integral images."""
+    (nb, Z, span, span) region; -inf where every window is flat.  Window sums come from running sums,
+    down the rows once and then along each row of TF-row sums (the windows' few offsets)."""
     nb, z, span = region.shape[:3]
-    ii = np.zeros((nb, z, span + 1, span + 1), np.float64)
-    ii2 = np.zeros_like(ii)
-    ii[:, :, 1:, 1:] = region.cumsum(2).cumsum(3)
-    ii2[:, :, 1:, 1:] = (region.astype(np.float64) ** 2).cumsum(2).cumsum(3)
+    n = span - TF + 1
+    sums = []
+    for x in (region.astype(np.float64), region.astype(np.float64) ** 2):
+        rows = np.zeros((nb, z, span + 1, span), np.float64)
+        np.cumsum(x, axis=2, out=rows[:, :, 1:])
+        band = rows[:, :, TF:TF + n] - rows[:, :, :n]  # (nb, z, n, span): sums of TF rows from each dy
+        cols = np.zeros((nb, z, n, span + 1), np.float64)
+        np.cumsum(band, axis=3, out=cols[:, :, :, 1:])
+        sums.append(cols[:, :, :, TF:TF + n] - cols[:, :, :, :n])  # (nb, z, n, n)
+    s1, s2 = sums
+    nw = np.sqrt(np.maximum(s2 - s1 * s1 / (TF * TF), 0))
     best = np.full(nb, -np.inf)
-    for dy in range(span - TF + 1):
-        for dx in range(span - TF + 1):
-            s1, s2 = (x[:, :, dy + TF, dx + TF] - x[:, :, dy, dx + TF] - x[:, :, dy + TF, dx] + x[:, :, dy, dx]
-                      for x in (ii, ii2))
-            nw = np.sqrt(np.maximum(s2 - s1 * s1 / (TF * TF), 0))
+    for dy in range(n):
+        for dx in range(n):
             dot = np.einsum("nzuv,nuv->nz", region[:, :, dy:dy + TF, dx:dx + TF], t)
-            sc = np.where(nw > alignment.DETAIL_STD * TF, dot / np.maximum(nw * nt[:, None], 1e-6), -np.inf)
+            w = nw[:, :, dy, dx]
+            sc = np.where(w > alignment.DETAIL_STD * TF, dot / np.maximum(w * nt[:, None], 1e-6), -np.inf)
             best = np.maximum(best, sc.max(1))
     return best.astype(np.float32)
 
