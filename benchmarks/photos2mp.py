@@ -106,7 +106,7 @@ def cold(policy: Path, jobs: int) -> dict:
         "s = r.stats\n"
         "print(json.dumps({'seconds': dt, 'driver_mb': own / 1024, 'worker_mb': kids / 1024,"
         " 'findings': len(r.findings), 'errors': sum(f.severity == 'error' for f in r.findings),"
-        " 'largest': max((len(f.files) for f in r.findings), default=0),"
+        " 'largest': max((len(f.members) for f in r.findings), default=0),"
         " 'stages': {'hash': s.get('seconds_hash'), 'decode': s.get('seconds_decode'),"
         " **s.get('seconds_stages', {})}}))\n"
     )
