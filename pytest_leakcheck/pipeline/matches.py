@@ -12,6 +12,7 @@ look at everyone's matches (``refine``: verification).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -121,7 +122,9 @@ def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]], alongside: Sequ
         for det, pending in begun:
             if pending.running:
                 run.progress.start(f"finishing ({det.name})")
+            t = time.perf_counter()
             matches += pending.result()
+            _timed(run, f"finishing {det.name}", t)
     run.progress.done()
     return _sorted(matches), _sorted(beside)
 
@@ -129,13 +132,21 @@ def find(run: SearchRun, chosen: Sequence[tuple[Detector, Any]], alongside: Sequ
 def _staged(run: SearchRun, det: Detector, search: Callable[[], T]) -> T:
     """``search()`` as the detector's own progress stage: a slow one (aligned) shows as itself."""
     run.progress.start(f"searching ({det.name})", len(run.comparisons), unit="split pair")
+    t = time.perf_counter()
     out = search()
+    _timed(run, f"searching {det.name}", t)
     ticks = run.take_ticks()  # a detector that counted its own blocks (run.ticks)
     if ticks is not None:
         ticks.finish()
     else:
         run.progress.advance(len(run.comparisons))
     return out
+
+
+def _timed(run: SearchRun, stage: str, since: float) -> None:
+    """Seconds a search stage took, in ``stats["seconds_stages"]`` (``benchmarks/speed.py`` prints each one's share)."""
+    stages: dict[str, float] = run.stats.setdefault("seconds_stages", {})  # type: ignore[assignment]
+    stages[stage] = round(stages.get(stage, 0.0) + time.perf_counter() - since, 3)
 
 
 def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, opts: RunOptions, *,
@@ -152,7 +163,9 @@ def search(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, opts:
     matches += beside
     progress.start("verifying", len(enabled), unit="detector")
     for det, settings in enabled:
+        t = time.perf_counter()
         matches = det.refine(run, settings, matches)
+        _timed(run, f"verifying {det.name}", t)
         progress.advance()
     progress.done()
     # What ran, for the summary: a copy turned a way no detector searched is

@@ -219,6 +219,15 @@ def _without_cycle_collection() -> Iterator[None]:
 
 
 def _pipeline(policy: Policy, store: Store, focus: Iterable[str] | None, t0: float, opts: RunOptions) -> Run:
+    import numpy  # noqa: F401  (loaded before the BLAS limit, which applies to the libraries loaded)
+
+    from ..signals.threads import one_blas_thread
+
+    with one_blas_thread():  # the check's parallelism is its processes (signals/threads.py)
+        return _computed(policy, store, focus, t0, opts)
+
+
+def _computed(policy: Policy, store: Store, focus: Iterable[str] | None, t0: float, opts: RunOptions) -> Run:
     import numpy as np
 
     from . import signatures

@@ -184,13 +184,17 @@ def detail(hq: np.ndarray, hr: np.ndarray, flipped: np.ndarray, zoom: np.ndarray
         b = min(n, a + _CHUNK)
         y0 = np.clip(K * (shift[a:b] // side) - REACH, 0, F - span)
         x0 = np.clip(K * (shift[a:b] % side) - REACH, 0, F - span)
-        # Only the rows and columns the windows cover: the zoom's matrices, cut to the span.
-        m = _zooms()[zoom[a:b]]  # (nb, Z, F, F)
-        my = np.take_along_axis(m, (y0[:, None] + np.arange(span))[:, None, :, None], 2)
-        mx = np.take_along_axis(m, (x0[:, None] + np.arange(span))[:, None, :, None], 2)
+        # Only the rows and columns the windows cover: the zoom's matrices, cut to the span, gathered
+        # straight from the table (not each pair's whole (Z, F, F) first).
+        zs, ks = zoom[a:b, None, None], np.arange(len(SUBZOOMS))[None, :, None]
+        my = _zooms()[zs, ks, (y0[:, None] + np.arange(span))[:, None, :]]  # (nb, Z, span, F)
+        mx = _zooms()[zs, ks, (x0[:, None] + np.arange(span))[:, None, :]]
         g = np.where(np.asarray(flipped[a:b])[:, None, None], hq[a:b, :, ::-1], hq[a:b])
-        # (nb, Z, span, span); a strided operand sends numpy's matmul off BLAS
-        region = my @ g[:, None] @ np.ascontiguousarray(mx.swapaxes(-1, -2))
+        nb = b - a
+        # (nb, Z, span, span): every zoom's rows against one square in one product per pair, then
+        # the columns; contiguous operands (a strided one sends numpy's matmul off BLAS)
+        rows = (my.reshape(nb, -1, F) @ g).reshape(nb, len(SUBZOOMS), span, F)
+        region = rows @ np.ascontiguousarray(mx.swapaxes(-1, -2))
         t = hr[a:b, off:off + TF, off:off + TF]
         t = t - t.mean((1, 2), keepdims=True)
         nt = np.sqrt(np.einsum("nuv,nuv->n", t, t))
@@ -201,20 +205,26 @@ def detail(hq: np.ndarray, hr: np.ndarray, flipped: np.ndarray, zoom: np.ndarray
 
 def _best_window(region: np.ndarray, t: np.ndarray, nt: np.ndarray) -> np.ndarray:
     """Best normalised correlation of each centred template (nb, TF, TF) with the TF x TF windows of its
-    (nb, Z, span, span) region; -inf where every window is flat.  Window sums come from integral images."""
+    (nb, Z, span, span) region; -inf where every window is flat.  Window sums come from running sums,
+    down the rows once and then along each row of TF-row sums (the windows' few offsets)."""
     nb, z, span = region.shape[:3]
-    ii = np.zeros((nb, z, span + 1, span + 1), np.float64)
-    ii2 = np.zeros_like(ii)
-    ii[:, :, 1:, 1:] = region.cumsum(2).cumsum(3)
-    ii2[:, :, 1:, 1:] = (region.astype(np.float64) ** 2).cumsum(2).cumsum(3)
+    n = span - TF + 1
+    sums = []
+    for x in (region.astype(np.float64), region.astype(np.float64) ** 2):
+        rows = np.zeros((nb, z, span + 1, span), np.float64)
+        np.cumsum(x, axis=2, out=rows[:, :, 1:])
+        band = rows[:, :, TF:TF + n] - rows[:, :, :n]  # (nb, z, n, span): sums of TF rows from each dy
+        cols = np.zeros((nb, z, n, span + 1), np.float64)
+        np.cumsum(band, axis=3, out=cols[:, :, :, 1:])
+        sums.append(cols[:, :, :, TF:TF + n] - cols[:, :, :, :n])  # (nb, z, n, n)
+    s1, s2 = sums
+    nw = np.sqrt(np.maximum(s2 - s1 * s1 / (TF * TF), 0))
     best = np.full(nb, -np.inf)
-    for dy in range(span - TF + 1):
-        for dx in range(span - TF + 1):
-            s1, s2 = (x[:, :, dy + TF, dx + TF] - x[:, :, dy, dx + TF] - x[:, :, dy + TF, dx] + x[:, :, dy, dx]
-                      for x in (ii, ii2))
-            nw = np.sqrt(np.maximum(s2 - s1 * s1 / (TF * TF), 0))
+    for dy in range(n):
+        for dx in range(n):
             dot = np.einsum("nzuv,nuv->nz", region[:, :, dy:dy + TF, dx:dx + TF], t)
-            sc = np.where(nw > alignment.DETAIL_STD * TF, dot / np.maximum(nw * nt[:, None], 1e-6), -np.inf)
+            w = nw[:, :, dy, dx]
+            sc = np.where(w > alignment.DETAIL_STD * TF, dot / np.maximum(w * nt[:, None], 1e-6), -np.inf)
             best = np.maximum(best, sc.max(1))
     return best.astype(np.float32)
 
@@ -228,11 +238,16 @@ def both_ways(q32: np.ndarray, r32: np.ndarray, qf: np.ndarray, rf: np.ndarray, 
     the first image turned that way meets the second, and the second turned
     back meets the first, as ``pairs.pair_scores`` turns them.
     """
+    return passed_both_ways(q32, r32, high_pass(qf), high_pass(rf), flipped, turned)
+
+
+def passed_both_ways(q32: np.ndarray, r32: np.ndarray, hq: np.ndarray, hr: np.ndarray, flipped: np.ndarray,
+                     turned: Sequence[str] | None = None) -> np.ndarray:
+    """:func:`both_ways` of squares already high-passed (:func:`high_pass`, once per image)."""
     flipped = np.asarray(flipped, bool)
     back = None if turned is None else [alignment.TURNS[o][1] for o in turned]
     best = np.full(len(q32), np.nan, np.float32)
     # The high pass is symmetric, so it commutes with every turn: once per image.
-    hq, hr = high_pass(qf), high_pass(rf)
     for a32, ha, b32, hb, how in ((q32, hq, r32, hr, turned), (r32, hr, q32, hq, back)):
         if how is not None:
             a32, ha = alignment.turn(a32, how), np.ascontiguousarray(alignment.turn(ha, how))

@@ -78,11 +78,23 @@ def squares(store: Store, digests: Sequence[bytes], rows: np.ndarray) -> tuple[n
 
 def scores(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray,
            turned: Sequence[str] | None = None) -> np.ndarray:
-    """Fine score of each pair (rows ``i``, ``j``), NaN where either image is small or has no fine evidence."""
+    """Fine score of each pair (rows ``i``, ``j``), NaN where either image is small or has no fine evidence.
+
+    Each image's square is read and high-passed once however many pairs it is in, and the
+    pairs are scored PAIR_CHUNK at a time: memory follows the images, not the pairs (on a
+    fixed-camera set most of N² pairs reach this).  A pair scored earlier in the run (aligned's
+    own matches, then the hash matches ``refine`` asks about) is not scored again.
+    """
     i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
     out = np.full(len(i), np.nan, np.float32)
     big = large(run.sigs)
     todo = np.flatnonzero(big[i] & big[j]) if len(i) else np.zeros(0, np.int64)
+    memo: dict[Any, float] = run.memo.setdefault("aligned-fine", {})  # type: ignore[assignment]
+    flips = np.asarray(flipped, bool)
+    keys = [_pair_key(int(i[n]), int(j[n]), bool(flips[n]), None if turned is None else turned[n]) for n in todo]
+    seen = np.array([k in memo for k in keys], bool)
+    out[todo[seen]] = [memo[k] for k, s in zip(keys, seen) if s]
+    todo = todo[~seen]
     if not len(todo):
         return out
     rows = np.unique(np.concatenate([i[todo], j[todo]]))
@@ -90,12 +102,28 @@ def scores(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray,
     pi, pj = np.searchsorted(rows, i[todo]), np.searchsorted(rows, j[todo])
     keep = found[pi] & found[pj]
     todo, pi, pj = todo[keep], pi[keep], pj[keep]
-    if not len(todo):
-        return out
-    g32 = run.sigs.arrays["desc:grey32"].reshape(-1, alignment.S, alignment.S)
-    how = None if turned is None else [turned[n] for n in todo]
-    out[todo] = hires.both_ways(g32[i[todo]], g32[j[todo]], gf[pi], gf[pj], np.asarray(flipped, bool)[todo], how)
+    if len(todo):
+        hp = hires.high_pass(gf)
+        del gf
+        g32 = run.sigs.arrays["desc:grey32"].reshape(-1, alignment.S, alignment.S)
+        for a in range(0, len(todo), PAIR_CHUNK):
+            t, ci, cj = todo[a:a + PAIR_CHUNK], pi[a:a + PAIR_CHUNK], pj[a:a + PAIR_CHUNK]
+            how = None if turned is None else [turned[n] for n in t]
+            out[t] = hires.passed_both_ways(g32[i[t]], g32[j[t]], hp[ci], hp[cj], flips[t], how)
+    for n in todo.tolist():
+        memo[_pair_key(int(i[n]), int(j[n]), bool(flips[n]), None if turned is None else turned[n])] = float(out[n])
     return out
+
+
+#: Pairs scored at once at F px: a few MB of squares and their turns.
+PAIR_CHUNK = 64
+
+
+def _pair_key(i: int, j: int, flipped: bool, turned: str | None) -> tuple[int, int, bool, str]:
+    """A fine score's key: unturned pairs are scored both ways, so either order is the same pair."""
+    if turned in (None, "identity"):
+        return min(i, j), max(i, j), flipped, "identity"
+    return i, j, flipped, turned  # type: ignore[return-value]
 
 
 def judge(run: SearchRun, found: pairs.Pairs, todo: np.ndarray, cal: dict[str, Any],

@@ -1,0 +1,148 @@
+"""Cold `leakcheck check` on 2 MP photos against a bare full decode of the same files.
+
+Run by hand: ``python benchmarks/photos2mp.py [--n 289] [--jobs 2] [--repeat 2]``, or
+``--data DIR`` for a real set (a folder holding its ``leakcheck.yaml``, e.g. a copy of a
+Roboflow export).  Without ``--data`` it builds (once, cached under the system temp folder)
+N photos at 2048 x 1371 of one fixed scene: one background (``testing.photo``) with a small
+object moved between shots, split 70/20/10 into train, val and test.  That is the worst case
+for cost: no two are copies, yet every pair looks alike at 32 px, so most of N² pairs reach
+the verdicts that judge them (the fine look at 96 px among them).
+
+In one run, alternating, it measures:
+
+- bare: every file read and fully decoded (``Image.open(f).load()``) in ``--jobs`` processes;
+- cold: ``leakcheck check`` with an empty store and ``--jobs`` processes, in a fresh
+  interpreter; its peak RSS is the larger of the driver's and its largest worker's.
+
+The targets (issue 37): cold at most 4x bare, peak RSS under 1 GB whatever N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+SIZE = (2048, 1371)
+#: The benchmark's own store, inside the dataset (a store must live under the policy's root).
+STORE = ".leakcheck-photos2mp"
+
+
+def _shot(args: tuple[int, str]) -> None:
+    import numpy as np
+    from PIL import ImageDraw
+
+    from pytest_leakcheck.testing import photo
+
+    seed, path = args
+    img = photo(7, SIZE)  # the one scene every shot shows
+    rng = np.random.default_rng(seed)
+    x, y = int(rng.integers(100, SIZE[0] - 300)), int(rng.integers(100, SIZE[1] - 300))
+    colour = tuple(int(c) for c in rng.integers(0, 256, 3))
+    ImageDraw.Draw(img).ellipse((x, y, x + 160, y + 160), fill=colour)  # the piece moved
+    img.save(path, quality=90)
+
+
+def fixed_camera(n: int) -> Path:
+    """N shots of one scene with one object moved, 70/20/10 into train/val/test, built once."""
+    root = Path(tempfile.gettempdir()) / f"leakcheck-bench-fixed2mp-{n}"
+    if (root / ".complete").exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    tasks = []
+    for i in range(n):
+        split = "test" if i % 10 == 0 else "val" if i % 10 in (1, 2) else "train"
+        (root / split).mkdir(parents=True, exist_ok=True)
+        tasks.append((i, str(root / split / f"shot_{i:05d}.jpg")))
+    print(f"generating {n} photos at {SIZE[0]}x{SIZE[1]} in {root} ...", flush=True)
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_shot, tasks, chunksize=8))
+    (root / "leakcheck.yaml").write_text(
+        "version: 1\nsplits:\n  train: [train/**]\n  val: [val/**]\n  test: [test/**]\n")
+    (root / ".complete").touch()
+    return root
+
+
+def _full_decode(path: Path) -> int:
+    from PIL import Image
+
+    with Image.open(path) as img:
+        img.load()
+        return img.size[0]
+
+
+def bare(files: list[Path], jobs: int) -> float:
+    t = time.perf_counter()
+    with ProcessPoolExecutor(jobs) as pool:
+        list(pool.map(_full_decode, files, chunksize=4))
+    return time.perf_counter() - t
+
+
+def own_policy(root: Path) -> Path:
+    """The dataset's policy with a store of this benchmark's own (emptied before every cold run)."""
+    text = (root / "leakcheck.yaml").read_text()
+    lines = [ln for ln in text.splitlines() if not ln.startswith("cache:")]
+    path = root / "leakcheck-photos2mp.yaml"
+    path.write_text("\n".join(lines) + f"\ncache: {STORE}/cache.sqlite\n")
+    return path
+
+
+def cold(policy: Path, jobs: int) -> dict:
+    shutil.rmtree(policy.parent / STORE, ignore_errors=True)
+    code = (
+        "import json, resource, time\n"
+        "from pytest_leakcheck import check\n"
+        "t = time.perf_counter()\n"
+        f"r = check({str(policy)!r}, jobs={jobs})\n"
+        "dt = time.perf_counter() - t\n"
+        "own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "s = r.stats\n"
+        "print(json.dumps({'seconds': dt, 'driver_mb': own / 1024, 'worker_mb': kids / 1024,"
+        " 'findings': len(r.findings), 'errors': sum(f.severity == 'error' for f in r.findings),"
+        " 'largest': max((len(f.members) for f in r.findings), default=0),"
+        " 'stages': {'hash': s.get('seconds_hash'), 'decode': s.get('seconds_decode'),"
+        " **s.get('seconds_stages', {})}}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"the check failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=289)
+    parser.add_argument("--data", type=Path, help="a dataset folder holding its leakcheck.yaml")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    root = args.data.resolve() if args.data else fixed_camera(args.n)
+    policy = own_policy(root)
+    files = sorted(p for p in root.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+    print(f"{len(files)} images under {root}, jobs={args.jobs}", flush=True)
+    rounds = []
+    for _ in range(args.repeat):
+        b = bare(files, args.jobs)
+        c = cold(policy, args.jobs)
+        rounds.append((b, c))
+        rss = max(c["driver_mb"], c["worker_mb"])
+        print(f"  bare full decode {b:6.1f} s | cold check {c['seconds']:6.1f} s = {c['seconds'] / b:5.1f}x "
+              f"(target <= 4x) | peak RSS {rss:5.0f} MB (driver {c['driver_mb']:.0f}, largest worker "
+              f"{c['worker_mb']:.0f}; target < 1024) | findings {c['findings']} ({c['errors']} errors, "
+              f"largest {c['largest']} files)", flush=True)
+        stages = {k: v for k, v in c["stages"].items() if v}
+        print("    stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()), flush=True)
+    ratios = [c["seconds"] / b for b, c in rounds]
+    print(f"cold / bare: {min(ratios):.1f}x-{max(ratios):.1f}x over {len(rounds)} rounds; peak RSS "
+          f"{max(max(c['driver_mb'], c['worker_mb']) for _, c in rounds):.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
