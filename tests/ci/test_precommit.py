@@ -52,11 +52,22 @@ def test_hook_rejects_a_leak_and_hashes_only_the_staged_file(
     check(policy)  # fills the store, as an earlier commit or check would
     save(photo(3, SIZE), tmp_path / "data/test/resaved.jpg", quality=70)
     monkeypatch.chdir(tmp_path)
+    from pytest_leakcheck.pipeline import run as pipeline_run
+
+    seen = []
+    real = pipeline_run.check
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(real(*args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(pipeline_run, "check", spy)
     assert main(["hook", "--policy", "data/leakcheck.yaml", "data/test/resaved.jpg"]) == EXIT_LEAKS
     out = capsys.readouterr().out
     assert re.search(r"ERROR [a-z-]+  train~test", out)
     assert "train/img_3.jpg" in out and "test/resaved.jpg" in out
-    assert "in 9 images; decoded 1, reused 8," in out
+    # The summary's details moved under --verbose; the report itself says what was decoded.
+    assert (seen[0].stats["files"], seen[0].stats["decoded"], seen[0].stats["reused"]) == (9, 1, 8)
 
 
 def test_hook_passes_distinct_and_unrelated_files(

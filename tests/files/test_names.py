@@ -222,7 +222,7 @@ def test_baseline_records_odd_names_readably(odd_dataset: Path, run_cli: Callabl
     text = (odd_dataset / ".leakcheck-baseline.yaml").read_text(encoding="utf-8")
     assert unsafe(text) == [] and "test/more/rtl\\u202egpj.jpg" in text
     code, out, _ = run_cli("check", "--policy", policy)
-    assert code == 0 and "baseline: 4 known" in out
+    assert code == 0 and "passed: 4 known (baseline)" in out
 
 
 def test_split_manifest_round_trips_odd_names(odd_dataset: Path, run_cli: Callable) -> None:

@@ -42,6 +42,7 @@ def test_rendering_a_saved_report_imports_neither_numpy_nor_pil(tmp_path: Path, 
 def test_the_registry_finds_every_format_module() -> None:
     folder = Path(render.__file__).parent
     on_disk = {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")}
+    on_disk |= {p.parent.name for p in folder.glob("*/__init__.py")}  # a format with a folder of its own
     assert set(render.formats()) == on_disk
     assert render.formats()[0] == "text"
     assert {"html", *LEAN_FORMATS} <= on_disk

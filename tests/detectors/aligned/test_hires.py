@@ -108,7 +108,7 @@ def test_lookalikes_are_not_error_links_and_copies_still_are(photos: Path) -> No
         if _pair(copy, source) in judged:
             assert judged[_pair(copy, source)] >= stats["fine_threshold"]
     assert stats["fine_demoted"] == len(LOOKALIKES) and stats["fine_judged"] == len(judged)
-    text = render_text(report)
+    text = render_text(report, verbose=True)
     assert f"fine detail level {stats['fine_threshold']:.3f} at 96 px for 37 large images" in text
     assert "a conservative floor" in text
 

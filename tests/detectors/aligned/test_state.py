@@ -143,7 +143,7 @@ def test_report_says_which_levels_and_when(dataset: Path) -> None:
                         "changed_since", "reestimate_after"}
     assert json.loads(json.dumps(report_dict(report)))["stats"]["aligned"]["levels_on"] == 72
     when = cal["levels_at"].replace("T", " ").rstrip("Z")
-    assert f"levels estimated {when} UTC on 72 images, 1 changed since" in render_text(report)
+    assert f"levels estimated {when} UTC on 72 images, 1 changed since" in render_text(report, verbose=True)
 
 
 def test_a_saved_report_with_odd_levels_renders_without_them() -> None:
