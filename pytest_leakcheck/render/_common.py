@@ -63,6 +63,17 @@ def calibration_text(stats: dict) -> str:
     return "".join(f"; {text}" for text in said if text)
 
 
+def inseparable_lines(stats: dict) -> list[str]:
+    """A note per detector that could not tell copies from the rest of this dataset: shown by
+    default, since it explains why that detector raised no error (the levels are in ``--verbose``)."""
+    out = []
+    for d in registry():
+        mine = stats.get(d.section)
+        if isinstance(mine, dict) and mine.get("inseparable") and (text := d.summary(mine)):
+            out.append(f"note: {text}")
+    return out
+
+
 def headline(f: Finding, max_members: int = 4) -> str:
     """One line for a finding, for annotations, SARIF messages and summaries."""
     if f.kind not in COPY_KINDS:

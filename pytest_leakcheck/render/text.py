@@ -6,7 +6,7 @@ from collections import Counter
 
 from ..files.names import log_lines
 from ..report.model import KINDS, Finding, Report
-from ._common import calibration_text, checked_text, finding_lines, headline
+from ._common import calibration_text, checked_text, finding_lines, inseparable_lines, headline
 
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
@@ -66,6 +66,7 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, verbose:
     out += _rest(report.findings[len(shown):])
     for w in report.warnings:
         out.append(f"warning: {w}")
+    out += inseparable_lines(report.stats)
     if verbose and (details := details_line(report.stats)):
         out.append(details)
     out.append(summary_line(report))
