@@ -18,9 +18,13 @@ numpy, Pillow or pyarrow.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 import os
 from pathlib import Path
+from typing import Any
+
+from ..validate import Ctx, type_name
 
 #: The roles a column of a table can play; ``image`` is the bytes column of a shard.
 ROLES = ("file", "split", "group", "label", "image")
@@ -146,3 +150,16 @@ def folders(root: Path, max_depth: int = MAX_DEPTH) -> list[str]:
         if rel.parts:
             out.append(rel.as_posix())
     return out
+
+
+def per_split(ctx: Ctx, raw: Any, kind: str, what: str, example: str) -> Iterator[tuple[str, tuple[str, ...], dict]]:
+    """Each split of a ``KIND: {SPLIT: FILE | {file, images}}`` section, validated alike:
+    its name, its key path (for messages) and its spec as a mapping."""
+    at = ("splits", kind)
+    if not isinstance(raw, dict) or not raw:
+        raise ctx.fail(at, f"expected a mapping of split name to {what}, got {type_name(raw)}", example)
+    for name, spec in raw.items():
+        where = (*at, str(name))
+        if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
+            raise ctx.fail(where, "split names use letters, digits, - and _")
+        yield name, where, ctx.mapping({"file": spec} if isinstance(spec, str) else spec, where, ("file", "images"))

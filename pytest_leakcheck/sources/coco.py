@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import jsontext
-from ..validate import Ctx, inside, type_name
+from ..validate import Ctx, inside
 from ..errors import PolicyError
 from ..files.names import excerpt
 from .base import (
@@ -31,6 +31,7 @@ from .base import (
     add,
     clean_path,
     folders,
+    per_split,
     token_split,
     under,
 )
@@ -42,16 +43,9 @@ MAX_DEPTH = 6
 
 
 def parse(ctx: Ctx, raw: Any, root: Path, kind: str = KIND) -> SplitSources:
-    at = ("splits", KIND)
-    if not isinstance(raw, dict) or not raw:
-        raise ctx.fail(at, f"expected a mapping of split name to COCO file, got {type_name(raw)}",
-                       "e.g. `coco: {train: instances_train.json, test: instances_test.json}`")
     files = []
-    for name, spec in raw.items():
-        where = (*at, str(name))
-        if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
-            raise ctx.fail(where, "split names use letters, digits, - and _")
-        spec = ctx.mapping({"file": spec} if isinstance(spec, str) else spec, where, ("file", "images"))
+    for name, where, spec in per_split(ctx, raw, KIND, "COCO file",
+                                       "e.g. `coco: {train: instances_train.json, test: instances_test.json}`"):
         value = spec.get("file")
         if not isinstance(value, str) or not value:
             raise ctx.fail((*where, "file"), "expected a path to a COCO file")

@@ -28,8 +28,8 @@ from typing import Any
 from ..errors import PolicyError
 from ..files.escape import yaml_scalar
 from ..files.names import excerpt
-from ..validate import Ctx, inside, type_name
-from .base import SPLIT_WORDS, Assignment, Guess, Rows, SourceFile, SplitSources, add, clean_path, under
+from ..validate import Ctx, inside
+from .base import SPLIT_WORDS, Assignment, Guess, Rows, SourceFile, SplitSources, add, clean_path, per_split, under
 
 KIND = "lists"
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
@@ -45,16 +45,8 @@ LIST_NAMES = {split: tuple(w + tail for w in words for tail in ("", "_list", "li
 
 def parse(ctx: Ctx, raw: Any, root: Path, kind: str = KIND) -> SplitSources:
     """``lists: {SPLIT: FILE | {file, images}, ...}``: each list inside root, each image folder too."""
-    at = ("splits", KIND)
-    if not isinstance(raw, dict) or not raw:
-        raise ctx.fail(at, f"expected a mapping of split name to list file, got {type_name(raw)}",
-                       "e.g. `lists: {train: trainval.txt, test: test.txt}`")
     files = []
-    for name, spec in raw.items():
-        where = (*at, str(name))
-        if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
-            raise ctx.fail(where, "split names use letters, digits, - and _")
-        spec = ctx.mapping({"file": spec} if isinstance(spec, str) else spec, where, ("file", "images"))
+    for name, where, spec in per_split(ctx, raw, KIND, "list file", "e.g. `lists: {train: trainval.txt, test: test.txt}`"):
         files.append(_source(ctx, spec, where, root, name))
     return SplitSources(KIND, tuple(files))
 
