@@ -34,10 +34,10 @@ class IdenticalPixels(Detector):
         return ()  # equal bytes or pixels, upright only: nothing to turn
 
     def families(self, settings: Any, policy: PolicyView) -> tuple[Family, ...]:
-        from ..signals.families import hash_family, values_family
+        from ..signals.families import drafted_family, hash_family, values_family
 
         ph = policy.detectors.phash  # the hash the phash detector computes anyway
-        return (hash_family(ph.kind, ph.bits, "identity"), values_family())
+        return (hash_family(ph.kind, ph.bits, "identity"), values_family(), drafted_family())
 
     def find(self, run: SearchRun, settings: Any) -> list[Match]:
         from ..search.kernels import Match
@@ -59,15 +59,26 @@ class IdenticalPixels(Detector):
         # Pixel candidates ignore texture: two black frames can be identical.
         rows = run.rows_by_split()
         hashes, dims = run.sigs.arrays["hash:identity"], run.sigs.dims
+        drafted = run.sigs.arrays.get("drafted")
         out: set[tuple[int, int]] = set()
         for a, b in run.comparisons:
             for ra, rb, same in run.sides(a, b, rows):
                 ia, ib, _, _ = hamming_pairs(hashes[ra][:, None, :], hashes[rb], PIXEL_CANDIDATE_DISTANCE, same=same)
                 gi, gj = ra[ia], rb[ib]
-                ok = (dims[gi] == dims[gj]).all(axis=1) & (gi != gj)
+                ok = (dims[gi] == dims[gj]).all(axis=1) & (gi != gj) & _may_match(drafted, gi, gj)
                 out.update((min(int(x), int(y)), max(int(x), int(y))) for x, y in zip(gi[ok], gj[ok]))
                 out.update(_same_values(run.sigs.arrays.get("values"), ra, rb))
         return sorted(out)
+
+
+def _may_match(drafted: Any, gi: Any, gj: Any) -> Any:
+    """Which pairs may hold identical pixels by their reduced decodes: all but two JPEGs whose
+    reduced decodes differ (``signals.families.drafted_family``)."""
+    if drafted is None:
+        return True
+    a, b = drafted[gi], drafted[gj]
+    both_jpeg = (a[:, 0] == 1) & (b[:, 0] == 1)
+    return ~both_jpeg | (a == b).all(axis=1)
 
 
 def _same_values(values: Any, ra: Any, rb: Any) -> set[tuple[int, int]]:

@@ -211,3 +211,33 @@ def values_family() -> Family:
     Contents stored before DICOM was read are never DICOM: their row is zeros, no decode.
     """
     return Family("values", "dicom-raw-v1", (("values", "u1", 16),), _values, from_dims=_no_values)
+
+
+# --------------------------------------------------------------------------
+# The reduced decode's own digest (identical-pixels' cheap first test)
+
+#: JPEG's first three bytes.
+_JPEG = b"\xff\xd8\xff"
+
+
+def _drafted(decoded: Decoded, family: Family) -> bytes:
+    import hashlib
+
+    if not decoded.source.startswith(_JPEG):
+        return bytes(9)
+    # The 64 px grey square (4 KB) rather than the whole reduced decode: as decisive, a
+    # tenth of the hashing (0.1 ms a photo, ``benchmarks/speed.py``).
+    return b"\x01" + hashlib.blake2b(decoded.grey.tobytes(), digest_size=8).digest()
+
+
+def drafted_family() -> Family:
+    """Whether a file is a JPEG and a digest of its reduced decode's grey square, (N, 9) uint8
+    (zeros: not a JPEG).
+
+    Two JPEGs holding the same coefficients decode to the same reduced image, so two whose
+    reduced decodes differ do not hold identical pixels: identical-pixels leaves them
+    without the full decode it otherwise pays for each candidate.  On a fixed camera most
+    pairs are candidates (hashes within a few bits): ``chess`` and ``deeppcb`` of
+    ``benchmarks/field.py`` spent 10-20 % of the check decoding them in full.
+    """
+    return Family("drafted", f"jpeg-blake2b8;{DECODE_PATH}", (("drafted", "u1", 9),), _drafted)

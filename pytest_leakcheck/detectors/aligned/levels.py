@@ -346,7 +346,12 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     # Error-level verdicts between large images are judged at 96 px too, as aligned's own pairs are.
     asked = pairs.Pairs(ij[:, 0], ij[:, 1], scores, flip)
     insep = bool(cal.get("inseparable"))
-    fs = hires_levels.judge(run, asked, np.isfinite(scores) & (scores >= err + hair) & ~insep, cal, turned)
+    # A match already weak (its hash inseparable here, ``homogeneity``) stays weak whatever the
+    # 96 px look says, so it is not looked at: on a fixed camera (``chess`` of
+    # ``benchmarks/field.py``) those were most of the check's time.
+    weak_in = np.array([matches[n].weak for n in check], bool)
+    fs = hires_levels.judge(run, asked, np.isfinite(scores) & (scores >= err + hair) & ~insep & ~weak_in,
+                            cal, turned)
     low = (fs < float(cal.get("fine_threshold", -np.inf))) | insep
     for n, s, w, e, demote in zip(check, scores, warn, err, low):
         if not np.isfinite(s):
