@@ -167,12 +167,14 @@ def missed(report: dict, partners: dict[str, frozenset[str]], splits: dict[str, 
     return out
 
 
-def recall(report: dict, partners: dict[str, frozenset[str]], splits: dict[str, str]) -> dict[str, int]:
+def recall(report: dict, partners: dict[str, frozenset[str]], splits: dict[str, str],
+           kinds: set[str] | None = PIXEL_KINDS) -> dict[str, int]:
     """Held-out files (any split but ``train``) with a known partner in another split, and how
-    many share a pixel finding with one (at error level, and at any level)."""
+    many share a pixel finding with one (at error level, and at any level); ``kinds=None``:
+    a finding of any kind (a group rule's ``group-split`` too: what the user is shown)."""
     together: dict[str, set[str]] = {"error": set(), "any": set()}
     for finding in report["findings"]:
-        if finding["kind"] not in PIXEL_KINDS:
+        if kinds is not None and finding["kind"] not in kinds:
             continue
         paths = {m["path"] for m in finding["members"]}
         for path in paths:
@@ -221,7 +223,7 @@ def contact_sheet(root: Path, pairs: list[dict], out: Path, start: int = 0) -> N
 
 MEASURED = ("findings", "largest", "error_links", "cross_split_error_links", "provenance", "audit",
             "warning_links", "warning_audit", "audited_precision", "audited_precision_copies",
-            "audited_precision_weighted", "recall_copies", "recall_bursts", "aligned", "same_scene", "stage_seconds")
+            "audited_precision_weighted", "recall_copies", "recall_bursts", "recall_bursts_all_kinds", "aligned", "same_scene", "stage_seconds")
 AUDIT_FIELDS = ["dataset", "index", "a", "b", "detector", "value", "provenance", "judgment", "note"]
 
 
@@ -358,6 +360,7 @@ def measure(source: field_sources.Source, root: Path, report: dict, out: Path, a
         "audited_precision_copies": round(same / sure, 3) if sure else None,
         "audited_precision_weighted": weighted_precision(links, sample, verdicts),
         "recall_copies": recall(report, truth.copies, splits), "recall_bursts": recall(report, truth.bursts, splits),
+        "recall_bursts_all_kinds": recall(report, truth.bursts, splits, kinds=None),
         **levels(report),
     }
 
@@ -402,8 +405,14 @@ def row(r: dict) -> str:
             f"{big.get('members', 0)} ({big.get('kind', '-')}/{big.get('severity', '-')}) | "
             f"{r['error_links']} ({', '.join(f'{k} {v}' for k, v in r['provenance'].items()) or '-'}) | "
             f"{_audit_text(r)} | {_warn_text(r)} | {rc['error']}/{rc['known']} ({rc['any']} any) | "
-            f"{rb['error']}/{rb['known']} ({rb['any']} any) | {r['check_seconds']} s / {r['bare_decode_seconds']} s "
+            f"{rb['error']}/{rb['known']} ({rb['any']} any{_with_groups(r)}) | {r['check_seconds']} s / {r['bare_decode_seconds']} s "
             f"= {r['time_ratio']}x (CPU {r.get('cpu_ratio', '-')}x) | {r['peak_rss_mb']} MB |")
+
+
+def _with_groups(r: dict) -> str:
+    """Bursts flagged at error by a finding of any kind (the group rule init proposed, too)."""
+    g = r.get("recall_bursts_all_kinds")
+    return f"; {g['error']} at error with groups" if g and g["known"] else ""
 
 
 def _warn_text(r: dict) -> str:
@@ -422,7 +431,7 @@ def _audit_text(r: dict) -> str:
 
 HEADER = ("| dataset | images | exit | findings (kind/severity) | largest finding | error links (provenance) | "
           "audited precision: weighted (sample: judgments) | cross-split warning links (sample judged) | "
-          "copy recall: error/known | burst recall (10 s): error/known | "
+          "copy recall: error/known | burst recall (10 s): pixels at error/known (any level; any kind at error) | "
           "cold check / bare decode (2 procs), wall (CPU) | peak RSS |\n|" + "---|" * 12)
 
 

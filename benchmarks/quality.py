@@ -110,15 +110,41 @@ def score(report, pairs: list[tuple[str, str, str]], n_test: int) -> dict:
     clusters = [{m.path for m in f.members} for f in report.findings if f.severity == "error"]
     flagged = {m.path for f in report.findings for m in f.members if m.path.startswith("test/")}
     together = {(a, b) for c in clusters for a in c if a.startswith("test/") for b in c if b.startswith("train/")}
-    out = {"flagged": len(flagged), "flagged_pct": 100 * len(flagged) / n_test, "together": together}
+    # No finding holds more than 25 files (issue 37), so a family of copies larger than that (CIFAR's
+    # near-identical car photos) is several error findings joined by error-level bridge findings:
+    # a pair in one such web of error findings is linked at error, and counted apart ("linked").
+    linked = together | _webs(clusters)
+    out = {"flagged": len(flagged), "flagged_pct": 100 * len(flagged) / n_test, "together": together,
+           "linked": linked}
     for kind in ("near-duplicate", "very-similar"):
         listed = [(a, b) for a, b, j in pairs if j == kind]
         out[kind] = (sum((a, b) in together for a, b in listed), len(listed))
+        out[kind + " linked"] = sum((a, b) in linked for a, b in listed)
         out[kind + " any"] = sum(a in flagged for a, _ in listed)
         for half in (0, 1):
             part = [(a, b) for a, b in listed if int(re.findall(r"\d+", a)[-1]) // 2 % 2 == half]
             out[f"{kind} half{half}"] = (sum((a, b) in together for a, b in part), len(part))
     return out
+
+
+def _webs(clusters: list[set[str]]) -> set[tuple[str, str]]:
+    """(test, train) pairs whose error findings share members, directly or through others."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for c in clusters:
+        first = next(iter(c))
+        for p in c:
+            parent[find(p)] = find(first)
+    webs: dict[str, set[str]] = {}
+    for p in parent:
+        webs.setdefault(find(p), set()).add(p)
+    return {(a, b) for w in webs.values() for a in w if a.startswith("test/") for b in w if b.startswith("train/")}
 
 
 def contact(report, root: Path, listed: set[tuple[str, str]], n: int, out: Path) -> int:
@@ -173,7 +199,9 @@ def main() -> None:
             nd, vs = s["near-duplicate"], s["very-similar"]
             h0, h1 = s["near-duplicate half0"], s["near-duplicate half1"]
             rss = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
-            print(f"{name:28s} near-dup at error {nd[0]}/{nd[1]} = {100 * nd[0] / nd[1]:.1f}% "
+            lk = s["near-duplicate linked"]
+            print(f"{name:28s} near-dup at error {nd[0]}/{nd[1]} = {100 * nd[0] / nd[1]:.1f}% in one finding, "
+                  f"{lk}/{nd[1]} = {100 * lk / nd[1]:.1f}% linked at error through capped findings "
                   f"(halves {h0[0]}/{h0[1]}, {h1[0]}/{h1[1]}; test image flagged at any level: "
                   f"{100 * s['near-duplicate any'] / nd[1]:.1f}%) | very-similar {vs[0]}/{vs[1]} | "
                   f"test images flagged (any level) {s['flagged']} = {s['flagged_pct']:.2f}% | cold {seconds:.0f} s "

@@ -95,27 +95,25 @@ def group(matches: Sequence[Match], judge: Judge, images: int) -> Grouping:
     """Sort ``matches`` (both files readable, level not off) into clusters, bridges and scenes."""
     out = Grouping()
     everything = UnionFind()
-    near: dict[int, int] = {}
     for m in matches:
         everything.union(m.i, m.j)
-    for m in matches:
-        if not judge.exact(m):
-            near[everything.find(m.i)] = near.get(everything.find(m.i), 0) + 1
-    sizes = everything.size
-    whole = {r for r in sizes if sizes[r] > MAX_MEMBERS and sizes[r] >= SCENE_SHARE * images}
-    dense = {r for r in sizes if sizes[r] > MAX_MEMBERS and near.get(r, 0) >= DENSE * sizes[r]}
-    scenic = whole | dense
+    whole = {r for r, n in everything.size.items() if n > MAX_MEMBERS and n >= SCENE_SHARE * images}
+    # Only a web over most of the dataset is folded here, whatever its links' levels.  A dense web
+    # of error-level links over part of it is a family of copies as often as one scene: CIFAR-10's
+    # many near-identical car photos are such a web, and folding it into a note dropped their
+    # near-duplicates from error (``benchmarks/quality.py``).  Error links there make clusters of at
+    # most MAX_MEMBERS files; a dense web of warning-level links is folded by ``_bridges``.
     scene_links: dict[int, list[Match]] = {}
     kept = []
     for m in matches:
         root = everything.find(m.i)
-        if root in scenic and not judge.exact(m):
+        if root in whole and not judge.exact(m):
             scene_links.setdefault(root, []).append(m)
         else:
             kept.append(m)
     for root, links in sorted(scene_links.items()):
         rows = tuple(sorted(r for r in everything.parent if everything.find(r) == root))
-        out.scenes.append(Scene(rows, tuple(links), whole=root in whole))
+        out.scenes.append(Scene(rows, tuple(links), whole=True))
     uf, overflow = _merge(kept, judge)
     for m in kept:
         if not judge.warning(m) or judge.exact(m):
