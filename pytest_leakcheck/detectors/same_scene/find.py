@@ -33,8 +33,14 @@ IMPOSTOR_CANDIDATES = 2
 POINTS = 40
 #: Candidate pairs from which a full search verifies them in the check's worker processes,
 #: while the next detectors search: below this many, forking the workers costs about as much
-#: as verifying inline (``benchmarks/speed.py``).
-BACKGROUND_FROM = 2000
+#: as verifying inline (a pair costs about 2 ms since the consensus is matrix products; at 500
+#: every dataset of ``benchmarks/field.py`` was as fast or faster than at 2,000, ``chess`` 12.1
+#: s to 9.4 s).
+BACKGROUND_FROM = 500
+#: Same-scene matches whose matched points the report carries (the strongest): the HTML page
+#: draws them for the pairs it shows; a fixed camera's thousands of matches (``chess`` of
+#: ``benchmarks/field.py``: 2 MB of points) made writing the report a tenth of the check.
+REPORTED_POINTS = 500
 
 
 def _row(decoded: Decoded, family: Family) -> bytes:
@@ -246,6 +252,7 @@ def refine(run: SearchRun, settings: Any, matches: list[Match], name: str) -> li
     if len(kept) != len(known):
         run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps(kept)})
     if kept:
+        strongest = sorted(mine, key=lambda m: (-m.value, m.i, m.j))[:REPORTED_POINTS]
         stats["points"] = [{"a": run.paths[m.i], "b": run.paths[m.j], "points": kept[k]}
-                           for m in mine if (k := _pair_key(run, m.i, m.j)) in kept]
+                           for m in strongest if (k := _pair_key(run, m.i, m.j)) in kept]
     return matches

@@ -49,6 +49,26 @@ def test_a_reshot_is_linked_and_nothing_else(reshots: Path) -> None:
     assert stats["points"][0]["points"] and all(0 <= v <= 1 for p in stats["points"][0]["points"] for v in p)
 
 
+def test_the_report_carries_points_of_the_strongest_matches_only(reshots: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fixed camera's thousands of matches would fill the report with points: the strongest
+    ``REPORTED_POINTS`` keep them."""
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(reshots, root)
+    place = scene(42)
+    save(view(place, 60, 40), root / "test/shot_3.jpg", quality=88)  # a second, closer re-shot
+    full = check(root / "leakcheck.yaml", use_cache=False).stats["same_scene"]["points"]
+    assert len(full) >= 2
+    monkeypatch.setattr(find, "REPORTED_POINTS", 1)
+    kept = check(root / "leakcheck.yaml", use_cache=False).stats["same_scene"]["points"]
+    assert len(kept) == 1
+    scores = {frozenset((p.a, p.b)): p.value for f in check(root / "leakcheck.yaml", use_cache=False).findings
+              for p in f.pairs if p.detector == "same-scene"}
+    assert scores[frozenset((kept[0]["a"], kept[0]["b"]))] == max(scores.values())
+
+
 def test_a_reshot_inside_one_split_is_no_finding(reshots: Path, tmp_path: Path) -> None:
     """Same-scene compares different splits only: bursts inside train leak nothing."""
     import shutil
