@@ -111,10 +111,36 @@ def aligned_refined(a: Arrays) -> str | None:
     return _rows(a, len(a["key"]), ("score",))
 
 
+#: Bytes of a fine score's key: two content digests, mirrored, the turn (``aligned/state.py`` FINE_KEY).
+FINE_KEY = 66
+
+
+def aligned_fine(a: Arrays) -> str | None:
+    """Fine scores are correlations: a stored one outside [-1, 1] (NaN: no fine evidence) was not
+    written by a check, and would decide a link's strength unseen."""
+    problem = _need(a, ("key", "score"))
+    if problem:
+        return problem
+    key, score = a["key"], a["score"]
+    if key.ndim != 2 or key.shape[1] != FINE_KEY or key.dtype != np.uint8:
+        return f"pair keys of shape {key.shape}"
+    wrong = _rows(a, len(key), ("score",))
+    if wrong:
+        return wrong
+    if score.dtype.kind != "f":
+        return f"fine scores of type {score.dtype}"
+    if len(key) and int(key[:, FINE_KEY - 1].max()) >= 8:
+        return "a pair key with an unknown orientation number"
+    finite = score[np.isfinite(score)]
+    if len(finite) != int((~np.isnan(score)).sum()) or (finite.size and np.abs(finite).max() > 1.001):
+        return "a fine score outside [-1, 1]"
+    return None
+
+
 #: Snapshot kind (the key up to its first ``:``) -> its check; a kind not listed is not checked here.
 CHECKS: dict[str, Callable[[Arrays], str | None]] = {
     "signatures": signatures, "matches": matches, "aligned-model": aligned_model,
-    "aligned-pairs": aligned_pairs, "aligned-refined": aligned_refined,
+    "aligned-pairs": aligned_pairs, "aligned-refined": aligned_refined, "aligned-fine": aligned_fine,
 }
 
 

@@ -26,6 +26,7 @@ from ...store.db import Store
 from . import alignment, descriptors, families
 from . import hires
 from . import pairs
+from . import state
 
 #: Lowest fine level, whatever the impostors say.  Measured (``benchmarks/finelevel.py``) on 50
 #: BSDS500 photographs resized to 640 x 480 (the re-shot benchmark's distractors) and 25
@@ -80,50 +81,79 @@ def scores(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray,
            turned: Sequence[str] | None = None) -> np.ndarray:
     """Fine score of each pair (rows ``i``, ``j``), NaN where either image is small or has no fine evidence.
 
-    Each image's square is read and high-passed once however many pairs it is in, and the
-    pairs are scored PAIR_CHUNK at a time: memory follows the images, not the pairs (on a
-    fixed-camera set most of N² pairs reach this).  A pair scored earlier in the run (aligned's
-    own matches, then the hash matches ``refine`` asks about) is not scored again.
+    A pair is judged once: its score is kept by content (``state.fine_keys``), for the
+    rest of the run (aligned's own matches, then the hash matches ``refine`` asks about)
+    and, in the store, for later checks; a pair whose two files and whose parameters are
+    unchanged is not judged again.  A focus check (hook, pull request) reads the store and
+    writes nothing.
     """
     i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
     out = np.full(len(i), np.nan, np.float32)
     big = large(run.sigs)
     todo = np.flatnonzero(big[i] & big[j]) if len(i) else np.zeros(0, np.int64)
-    memo: dict[Any, float] = run.memo.setdefault("aligned-fine", {})  # type: ignore[assignment]
     flips = np.asarray(flipped, bool)
-    keys = [_pair_key(int(i[n]), int(j[n]), bool(flips[n]), None if turned is None else turned[n]) for n in todo]
-    seen = np.array([k in memo for k in keys], bool)
-    out[todo[seen]] = [memo[k] for k, s in zip(keys, seen) if s]
-    todo = todo[~seen]
-    if not len(todo):
-        return out
-    rows = np.unique(np.concatenate([i[todo], j[todo]]))
+    how = [None if turned is None else turned[n] for n in todo.tolist()]
+    keys = state.fine_keys(run.sigs.digests, i[todo], j[todo], flips[todo], how)
+    known = _known(run)
+    new: dict[bytes, int] = {}  # once per key: a pair two detectors found the same way is one score
+    for n, k in zip(todo.tolist(), keys):
+        if k not in known:
+            new.setdefault(k, n)
+    if new:
+        ask = np.fromiter(new.values(), np.int64, len(new))
+        got, scored = _judged(run, i[ask], j[ask], flips[ask], None if turned is None else [turned[n] for n in ask])
+        # Squares missing from the store (damage, a race) are no verdict: such a pair is asked again.
+        known.update((k, v) for k, v, ok in zip(new, got.tolist(), scored.tolist()) if ok)
+        if run.focus is None and scored.any():
+            state.save_fine(run.store, _fine_key(), known, run.sigs.digests)
+    out[todo] = [known.get(k, np.nan) for k in keys]
+    return out
+
+
+#: The constants of the fine arithmetic (``hires.py``) besides the families: part of the stored scores' key.
+_ARITHMETIC = (hires.K, hires.REACH, hires.SUBZOOMS, hires.FINE_BLUR, hires.FINE_SIGMA,
+               alignment.S, alignment.T, alignment.DETAIL_STD)
+
+
+def _fine_key() -> str:
+    return state.fine_store_key(families.DESC_FAMILY, families.HIRES_FAMILY, _ARITHMETIC)
+
+
+def _known(run: SearchRun) -> dict[bytes, float]:
+    """This run's fine scores by pair key, read from the store at the run's first question."""
+    memo = run.memo
+    if "aligned-fine" not in memo:
+        memo["aligned-fine"] = state.known_fine(run.store, _fine_key())
+    return memo["aligned-fine"]  # type: ignore[return-value]
+
+
+def _judged(run: SearchRun, i: np.ndarray, j: np.ndarray, flips: np.ndarray,
+            turned: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Fine scores of pairs of large rows, and whether both squares were found in the store.
+
+    Each image's square is read and high-passed once however many pairs it is in, and the
+    pairs are scored PAIR_CHUNK at a time: memory follows the images, not the pairs (on a
+    fixed-camera set most of N² pairs reach this).
+    """
+    out = np.full(len(i), np.nan, np.float32)
+    rows = np.unique(np.concatenate([i, j]))
     gf, found = squares(run.store, run.sigs.digests, rows)
-    pi, pj = np.searchsorted(rows, i[todo]), np.searchsorted(rows, j[todo])
-    keep = found[pi] & found[pj]
-    todo, pi, pj = todo[keep], pi[keep], pj[keep]
+    pi, pj = np.searchsorted(rows, i), np.searchsorted(rows, j)
+    scored = found[pi] & found[pj]
+    todo = np.flatnonzero(scored)
     if len(todo):
         hp = hires.high_pass(gf)
         del gf
         g32 = run.sigs.arrays["desc:grey32"].reshape(-1, alignment.S, alignment.S)
         for a in range(0, len(todo), PAIR_CHUNK):
-            t, ci, cj = todo[a:a + PAIR_CHUNK], pi[a:a + PAIR_CHUNK], pj[a:a + PAIR_CHUNK]
+            t = todo[a:a + PAIR_CHUNK]
             how = None if turned is None else [turned[n] for n in t]
-            out[t] = hires.passed_both_ways(g32[i[t]], g32[j[t]], hp[ci], hp[cj], flips[t], how)
-    for n in todo.tolist():
-        memo[_pair_key(int(i[n]), int(j[n]), bool(flips[n]), None if turned is None else turned[n])] = float(out[n])
-    return out
+            out[t] = hires.passed_both_ways(g32[i[t]], g32[j[t]], hp[pi[t]], hp[pj[t]], flips[t], how)
+    return out, scored
 
 
 #: Pairs scored at once at F px: a few MB of squares and their turns.
 PAIR_CHUNK = 64
-
-
-def _pair_key(i: int, j: int, flipped: bool, turned: str | None) -> tuple[int, int, bool, str]:
-    """A fine score's key: unturned pairs are scored both ways, so either order is the same pair."""
-    if turned in (None, "identity"):
-        return min(i, j), max(i, j), flipped, "identity"
-    return i, j, flipped, turned  # type: ignore[return-value]
 
 
 def judge(run: SearchRun, found: pairs.Pairs, todo: np.ndarray, cal: dict[str, Any],

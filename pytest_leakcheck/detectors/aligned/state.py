@@ -34,8 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from ...orientation import ORIENTATIONS
 from ...search.multiview import Index
 from ...store import keys
+from ...store.consistent import FINE_KEY
 from ...store.db import Store
 from . import alignment
 from .pairs import Pairs
@@ -163,3 +165,50 @@ def save_scores(store: Store, key: str, pair_keys: list[bytes], scores: np.ndarr
         "key": np.frombuffer(b"".join(pair_keys), np.uint8).reshape(-1, 16),
         "score": np.asarray(scores, np.float64),
     }, kind=REFINED)
+
+
+#: Snapshot kind of the fine (96 px) scores of judged pairs (``hires_levels.scores``).  A fine
+#: score depends on the two contents, the mirror and the turn alone (the 32 px squares and the
+#: fine squares are the contents' signals), so a check judges only pairs it has not judged
+#: before: on 5,000 CT slices, whose look-alike slices make about 400 error-level pairs, judging
+#: them again took a third of a check after adding 100 files (``benchmarks/dicom_studies.py``).
+FINE = "aligned-fine"
+
+
+def fine_store_key(desc: keys.Keyed, fine: keys.Keyed, arithmetic: tuple[Any, ...]) -> str:
+    """The stored fine scores: both families' fingerprints and the constants of the fine arithmetic."""
+    return keys.detector_key(FINE, STORE_VERSION, (desc.name, desc.params, fine.name, fine.params, arithmetic))
+
+
+def fine_keys(digests: Sequence[bytes], i: np.ndarray, j: np.ndarray, flipped: np.ndarray,
+              turned: Sequence[str | None]) -> list[bytes]:
+    """One key per pair: an unturned pair is scored both ways, so either order is the same key;
+    a turned one (row ``i`` turned meets row ``j``) keeps its order."""
+    out = []
+    for a, b, f, how in zip(i.tolist(), j.tolist(), flipped.tolist(), turned):
+        da, db = digests[a].ljust(32, b"\0"), digests[b].ljust(32, b"\0")
+        how = how or "identity"
+        if how == "identity" and db < da:
+            da, db = db, da
+        out.append(da + db + bytes((int(f), ORIENTATIONS.index(how))))
+    return out
+
+
+def known_fine(store: Store, key: str) -> dict[bytes, float]:
+    """The fine scores stored under ``key``, by pair key (NaN: judged, no fine evidence)."""
+    snap = store.load_snapshot(key)
+    if snap is None:
+        return {}
+    return dict(zip((k.tobytes() for k in snap["key"]), snap["score"].tolist()))
+
+
+def save_fine(store: Store, key: str, scores: dict[bytes, float], digests: Sequence[bytes]) -> None:
+    """Store the fine scores of pairs whose two contents are both still in the data (the others
+    can never be asked again until such a file comes back): the snapshot stays the size of the
+    pairs judged among today's files."""
+    present = {d.ljust(32, b"\0") for d in digests}
+    kept = [(k, v) for k, v in scores.items() if k[:32] in present and k[32:64] in present]
+    store.save_snapshot(key, {
+        "key": np.frombuffer(b"".join(k for k, _ in kept), np.uint8).reshape(-1, FINE_KEY),
+        "score": np.array([v for _, v in kept], np.float32),
+    }, kind=FINE)

@@ -55,7 +55,7 @@ def _run(tmp_path: Path) -> SimpleNamespace:
     store.put_signatures(rows)
     sigs = Signatures(tuple(digests), np.ones(N, bool), {}, np.tile([640, 480], (N, 1)),
                       {"desc:grey32": np.stack(grey32), "fine": np.array(flags, np.uint8)[:, None]})
-    return SimpleNamespace(sigs=sigs, store=store, memo={})
+    return SimpleNamespace(sigs=sigs, store=store, memo={}, focus=None)
 
 
 def test_memory_follows_the_images_not_the_pairs(tmp_path: Path) -> None:
