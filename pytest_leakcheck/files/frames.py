@@ -81,23 +81,27 @@ def frame_of(name: str) -> int | None:
 def frame_count(path: str) -> int:
     """How many frames a DICOM file holds (1 when it says nothing, or is not DICOM).
 
-    Looked for in the first 64 KiB, where (0028,0008) sits in any header
-    but one carrying huge private data; pydicom parses the header only when it is not found.
+    Looked for in the first 4 KiB, which hold a plain header up to its pixel data; then in
+    the first 64 KiB, where (0028,0008) sits in any header but one carrying huge private
+    data; pydicom parses the header only when it is not found there either.
     """
     try:
         with open(path, "rb") as fh:
-            head = fh.read(_SCAN)
+            head = fh.read(_FIRST)
+            if head[128:132] != b"DICM":
+                return 1
+            found = _frames_in(head)
+            if found is not None:
+                return found
+            if len(head) < _FIRST or _pixels_start(head):
+                return 1  # the whole header was read: no frame count
+            head += fh.read(_SCAN - _FIRST)
     except OSError:
         return 1
-    if head[128:132] != b"DICM":
-        return 1
-    at = head.find(_FRAMES_TAG, 132)
-    while at != -1:
-        found = _frames_at(head, at)
-        if found is not None:
-            return found
-        at = head.find(_FRAMES_TAG, at + 1)
-    if len(head) < _SCAN or b"\xe0\x7f\x10\x00" in head:  # the whole header was read: no frame count
+    found = _frames_in(head)
+    if found is not None:
+        return found
+    if len(head) < _SCAN or _PIXELS_TAG in head:  # the whole header was read: no frame count
         return 1
     try:
         import warnings
@@ -110,6 +114,36 @@ def frame_count(path: str) -> int:
         return max(1, int(ds.get("NumberOfFrames", 1) or 1))
     except Exception:  # noqa: BLE001 - a damaged header: one image, and its decode says what is wrong
         return 1
+
+
+#: What is read first.  Listing reads every DICOM file's head on every check: reading and
+#: searching 64 KiB of each (the pixels of a small slice, most of a large one's first rows)
+#: took 0.27 s of a 0.65 s check with nothing changed on 5,000 slices (``benchmarks/dicom_studies.py``).
+_FIRST = 1 << 12
+#: (7FE0,0010) Pixel Data: no header element follows it.
+_PIXELS_TAG = b"\xe0\x7f\x10\x00"
+
+
+def _frames_in(head: bytes) -> int | None:
+    """The first valid Number of Frames in ``head``, or None."""
+    at = head.find(_FRAMES_TAG, 132)
+    while at != -1:
+        found = _frames_at(head, at)
+        if found is not None:
+            return found
+        at = head.find(_FRAMES_TAG, at + 1)
+    return None
+
+
+def _pixels_start(head: bytes) -> bool:
+    """Whether ``head`` holds the Pixel Data element's start, in explicit VR (OB or OW, two zero bytes):
+    checked so, four bytes that merely look like its tag in a private value do not end the header."""
+    at = head.find(_PIXELS_TAG, 132)
+    while at != -1:
+        if head[at + 4:at + 6] in (b"OB", b"OW") and head[at + 6:at + 8] == b"\0\0":
+            return True
+        at = head.find(_PIXELS_TAG, at + 1)
+    return False
 
 
 def _frames_at(head: bytes, at: int) -> int | None:
