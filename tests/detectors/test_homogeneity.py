@@ -76,6 +76,13 @@ def test_a_fixed_camera_gives_no_error_and_says_why(fixed_camera: Path) -> None:
     # Matches already weak (inseparable hashes) are not looked at again at 96 px: the look
     # could only make them weak, and on a fixed camera it was most of the check's time.
     assert report.stats["aligned"].get("fine_judged", 0) == 0
+    # Nor are they scored at 32 px where aligned's own search covers the view: they are no
+    # evidence, could only be warnings, and the report counts them instead of listing them.
+    left = {name: report.stats[name].get("left_to_aligned", 0) for name in ("phash", "thumbnail")}
+    assert left["phash"] > 0 and left["thumbnail"] > 0, left
+    assert not [p for f in report.findings for p in f.pairs
+                if p.detector in ("phash", "thumbnail") and p.orientation in ("identity", "hflip")]
+    assert f"; {left['phash']} in views aligned searches are left to it" in text
 
 
 def _egg(seed: int) -> Image.Image:

@@ -330,6 +330,7 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     cal = run.stats.get("aligned")
     if not cal:
         return matches
+    matches = _left_to_aligned(run, matches)
     check = [n for n, m in enumerate(matches) if m.detector in ("phash", "thumbnail")]
     if not check:
         return matches
@@ -359,6 +360,29 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
         weak = (s < (w if _sure_hash(matches[n], cal) else e + hair)) or demote
         out[n] = None if s < w else dataclasses.replace(matches[n], weak=True) if weak else matches[n]
     return [m for m in out if m is not None]
+
+
+def _left_to_aligned(run: SearchRun, matches: list[Match]) -> list[Match]:
+    """``matches`` without those of a hash that cannot tell copies from the rest of this dataset
+    (``homogeneity``), in a view aligned's own search covers; their count in the hash's stats.
+
+    Such a match is no evidence (random pairs of the dataset pass the hash too) and could only
+    be a warning, and aligned's own search already looks at every image in these views.  On a
+    fixed camera (``chess`` of ``benchmarks/field.py``: 17,600 of them) scoring them was a third
+    of the check's time and changed nothing but how many links one shared-scene note counts.
+    A turned match is kept and scored: no other search looks at that view."""
+    left: dict[str, int] = {}
+    out = []
+    for m in matches:
+        stats = run.stats.get(m.detector)
+        if (m.weak and m.orientation in COVERED and m.detector in ("phash", "thumbnail")
+                and isinstance(stats, dict) and stats.get("inseparable")):
+            left[m.detector] = left.get(m.detector, 0) + 1
+        else:
+            out.append(m)
+    for name, n in left.items():
+        run.stats[name] = {**run.stats[name], "left_to_aligned": n}
+    return out
 
 
 #: A pHash hit within this many bits, in whatever orientation, is a copy on its own evidence.
