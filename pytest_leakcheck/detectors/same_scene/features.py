@@ -11,7 +11,7 @@ binary descriptors index directly by their bits (LSH), with no trained codebook.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 import math
 from functools import lru_cache
@@ -425,7 +425,8 @@ def cross_comparisons(run: Any) -> list[tuple[str, str]]:
     return [(a, b) for a, b in run.comparisons if a != b]
 
 
-def impostors(run: Any, ix: Indexed, rows: np.ndarray, count: int, cands: int, floor: int) -> np.ndarray:
+def impostors(run: Any, ix: Indexed, rows: np.ndarray, count: int, cands: int, floor: int,
+              verify_all: Callable[[list[tuple[int, int]]], list[int]] | None = None) -> np.ndarray:
     """Best inliers of up to ``count`` images (evenly spaced) with their matched points shuffled.
 
     Each sampled image's top ``cands`` candidates in the splits it is compared
@@ -433,7 +434,8 @@ def impostors(run: Any, ix: Indexed, rows: np.ndarray, count: int, cands: int, f
     the descriptor matches stay (look-alike texture, repeated windows), only
     chance lines them up.  They pass the same gate as real pairs at the ``floor``
     (the level's least): an impostor below it could not move a level that never
-    goes under the floor.
+    goes under the floor.  ``verify_all`` verifies the pairs elsewhere (the
+    check's workers) with the same result, pair for pair; by default here.
     """
     f = ix.feats
     by_split = run.rows_by_split(f.local >= 0)
@@ -441,6 +443,7 @@ def impostors(run: Any, ix: Indexed, rows: np.ndarray, count: int, cands: int, f
     best: dict[int, int] = {}
     split_of = np.array(run.split_of, dtype=object)
     pairs = cross_comparisons(run)
+    todo: list[tuple[int, int]] = []
     for s in sorted(set(split_of[sample])):
         parts = [by_split[b if a == s else a] for a, b in pairs if s in (a, b)]
         if not parts:
@@ -448,9 +451,17 @@ def impostors(run: Any, ix: Indexed, rows: np.ndarray, count: int, cands: int, f
         q = sample[split_of[sample] == s]
         for x in q:
             best.setdefault(int(x), 0)
-        for x, y in _pairs_of(ix, q, np.concatenate(parts), cands, -np.inf, False):
-            best[x] = max(best[x], verify(f, x, y, impostor=True, at_least=floor)[0])
+        todo += _pairs_of(ix, q, np.concatenate(parts), cands, -np.inf, False)
+    counts = (verify_all(todo) if verify_all is not None
+              else [impostor_inliers(f, x, y, floor) for x, y in todo])
+    for (x, _), c in zip(todo, counts):
+        best[x] = max(best[x], c)
     return np.array(list(best.values()), np.int64)
+
+
+def impostor_inliers(f: Features, i: int, j: int, floor: int) -> int:
+    """Inliers of the pair ``i``, ``j`` with ``i``'s matched points shuffled (see :func:`impostors`)."""
+    return verify(f, i, j, impostor=True, at_least=floor)[0]
 
 
 def normalised(pts: np.ndarray, f: Features, i: int, j: int, limit: int) -> list[list[float]]:

@@ -153,6 +153,44 @@ def _verify_shared(pair: tuple[int, int]) -> tuple[int, Any]:
     return features.verify(_SHARED.feats, pair[0], pair[1], at_least=_SHARED.cal["threshold"])
 
 
+#: The features and floor the forked workers verify impostors against (set just before they fork).
+_IMPOSTORS: tuple[features.Features, int] | None = None
+
+
+def _impostor_shared(pair: tuple[int, int]) -> int:
+    """One impostor pair's inliers in a worker, against :data:`_IMPOSTORS`."""
+    assert _IMPOSTORS is not None
+    return features.impostor_inliers(_IMPOSTORS[0], pair[0], pair[1], _IMPOSTORS[1])
+
+
+def _in_workers(run: SearchRun, pairs: int) -> int:
+    """Worker processes to verify ``pairs`` pairs in, or 0 to verify them here: a full local
+    search (no focus, no cluster), forked workers (they read the features without a copy
+    sent), and pairs enough to pay for the fork (``BACKGROUND_FROM``)."""
+    jobs = run.jobs or os.cpu_count() or 1
+    if (run.focus is not None or run.executor is not None or jobs < 2 or pairs < BACKGROUND_FROM
+            or multiprocessing.get_start_method() != "fork"):
+        return 0
+    return jobs
+
+
+def _impostors_verified(run: SearchRun, feats: features.Features, pairs: list[tuple[int, int]],
+                        floor: int) -> list[int]:
+    """Inliers of each impostor pair: in the check's workers where :func:`_in_workers` allows (the
+    calibration of a fixed camera's 289 photos was 2.5 s of CPU in the driver, ``chess`` of
+    ``benchmarks/field.py``), else here; the same counts either way (each RANSAC is seeded by its pair)."""
+    global _IMPOSTORS
+    jobs = _in_workers(run, len(pairs))
+    if not jobs:
+        return [features.impostor_inliers(feats, i, j, floor) for i, j in pairs]
+    _IMPOSTORS = (feats, floor)
+    try:
+        with Running(_impostor_shared, pairs, jobs) as work:
+            return work.results()
+    finally:
+        _IMPOSTORS = None
+
+
 def _verified(search: _Search) -> list[tuple[int, Any]]:
     """(inliers, points) of every pair, here."""
     return [features.verify(search.feats, i, j, at_least=search.cal["threshold"]) for i, j in search.pairs]
@@ -181,9 +219,8 @@ def begin(run: SearchRun, settings: Any, name: str) -> Any:
     search = _prepare(run, settings)
     if search is None:
         return Done([])
-    jobs = run.jobs or os.cpu_count() or 1
-    if (run.focus is not None or run.executor is not None or jobs < 2 or len(search.pairs) < BACKGROUND_FROM
-            or multiprocessing.get_start_method() != "fork"):
+    jobs = _in_workers(run, len(search.pairs))
+    if not jobs:
         return Done(_finish(run, settings, name, search, _verified(search)))
     _SHARED = search
     work = None
@@ -236,7 +273,8 @@ def _calibration(run: SearchRun, det: Any, ix: features.Indexed, rows: np.ndarra
         cached = run.store.get_meta(store_key("calibration", det, run.comparisons))
         if cached:
             return json.loads(cached)
-    cal = levels(features.impostors(run, ix, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers), det)
+    cal = levels(features.impostors(run, ix, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers,
+                                    lambda pairs: _impostors_verified(run, ix.feats, pairs, det.min_inliers)), det)
     run.store.put_meta({store_key("calibration", det, run.comparisons): json.dumps(cal)})
     return cal
 
