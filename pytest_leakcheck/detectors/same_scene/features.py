@@ -425,20 +425,19 @@ def cross_comparisons(run: Any) -> list[tuple[str, str]]:
     return [(a, b) for a, b in run.comparisons if a != b]
 
 
-def impostors(run: Any, ix: Indexed, rows: np.ndarray, count: int, cands: int, floor: int,
-              verify_all: Callable[[list[tuple[int, int]]], list[int]] | None = None) -> np.ndarray:
+def impostors(run: Any, ix: Indexed, rows: np.ndarray, count: int, cands: int,
+              verify_all: Callable[[list[tuple[int, int]]], list[int]]) -> np.ndarray:
     """Best inliers of up to ``count`` images (evenly spaced) with their matched points shuffled.
 
     Each sampled image's top ``cands`` candidates in the splits it is compared
     with, whatever their word score, are verified with the geometry taken away:
     the descriptor matches stay (look-alike texture, repeated windows), only
-    chance lines them up.  They pass the same gate as real pairs at the ``floor``
-    (the level's least): an impostor below it could not move a level that never
-    goes under the floor.  ``verify_all`` verifies the pairs elsewhere (the
-    check's workers) with the same result, pair for pair; by default here.
+    chance lines them up.  ``verify_all`` gives each pair's inliers, here or in
+    the check's workers: :func:`impostor_inliers`, through the same gate as real
+    pairs at the level's floor (an impostor below it could not move a level that
+    never goes under the floor).
     """
-    f = ix.feats
-    by_split = run.rows_by_split(f.local >= 0)
+    by_split = run.rows_by_split(ix.feats.local >= 0)
     sample = rows[np.unique(np.linspace(0, len(rows) - 1, min(count, len(rows))).astype(np.int64))]
     best: dict[int, int] = {}
     split_of = np.array(run.split_of, dtype=object)
@@ -452,9 +451,7 @@ def impostors(run: Any, ix: Indexed, rows: np.ndarray, count: int, cands: int, f
         for x in q:
             best.setdefault(int(x), 0)
         todo += _pairs_of(ix, q, np.concatenate(parts), cands, -np.inf, False)
-    counts = (verify_all(todo) if verify_all is not None
-              else [impostor_inliers(f, x, y, floor) for x, y in todo])
-    for (x, _), c in zip(todo, counts):
+    for (x, _), c in zip(todo, verify_all(todo)):
         best[x] = max(best[x], c)
     return np.array(list(best.values()), np.int64)
 

@@ -273,7 +273,7 @@ def _calibration(run: SearchRun, det: Any, ix: features.Indexed, rows: np.ndarra
         cached = run.store.get_meta(store_key("calibration", det, run.comparisons))
         if cached:
             return json.loads(cached)
-    cal = levels(features.impostors(run, ix, rows, IMPOSTORS, IMPOSTOR_CANDIDATES, det.min_inliers,
+    cal = levels(features.impostors(run, ix, rows, IMPOSTORS, IMPOSTOR_CANDIDATES,
                                     lambda pairs: _impostors_verified(run, ix.feats, pairs, det.min_inliers)), det)
     run.store.put_meta({store_key("calibration", det, run.comparisons): json.dumps(cal)})
     return cal
