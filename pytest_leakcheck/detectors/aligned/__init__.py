@@ -137,9 +137,10 @@ class Aligned(Detector):
 
 def _fine(stats: dict) -> str:
     """The fine verdict's level, what it rests on, and what it judged (``hires_levels``)."""
-    if "fine_threshold" not in stats:
-        return ""
     try:
+        if "fine_threshold" not in stats:
+            images = int(stats.get("fine_images", 0))
+            return f"; {images} large images, none in an error-level pair: no fine level needed" if images else ""
         level, images = float(stats["fine_threshold"]), int(stats.get("fine_images", 0))
         judged, demoted = int(stats.get("fine_judged", 0)), int(stats.get("fine_demoted", 0))
     except (TypeError, ValueError):  # a saved report may say anything

@@ -9,6 +9,7 @@ module where it computes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -245,7 +246,7 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     model, now_ids = state.load_model(run.store, key), np.sort(ids)
     changed = len(ids) if model is None else model.changed(now_ids)
     if model is None or changed > state.INDEX_AFTER * max(1, len(model.ids)):
-        (model, found), changed = _fresh(run, settings, p, ids), 0
+        (model, found, data), changed = _fresh(run, settings, p, ids), 0
     else:
         data = pairs.prepare(run.sigs, p.mirror, model.index)
         # Scattered only if a block is sent: a search around a few changed rows stays here.
@@ -259,27 +260,61 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
                 changed = 0
             found = (pairs.focus_search(data, p, run.focus) if run.focus is not None
                      else _update(run, data, p, key, ids, farm))
-    cal = model.calibration
-    run.stats["aligned"] = {**cal, **model.estimated, "changed_since": int(changed),
+    run.stats["aligned"] = {**model.calibration, **model.estimated, "changed_since": int(changed),
                             "reestimate_after": state.LEVELS_AFTER}
+    run.memo[_FINE_LATER] = functools.partial(_fine_later, run, p, key, model)
+    if "fine_threshold" not in model.calibration and np.any(big := hires_levels.large(run.sigs)):
+        run.stats["aligned"]["fine_images"] = int(np.count_nonzero(big))  # the level's, once it is estimated
     # Only error-level links can change (a weak link stays one), and with a focus only those the
     # report keeps: those are judged at 96 px where both images are large.
-    todo = strong(found, cal, p.split_of)
+    todo = strong(found, model.calibration, p.split_of)
     if run.focus is not None:
         todo &= run.focus[found.i] | run.focus[found.j]
+    cal = fine_level(run, found.i[todo], found.j[todo], data)
     scores = hires_levels.judge(run, found, todo, cal)
     return _focus(run, matches(found, cal, p.split_of, scores))
 
 
+#: ``run.memo`` key of what estimates the fine level when a pair first needs it (:func:`fine_level`).
+_FINE_LATER = "aligned-fine-later"
+
+
+def fine_level(run: SearchRun, i: np.ndarray, j: np.ndarray, data: pairs.Data | None = None) -> dict[str, Any]:
+    """Aligned's levels (``run.stats["aligned"]``), with the fine level once pairs ``i``, ``j`` need it.
+
+    The fine level is estimated the first time an error-level pair of two large
+    images is to be judged at 96 px, then kept with the stored model: a dataset
+    that never has one (a fixed camera, whose pairs all stay warnings, or small
+    images) does not pay for its impostors (0.7 s of a 9 s check on ``chess`` of
+    ``benchmarks/field.py``).
+    """
+    cal = run.stats["aligned"]
+    if "fine_threshold" in cal or not len(i) or _FINE_LATER not in run.memo:
+        return cal
+    big = hires_levels.large(run.sigs)
+    if np.any(big[np.asarray(i)] & big[np.asarray(j)]):
+        cal.update(run.memo.pop(_FINE_LATER)(data))
+    return cal
+
+
+def _fine_later(run: SearchRun, p: pairs.Plan, key: str, model: state.Model,
+                data: pairs.Data | None) -> dict[str, Any]:
+    """The fine level (``hires_levels.calibration``), saved with the model unless the search has a focus."""
+    data = data if data is not None else pairs.prepare(run.sigs, p.mirror, model.index)
+    fine = hires_levels.calibration(run, data, p, TURNED_COPY)
+    if run.focus is None and fine:
+        state.save_model(run.store, key, dataclasses.replace(model, calibration={**model.calibration, **fine}))
+    return fine
+
+
 def _estimate(run: SearchRun, data: pairs.Data, p: pairs.Plan, settings: Any,
               tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
-    """The 32 px levels (:func:`calibration`, its impostor blocks on the ``farm`` when there is one) and
-    the fine level (``hires_levels.calibration``, here: a few hundred pairs)."""
-    return {**alike(calibration(data, p, settings, run.sigs.digests, tick, farm), data, p, run.sigs.digests),
-            **hires_levels.calibration(run, data, p, TURNED_COPY)}
+    """The 32 px levels (:func:`calibration`, its impostor blocks on the ``farm`` when there is one);
+    the fine level waits until a pair needs it (:func:`fine_level`)."""
+    return alike(calibration(data, p, settings, run.sigs.digests, tick, farm), data, p, run.sigs.digests)
 
 def _fresh(run: SearchRun, settings: Any, p: pairs.Plan,
-           ids: np.ndarray) -> tuple[state.Model, pairs.Pairs]:
+           ids: np.ndarray) -> tuple[state.Model, pairs.Pairs, pairs.Data]:
     """Index, levels and every pair estimated and searched afresh, and stored."""
     index = pairs.fit(run.sigs, np.flatnonzero(run.sigs.valid))
     data = pairs.prepare(run.sigs, p.mirror, index)
@@ -294,7 +329,7 @@ def _fresh(run: SearchRun, settings: Any, p: pairs.Plan,
     key = _key(settings, p)
     state.save_model(run.store, key, model)
     state.save_pairs(run.store, key, ids, found)
-    return model, found
+    return model, found, data
 
 def _update(run: SearchRun, data: pairs.Data, p: pairs.Plan, key: str, ids: np.ndarray,
             farm: pairs.Farm | None = None) -> pairs.Pairs:
@@ -351,8 +386,9 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     # 96 px look says, so it is not looked at: on a fixed camera (``chess`` of
     # ``benchmarks/field.py``) those were most of the check's time.
     weak_in = np.array([matches[n].weak for n in check], bool)
-    fs = hires_levels.judge(run, asked, np.isfinite(scores) & (scores >= err + hair) & ~insep & ~weak_in,
-                            cal, turned)
+    todo = np.isfinite(scores) & (scores >= err + hair) & ~weak_in & (not insep)
+    cal = fine_level(run, ij[todo, 0], ij[todo, 1])
+    fs = hires_levels.judge(run, asked, todo, cal, turned)
     low = (fs < float(cal.get("fine_threshold", -np.inf))) | insep
     for n, s, w, e, demote in zip(check, scores, warn, err, low):
         if not np.isfinite(s):

@@ -206,3 +206,12 @@ def test_an_upgrade_decodes_no_small_image_again(tmp_path: Path, monkeypatch: py
     after = check(tmp_path / "leakcheck.yaml")
     assert after.stats["decoded"] == 1  # the 640 x 480 photo, for its fine square
     assert after.stats["aligned"]["fine_images"] == 1
+
+
+def test_the_summary_says_when_no_pair_needed_the_fine_level() -> None:
+    """Estimated only when an error-level pair of two large images is to be judged: the summary says
+    why a dataset of large images has none, and says nothing of it for small images."""
+    base = {"threshold": 0.7, "false_alarms_per_10k": 5.0, "calibrated_on": 100, "error_threshold": 0.8}
+    said = aligned.DETECTOR.summary({**base, "fine_images": 12})
+    assert said.endswith("; 12 large images, none in an error-level pair: no fine level needed")
+    assert "fine" not in aligned.DETECTOR.summary(base)
