@@ -64,6 +64,15 @@ SOURCES: tuple[Source, ...] = (
     Source("hymenoptera", "zhangtao7750/syn", "f0503091488f67b6809a6da2eaa43c25f2f277fc", "hymenoptera_data",
            "clean PyTorch ImageFolder (ants/bees tutorial set), web photos of many sizes",
            "none known (a clean set: every error is judged by eye)"),
+    Source("apex-hud", "Franklin-Zhang0/Yolo-v8-Apex-Aim-assist", "5d7a4de2e1375cc8591297e1eb4f8000888c01e8", "dataset",
+           "Roboflow YOLOv8 export; 2,379 game screenshots (Apex Legends frames grabbed from gameplay videos, "
+           "416x416, HUD and menus shared by every frame); 3 rotated versions of each train source",
+           "roboflow source names (<video>-mp4-t-<frame>); frames of one video cross train/valid "
+           "(neighbouring frames are not known to provenance)"),
+    Source("invoices", "BShaythem/extracteur_de_factures", "53398cc0bb35ab367c0a8f52ba2d28959961118a", "dataset",
+           "Roboflow COCO export; 287 scanned and rendered invoices (640x640 stretched, several per template); "
+           "3 rotated versions of each train source",
+           "roboflow source names (bare numbers, one upload: 114_jpg, 164_png)"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
