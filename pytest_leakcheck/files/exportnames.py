@@ -16,7 +16,14 @@ photograph's copies share.  Two readings make it a defensible id:
 Phone photos copied as they are (``phone``): ``IMG_2447.JPG`` and its edit
 ``IMG_E2447.JPG`` (or ``IMG_E2447.HEIC``) are one photograph, ``IMG_2447``.
 
-Used by the ``source_name: roboflow`` and ``source_name: phone`` group rules (``dataset/groups.py``) and by
+Frames of a video (``video``): a frame named after its video file with a frame number or a
+time after it (Roboflow's video import: ``legendsmenu-mp4-t-305_jpg.rf.<hash>.jpg``; frames
+cut by hand: ``clip03_mp4_000120.jpg``, ``clip03.mp4_0120.png``) belong to that video.  Frames
+a second apart are near copies, and a recording in two splits is a leak in itself, so the
+video is the group, not the frame's Roboflow source.  The video's extension must stand in the
+name: a name that merely ends in a number is no frame of anything.
+
+Used by the ``source_name: roboflow``, ``phone`` and ``video`` group rules (``dataset/groups.py``) and by
 ``leakcheck init``.  Plain ``re`` on a fixed pattern with no nested
 quantifier: linear in the name, whatever the pull request names its files.
 """
@@ -26,7 +33,7 @@ from __future__ import annotations
 import re
 
 #: Export tools whose names this module reads (the values of ``source_name:``).
-TOOLS = ("roboflow", "phone")
+TOOLS = ("roboflow", "phone", "video")
 
 #: ``<source>[_<ext>].rf.<32 hex>.<ext>``; the upload's extension is one an image has
 #: (``photo_12.rf.…`` is ``photo_12``).
@@ -35,6 +42,9 @@ _ROBOFLOW = re.compile(r"(?:^|/)([^/]+?)(?:_(?:jpe?g|jfif|png|bmp|gif|tiff?|webp
 _EDIT = re.compile(r"^(IMG)_E(\d+)$", re.IGNORECASE)
 #: ``IMG_2447.JPG``, ``IMG_E2447.HEIC``: an iPhone's photo and its edit, as copied off the phone.
 _PHONE = re.compile(r"(?:^|/)(IMG)_(E?)(\d{4})\.(?:jpe?g|heic|heif|png)$", re.IGNORECASE)
+#: ``<video>[-_.]<video ext>[-_.][t-]<number>…`` in the file name: the video is group 1.
+_VIDEO = re.compile(r"(?:^|/)([^/]+?)[-_.](?:mp4|mov|avi|mkv|webm|m4v|mpe?g|wmv)[-_.](?:t-)?\d[^/]*$",
+                    re.IGNORECASE)
 _ONLY_NUMBERS = re.compile(r"^[\d_\-. ]+$")
 #: Digits from which a number-only source is a capture time (YYYYMMDD + HHMMSS), not a counter.
 STAMP_DIGITS = 12
@@ -63,6 +73,12 @@ def phone_photo(path: str) -> tuple[str, bool] | None:
     return (f"{m.group(1)}_{m.group(3)}", bool(m.group(2))) if m else None
 
 
+def video_source(path: str) -> str | None:
+    """The video ``path`` is a frame of (``legendsmenu`` of ``…/legendsmenu-mp4-t-305_jpg.rf.<hash>.jpg``), or None."""
+    m = _VIDEO.search(path)
+    return m.group(1) if m else None
+
+
 def source_name(tool: str, path: str) -> str | None:
     """The source of ``path`` as ``tool`` names exports; ``tool`` is one of :data:`TOOLS`."""
     if tool == "roboflow":
@@ -70,4 +86,6 @@ def source_name(tool: str, path: str) -> str | None:
     if tool == "phone":
         found = phone_photo(path)
         return found[0] if found else None
+    if tool == "video":
+        return video_source(path)
     raise ValueError(f"unknown export tool {tool!r}")

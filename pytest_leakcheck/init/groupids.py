@@ -107,7 +107,7 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]]) -> list
                                  {p: v[column] for p, v in extra.items() if v.get(column)}))
     roboflow = _roboflow(paths)
     exported = not roboflow.refused.startswith("Roboflow export names for")
-    out += [roboflow, _phone(paths)]
+    out += [_video(paths), roboflow, _phone(paths)]
     for k in range(1, MAX_TOKENS + 1):
         ids = {p: g for p, g in _by_regex(paths, name_regex(k)).items() if any(c.isdigit() for c in g)}
         refused = _refused(ids, nametokens.not_an_id)
@@ -135,6 +135,15 @@ def _refused(ids: dict[str, str], why: Callable[[str, str], str | None]) -> str:
         if reason is not None:
             return f"ids are dates, times or generic words ({group} is {reason})"
     return ""
+
+
+def _video(paths: list[str]) -> Candidate:
+    """Frames named after their video: the video, before the frame's own Roboflow source (a video
+    holds many sources, one a frame, and frames a second apart are near copies)."""
+    found = {p: v for p in paths if (v := exportnames.video_source(p)) is not None}
+    refused = f"video frame names for {len(found)} of {len(paths)} files" if len(found) < COVER * len(paths) else ""
+    return Candidate("video frame names (<video>-mp4-…)", None, None, found, refused, "source_name: video",
+                     bool(found))
 
 
 def _phone(paths: list[str]) -> Candidate:

@@ -73,3 +73,31 @@ def test_phone_names_fold_edits(tmp_path: Path) -> None:
     assert exportnames.source_name("phone", "test/IMG_2447.JPG") == "IMG_2447"
     assert exportnames.source_name("phone", "test/IMG_20220723_011709.jpg") is None  # Android: a capture time
     assert exportnames.source_name("phone", "DSC_2447.JPG") is None
+
+
+@pytest.mark.parametrize("name, video", [
+    (f"train/legendsmenu-mp4-t-305_jpg.rf.{H}.jpg", "legendsmenu"),  # Roboflow's video import
+    (f"2021-09-22-2022-05-27-mp4-t-122-5_jpg.rf.{H}.jpg", "2021-09-22-2022-05-27"),  # a video named by its time
+    ("clips/clip03_mp4_000120.jpg", "clip03"),  # frames cut by hand
+    ("clip03.MOV_0120.png", "clip03"),
+    (f"IMG_2447_jpg.rf.{H}.jpg", None),  # a photo
+    ("holiday_mp4.jpg", None),  # no frame number after the video's extension
+    ("mp4_0012.jpg", None),  # no video name before it
+])
+def test_video_frames_name_their_video(name: str, video: str | None) -> None:
+    assert exportnames.source_name("video", name) == video
+
+
+def test_frames_of_one_video_in_two_splits_are_a_group_split(tmp_path: Path) -> None:
+    """A recording in two splits is the leak: its frames a second apart are near copies."""
+    names = [f"train/walk-mp4-t-{t}_jpg.rf.{H}.jpg" for t in range(4)] + [f"test/walk-mp4-t-9_jpg.rf.{H}.jpg"]
+    names += [f"train/run-mp4-t-{t}_jpg.rf.{H}.jpg" for t in range(3)] + ["test/plain.jpg"]
+    for rel in names:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).touch()
+    text = ("version: 1\nsplits: {train: [train/**], test: [test/**]}\ngroups:\n  - source_name: video\n"
+            "ungrouped: own-group\n")
+    inv = groups.resolve(inventory.scan(load(write_policy(tmp_path, text))))
+    assert {r.path: r.group for r in inv.records}[names[0]] == "walk"
+    split_groups = [f for f in groups.findings(inv) if f.kind == "group-split"]
+    assert [f.message.split(" has ")[0] for f in split_groups] == ["group 'walk'"]

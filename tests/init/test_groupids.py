@@ -185,3 +185,16 @@ def test_a_subject_column_comes_before_export_names() -> None:
     paths = [f"{'train' if n < 12 else 'test'}/{_rf(f'IMG_{2440 + n}', n % 5)}" for n in range(16)]
     extra = {p: {"subject_id": f"S{n // 4}"} for n, p in enumerate(paths)}
     assert groupids.propose(_splits(paths), {}, extra).column == "subject_id"
+
+
+def test_frames_of_a_video_are_grouped_by_their_video() -> None:
+    """Roboflow's frames of a video (`<video>-mp4-t-<s>`) each have a source of their own: the video is
+    the group, and every video in both splits is said before the first check."""
+    paths = [f"{'test' if t % 5 == 0 else 'train'}/{_rf(f'{video}-mp4-t-{t}', t % 7)}"
+             for video in ("menu", "match1", "match2") for t in range(20)]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert "  - source_name: video\n" in proposal.yaml
+    assert "3 ids appear in more than one split (test and train), e.g. match1" in proposal.found[0]
+    # Photos in a Roboflow export are still grouped by their source photograph.
+    photos = [f"train/{_rf(f'IMG_{2440 + s}', k)}" for s in range(8) for k in range(3)]
+    assert "source_name: roboflow" in groupids.propose(_splits(photos), {}, {}).yaml
