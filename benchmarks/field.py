@@ -270,11 +270,35 @@ def weighted_precision(links: list[dict], sample: list[dict], judged: dict[froze
 
 
 def largest(report: dict) -> dict:
-    if not report["findings"]:
-        return {}
-    top = max(report["findings"], key=lambda f: len(f["members"]))
-    return {"members": len(top["members"]), "kind": top["kind"], "severity": top["severity"],
-            "split_pair": top["split_pair"], "evidence": top.get("evidence", {})}
+    """The largest finding of linked files (members), beside what a note or a group stands for.
+
+    A shared-scene note lists a few members of each split for the images it folds, and a
+    group-split finding a few files of each split for its group: their sizes are the note's
+    image count and the group's file count, reported apart (``note_images``, ``group_files``).
+    """
+    linked = [f for f in report["findings"] if f["kind"] not in ("shared-scene", "group-split")]
+    out: dict = {}
+    if linked:
+        top = max(linked, key=lambda f: len(f["members"]))
+        out = {"members": len(top["members"]), "kind": top["kind"], "severity": top["severity"],
+               "split_pair": top["split_pair"], "evidence": top.get("evidence", {})}
+    notes = [int(m.group(1)) for f in report["findings"] if f["kind"] == "shared-scene"
+             if (m := re.match(r"(\d+) images", f.get("message", "")))]
+    groups = [int(sum(f.get("evidence", {}).values())) for f in report["findings"] if f["kind"] == "group-split"]
+    if notes:
+        out["note_images"] = max(notes)
+    if groups:
+        out["group_files"] = max(groups)
+    return out
+
+
+def _largest_text(big: dict) -> str:
+    text = f"{big.get('members', 0)} ({big.get('kind', '-')}/{big.get('severity', '-')})"
+    if "note_images" in big:
+        text += f"; note of {big['note_images']} images"
+    if "group_files" in big:
+        text += f"; group of {big['group_files']} files"
+    return text
 
 
 def run_dataset(source: field_sources.Source, args: argparse.Namespace) -> dict:
@@ -402,7 +426,7 @@ def row(r: dict) -> str:
     big = r["largest"]
     return (f"| {r['name']} | {r['images']} | {r['exit_code']} | "
             f"{', '.join(f'{k} {v}' for k, v in r['findings'].items()) or '-'} | "
-            f"{big.get('members', 0)} ({big.get('kind', '-')}/{big.get('severity', '-')}) | "
+            f"{_largest_text(big)} | "
             f"{r['error_links']} ({', '.join(f'{k} {v}' for k, v in r['provenance'].items()) or '-'}) | "
             f"{_audit_text(r)} | {_warn_text(r)} | {rc['error']}/{rc['known']} ({rc['any']} any) | "
             f"{rb['error']}/{rb['known']} ({rb['any']} any{_with_groups(r)}) | {r['check_seconds']} s / {r['bare_decode_seconds']} s "

@@ -97,3 +97,20 @@ def test_deeppcb_lists_become_a_manifest(field, tmp_path):
     assert (tmp_path / "splits.csv").read_text().split() == [
         "path,split", "g/1/100_temp.jpg,train", "g/1/100_test.jpg,train", "g/1/101_temp.jpg,test",
         "g/1/101_test.jpg,test"]
+
+
+def test_the_largest_finding_counts_what_a_note_and_a_group_stand_for(field):
+    """A note lists three members a split for all the images it folds, a group-split a few files of
+    its group: their sizes are said apart, never taken for the largest finding of linked files."""
+    bench, _, _ = field
+    member = {"path": "x", "split": "train"}
+    report = {"findings": [
+        {"kind": "near-duplicate", "severity": "error", "members": [member] * 4, "split_pair": "train~test"},
+        {"kind": "shared-scene", "severity": "warning", "members": [member] * 9, "split_pair": "",
+         "message": "93 images (train 79, val 8, test 6) are alike"},
+        {"kind": "group-split", "severity": "error", "members": [member] * 6, "split_pair": "",
+         "evidence": {"train": 867.0, "val": 69.0}},
+    ]}
+    big = bench.largest(report)
+    assert (big["members"], big["kind"], big["note_images"], big["group_files"]) == (4, "near-duplicate", 93, 936)
+    assert bench._largest_text(big) == "4 (near-duplicate/error); note of 93 images; group of 936 files"
