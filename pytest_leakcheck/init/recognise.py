@@ -162,7 +162,9 @@ def _folders(root: Path, files: list[str]) -> Guess | None:
             if "/" in below:  # the class folder, when there is one; groupids decides whether it acts as one
                 labels[f] = below.split("/")[0]
         classes = {f[len(d) + 1:].split("/")[0] for d, f in inside if "/" in f[len(d) + 1:]}
-        kind = f", {len(classes)} class folders (ImageFolder)" if classes else ""
+        # YOLO and Roboflow exports keep a split's images in ``images/`` beside ``labels/``: not a class.
+        kind = (", in images/ (a YOLO layout)" if classes == {"images"}
+                else f", {len(classes)} class folders (ImageFolder)" if classes else "")
         found_lines.append(f"split folder{'s' if len(globs) > 1 else ''} {', '.join(found[split])}: "
                            f"{len(inside)} images in {split}{kind}")
     names = tuple(s for s in ("train", "val", "test") if s in found)

@@ -147,3 +147,15 @@ def test_staging_a_coco_split_file_runs_the_whole_check(coco_tree: Path, run_cli
     policy = load(coco_tree / "leakcheck.yaml")
     staged = classify(policy, ["annotations/instances_test.json"], cwd=coco_tree)
     assert staged.inputs == ("annotations/instances_test.json",)
+
+
+def test_init_reads_a_yolo_export_without_calling_images_a_class(tmp_path: Path, run_cli) -> None:
+    """YOLO and Roboflow exports keep images in `<split>/images/` beside `labels/`: no class folder."""
+    for k, split in enumerate(("train", "train", "valid")):
+        save(photo(k, SMALL), tmp_path / f"{split}/images/frame{k}.jpg")
+        (tmp_path / f"{split}/labels").mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"{split}/labels/frame{k}.txt").write_text("0 0.5 0.5 0.2 0.2\n")
+    code, out, _ = _init(run_cli, tmp_path)
+    assert code == EXIT_CLEAN
+    assert "split folder train: 2 images in train, in images/ (a YOLO layout)" in out
+    assert "class folders" not in out
