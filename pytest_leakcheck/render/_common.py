@@ -128,6 +128,11 @@ def _describe(f: Finding) -> list[str]:
         lines.append("    evidence: " + ", ".join(parts))
     elif f.message:
         lines.append(f"    {f.message}")
+    if f.kind == "shared-scene" and f.pairs:  # its strongest link, across splits when one is
+        best = f.pairs[0]
+        value = detector(best.detector).evidence_value
+        shown = value.format(best.value) if value is not None else f"{best.detector} {best.value:g}"
+        lines.append(f"    strongest: {display(best.a)} ~ {display(best.b)} ({shown})")
     return lines
 
 

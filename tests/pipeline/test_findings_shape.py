@@ -101,6 +101,22 @@ def test_a_web_of_warning_links_is_one_note_not_a_finding_per_pair(tmp_path: Pat
     assert "30 images" in report.findings[0].message
 
 
+def test_a_note_lists_its_links_across_splits_first(tmp_path: Path) -> None:
+    """A copy folded into a note of look-alikes is found by its strongest link across splits: listed
+    first, and shown in the text, however strong the note's links within a split are."""
+    from pytest_leakcheck.render.text import render as render_text
+
+    policy, inv, sigs, r = _dataset(tmp_path, 80)
+    # Even rows are train, odd ones test: within-split links at 200 inliers, across at 60 and one at 90.
+    web = [Match(r[a], r[b], "same-scene", 200.0 if (a - b) % 2 == 0 else 90.0 if (a, b) == (1, 2) else 60.0)
+           for a in range(30) for b in range(a + 1, 30)]
+    report = findings.build(web, inv, sigs, policy)
+    (note,) = report.findings
+    assert {note.pairs[0].a, note.pairs[0].b} == {inv.records[r[1]].path, inv.records[r[2]].path}
+    assert "; 225 of them cross splits, the strongest listed first" in note.message
+    assert f"    strongest: {note.pairs[0].a} ~ {note.pairs[0].b} (same-scene 90)" in render_text(report)
+
+
 def test_a_dense_web_of_error_links_over_part_of_the_dataset_stays_errors(tmp_path: Path) -> None:
     """30 files of 80 each within pHash 2-6 of every other: a family of copies as often as one
     scene (CIFAR-10's near-identical car photos are such a web), so it is not folded into a note:
