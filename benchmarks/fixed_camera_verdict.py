@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import warnings
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -233,8 +234,9 @@ def nearest(q: np.ndarray, ref: np.ndarray, k: int, exclude: np.ndarray | None =
 
 
 def closest(values: list[dict[str, float]], n: int = 3) -> dict[str, list[float]]:
-    """Per signal: the ``n`` smallest values among one query's candidates."""
-    return {s: sorted(v[s] for v in values)[:n] for s in values[0]}
+    """Per signal: the ``n`` smallest values among one query's candidates (one that did not align,
+    NaN, is no copy: infinite)."""
+    return {s: sorted(np.nan_to_num(v[s], nan=np.inf) for v in values)[:n] for s in values[0]}
 
 
 def main() -> None:
@@ -245,6 +247,9 @@ def main() -> None:
     p.add_argument("--full", action="store_true", help="also the full-resolution noise signal (slow)")
     args = p.parse_args()
     cv2.setNumThreads(1)
+    # A pair that does not align has an empty overlap: NaN, counted as no copy.
+    np.seterr(all="ignore")
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
     rng = np.random.default_rng(0)
     inv = inventory(args.data)
     paths = sorted(inv)
@@ -276,7 +281,7 @@ def main() -> None:
                     for c in cs]
             groups[label].append(closest(vals))
             for s in sigs:
-                c = int(np.argmin([v[s] for v in vals]))
+                c = int(np.argmin([np.nan_to_num(v[s], nan=np.inf) for v in vals]))
                 worst[s].append((vals[c][s], paths[q], paths[tr[cs[c]]]))
     print(f"{args.data.name}: {len(paths)} images ({len(tr)} train); {len(copies)} copies; "
           f"{len(hq)} held-out and {len(tq)} train queries, {args.k} candidates each")
@@ -286,7 +291,7 @@ def main() -> None:
     print(f"{'signal':14s} {'copies max':>10s} {'held min':>9s} {'held p5':>8s} {'train min':>9s} "
           f"{'train p5':>8s} {'margin':>7s}")
     for s in sigs:
-        cmax = max(v[s] for v in copies.values())
+        cmax = max(np.nan_to_num(v[s], nan=np.inf) for v in copies.values())  # a copy not aligned: inf
         h = np.array([g[s][0] for g in groups["held-out vs train"]])
         t = np.array([g[s][0] for g in groups["within train"]])
         lo = min(h.min(), t.min())
