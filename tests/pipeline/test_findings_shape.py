@@ -117,6 +117,25 @@ def test_a_note_lists_its_links_across_splits_first(tmp_path: Path) -> None:
     assert f"    strongest: {note.pairs[0].a} ~ {note.pairs[0].b} (same-scene 90)" in render_text(report)
 
 
+def test_warnings_inside_a_group_in_two_splits_are_counted_by_its_group_split(tmp_path: Path) -> None:
+    """Frames of one video in train and test: moving the video into one split ends every link between
+    its frames, so its warnings are counted on its group-split finding, not listed; errors stay."""
+    rule = "groups:\n  - regex: 'p0(?P<group>\\d)\\d'\nungrouped: own-group\n"  # p000-p009: group 0
+    policy, inv, sigs, r = _dataset(tmp_path, 40, rule)
+    links = [Match(r[0], r[1], "same-scene", 30.0), Match(r[2], r[4], "same-scene", 30.0),  # inside group 0
+             Match(r[10], r[21], "same-scene", 30.0),  # groups 1 and 2: listed
+             Match(r[6], r[7], "phash", 2.0)]  # an error inside group 0: listed
+    report = findings.build(links, inv, sigs, policy, extra=groups.findings(inv))
+    kinds = sorted((f.kind, f.severity, frozenset(m.path for m in f.members)) for f in report.findings
+                   if f.kind != "group-split")
+    path = [inv.records[x].path for x in r]
+    assert kinds == [("near-duplicate", "error", frozenset({path[6], path[7]})),
+                     ("same-scene", "warning", frozenset({path[10], path[21]}))]
+    (zero,) = [f for f in report.findings if f.kind == "group-split" and "group '0'" in f.message]
+    assert zero.message.endswith("; 2 near links between its files at warning level are not listed apart")
+    assert all("not listed" not in f.message for f in report.findings if f is not zero)
+
+
 def test_a_dense_web_of_error_links_over_part_of_the_dataset_stays_errors(tmp_path: Path) -> None:
     """30 files of 80 each within pHash 2-6 of every other: a family of copies as often as one
     scene (CIFAR-10's near-identical car photos are such a web), so it is not folded into a note:
