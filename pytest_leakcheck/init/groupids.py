@@ -142,6 +142,11 @@ def _video(paths: list[str]) -> Candidate:
     holds many sources, one a frame, and frames a second apart are near copies)."""
     found = {p: v for p in paths if (v := exportnames.video_source(p)) is not None}
     refused = f"video frame names for {len(found)} of {len(paths)} files" if len(found) < COVER * len(paths) else ""
+    top = Counter(found.values()).most_common(1)
+    if not refused and top and top[0][1] > 0.5 * len(found):
+        # A dataset cut mostly from one recording: that group would be most of every split, and
+        # the pixel detectors judge its frames; the user may still add the rule by hand.
+        refused = f"one video ({top[0][0]}) holds {top[0][1]} of {len(found)} frames"
     return Candidate("video frame names (<video>-mp4-…)", None, None, found, refused, "source_name: video",
                      bool(found))
 

@@ -195,6 +195,12 @@ def test_frames_of_a_video_are_grouped_by_their_video() -> None:
     proposal = groupids.propose(_splits(paths), {}, {})
     assert "  - source_name: video\n" in proposal.yaml
     assert "3 ids appear in more than one split (test and train), e.g. match1" in proposal.found[0]
+    # A dataset cut mostly from one recording gets no video rule: it would hold most of every split.
+    one = [f"{'test' if t % 5 == 0 else 'train'}/{_rf(f'{video}-mp4-t-{t}', t % 7)}"
+           for video, n in (("drone", 50), ("walk", 10)) for t in range(n)]
+    proposal = groupids.propose(_splits(one), {}, {})
+    assert "  - source_name: roboflow\n" in proposal.yaml and "  - source_name: video\n" not in proposal.yaml
+    assert groupids._video(list(_splits(one))).refused == "one video (drone) holds 50 of 60 frames"
     # Photos in a Roboflow export are still grouped by their source photograph.
     photos = [f"train/{_rf(f'IMG_{2440 + s}', k)}" for s in range(8) for k in range(3)]
     assert "source_name: roboflow" in groupids.propose(_splits(photos), {}, {}).yaml
