@@ -358,7 +358,7 @@ def plan(
     kept = None
     if keep is not None or current is not None:
         held = _kept_splits(keep or policy.path, rows, names, paths)
-        bounds, weight = _share_repair(policy, names, comp, gids)
+        bounds, weight = _share_repair(policy, names, comp, gids, held)
         kept = Kept(held, bounds, None if weight is None else weight.astype(np.float64))
     result = assign(comp, targets, labels=labels, seed=shares.seed, kept=kept)
     carried = tuple(c for c in fields if c not in ("path", "split", "group"))
@@ -444,12 +444,23 @@ def _kept_splits(
     return np.array([index[rows[p]["split"]] if p in rows else -1 for p in paths], dtype=np.int64)
 
 
+#: Without ``split_share`` in the policy, a kept split keeps at least this part of its share:
+#: moving every group to the split holding most of it can otherwise empty a split (``apex-hud``
+#: of ``benchmarks/field.py``: 6 videos, each mostly in train, left val with no file).
+KEPT_SHARE_FLOOR = 0.5
+
+
 def _share_repair(
-    policy: Policy, names: Sequence[str], comp: np.ndarray, gids: np.ndarray
+    policy: Policy, names: Sequence[str], comp: np.ndarray, gids: np.ndarray, held: np.ndarray
 ) -> tuple[list[tuple[float, float]] | None, np.ndarray | None]:
-    """The policy's share bounds per split, and each component's weight (groups), to repair a kept split with."""
+    """The share bounds per split, and each component's weight (groups), to repair a kept split with:
+    the policy's ``split_share``, else half of each split's share as it is kept now."""
     bounds = weight = None
-    if policy.split_share is not None:
+    if policy.split_share is None:
+        now = np.bincount(held[held >= 0], minlength=len(names)).astype(np.float64)
+        if now.sum():
+            bounds = [(KEPT_SHARE_FLOOR * float(n) / float(now.sum()), 1.0) for n in now]
+    else:
         spec = {s: (lo, hi) for s, lo, hi in policy.split_share.bounds}
         bounds = [spec.get(s, (0.0, 1.0)) for s in names]
         if policy.split_share.by == "groups" and len(comp):

@@ -122,3 +122,23 @@ def test_keep_changes_only_the_rows_that_must_change(tree: Path, run_cli) -> Non
                        (b"cat,test,data/test/cat/s01_9.jpg,keep me", b"cat,train,data/test/cat/s01_9.jpg,keep me")]
     with open(tree / "fixed.csv", newline="") as fh:
         assert csv.DictReader(fh).fieldnames == ["label", "split", "path", "note"]
+
+
+def test_split_never_empties_a_split_every_group_of_which_is_mostly_elsewhere(tmp_path: Path, run_cli) -> None:
+    """Frames of three videos, each mostly in train with a few in test: moving every video to its
+    majority split would leave test empty; test keeps at least half its share, a whole video."""
+    root = tmp_path / "ds"
+    for v, n in enumerate((6, 8, 10)):
+        for t in range(n):
+            split = "test" if t < 2 else "train"
+            save(photo(100 * v + t, (64, 48)), root / f"data/{split}/cat/v{v}_{t:02d}.jpg", quality=90)
+    write_policy(root, POLICY.replace("(?P<group>s", "(?P<group>v"))
+    code, out, _ = _split(run_cli, root)
+    assert code == EXIT_CLEAN
+    test_after = {line.split()[2] for line in out.splitlines() if line.startswith("mv ")
+                  and line.split()[2].startswith("data/test/")}
+    kept_in_test = {f"data/test/cat/v{v}_{t:02d}.jpg" for v in range(3) for t in range(2)}
+    moved_out = {line.split()[1] for line in out.splitlines() if line.startswith("mv data/test/")}
+    in_test = (kept_in_test - moved_out) | test_after
+    assert in_test and len({p.rsplit("/", 1)[1][:2] for p in in_test}) == 1, out  # one whole video
+    assert len(in_test) >= 0.5 * 6, out  # at least half of test's 6 of 24 files
