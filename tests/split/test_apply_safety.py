@@ -202,7 +202,9 @@ def test_apply_killed_outright_is_rolled_back_by_the_journal(tmp_path: Path) -> 
     child.wait()
     if not journal.exists():
         pytest.skip("the apply finished before the kill landed")
-    moved = sum(1 for rel in copies if not (root / rel).exists())
+    # Every file away from where it was: the copies, and whole train components moved into test to
+    # keep its share (no split falls below half of it).
+    moved = sum(1 for rel in before if not (root / rel).exists())
     refused = subprocess.run([*argv, "--apply"], env=env, capture_output=True, text=True)
     assert refused.returncode == EXIT_USAGE and "split --rollback" in refused.stderr
     done = subprocess.run([*argv, "--rollback"], env=env, capture_output=True, text=True)
