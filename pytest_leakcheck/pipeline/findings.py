@@ -70,7 +70,7 @@ def _level(m: Match, sigs: Signatures, policy: Policy) -> str:
 
 
 def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy: Policy,
-              folded: Counter[str]) -> list[Finding]:
+              split_ids: set[str], folded: Counter[str]) -> list[Finding]:
     # A copy needs two images: a file that does not decode (zero bytes, corrupt,
     # a bomb, gone) is an unreadable-image finding and never a copy, whichever
     # detector linked it.  Equal bytes of two empty or equally broken files say
@@ -78,20 +78,8 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
     matches = [m for m in matches if sigs.valid[m.i] and sigs.valid[m.j]]
     level = {id(m): _level(m, sigs, policy) for m in matches}
     matches = [m for m in matches if level[id(m)] != "off"]
-    # A warning between two files of a group that is in two splits asks nothing its group-split
-    # finding does not (one split for the group ends both); it is counted there instead.  On
-    # ``apex-hud`` of ``benchmarks/field.py`` (frames of 6 videos, every video in two splits) such
-    # links were 1,900 of 2,005 warnings.
-    spread = _split_groups(inv) if policy.group_split != "off" else set()
-    group_of = [r.group for r in inv.records]
-    kept = []
-    for m in matches:
-        g = group_of[m.i]
-        if level[id(m)] == "warning" and g is not None and g == group_of[m.j] and g in spread:
-            folded[g] += 1
-        else:
-            kept.append(m)
-    matches = kept
+    if split_ids:
+        matches = _fold_into_groups(matches, level, inv, split_ids, folded)
     rank = _ranks()
     judge = clusters.Judge(
         warning=lambda m: level[id(m)] == "warning",
@@ -106,21 +94,33 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
     return out + [_scene(s, inv, sigs, policy) for s in grouping.scenes]
 
 
-def _split_groups(inv: Inventory) -> set[str]:
-    """Groups with files in more than one split: each is a group-split finding (``dataset/groups.py``)."""
-    splits: dict[str, set[str]] = {}
-    for r in inv.records:
-        if r.group is not None:
-            splits.setdefault(r.group, set()).add(r.split)
-    return {g for g, s in splits.items() if len(s) > 1}
+def _fold_into_groups(matches: Sequence[Match], level: dict[int, str], inv: Inventory,
+                      split_ids: set[str], folded: Counter[str]) -> list[Match]:
+    """``matches`` without the warnings between two files of one group that a group-split finding
+    (id in ``split_ids``) reports; those are counted in ``folded`` by that finding's id.
+
+    Such a warning asks nothing its group-split finding does not (one split for the group ends
+    both).  On ``apex-hud`` of ``benchmarks/field.py`` (frames of 6 videos, every video in two
+    splits) they were 1,900 of 2,005 warnings.
+    """
+    group_of = [r.group for r in inv.records]
+    split_id = {g: fid for g in set(group_of) - {None}
+                if (fid := finding_id("group-split", [g])) in split_ids}
+    kept = []
+    for m in matches:
+        g = group_of[m.i]
+        if level[id(m)] == "warning" and g == group_of[m.j] and g in split_id:
+            folded[split_id[g]] += 1
+        else:
+            kept.append(m)
+    return kept
 
 
 def _with_folded(extra: Sequence[Finding], folded: Counter[str]) -> list[Finding]:
     """The group-split findings of ``extra`` saying how many warnings between their files they stand for."""
-    by_id = {finding_id("group-split", [group]): n for group, n in folded.items()}
     return [replace(f, message=f"{f.message}; {n} near link{'s' * (n != 1)} between its files at warning "
                                "level are not listed apart")
-            if f.kind == "group-split" and (n := by_id.get(f.id)) else f for f in extra]
+            if (n := folded.get(f.id)) else f for f in extra]
 
 
 def _ranks() -> dict[str, int]:
@@ -351,8 +351,9 @@ def build(
     only findings that involve one of those paths are kept.  The report's
     ``stats`` and ``warnings`` are the run's to fill in (run.py).
     """
-    folded: Counter[str] = Counter()
-    findings = _clusters(matches, inv, sigs, policy, folded) + _file_findings(inv, sigs, policy)
+    folded: Counter[str] = Counter()  # by group-split finding id
+    split_ids = {f.id for f in extra if f.kind == "group-split"}
+    findings = _clusters(matches, inv, sigs, policy, split_ids, folded) + _file_findings(inv, sigs, policy)
     findings += _with_folded(extra, folded) if folded else extra
     if focus is not None:
         # What was not examined may hide a change of this focus, and a finding about the policy
