@@ -287,6 +287,8 @@ def refine(run: SearchRun, settings: Any, matches: list[Match], name: str) -> li
         stats = run.stats["same_scene"] = json.loads(cached) if cached else {}
     known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
     kept = {k: known[k] for m in mine if (k := _pair_key(run, m.i, m.j)) in known}
+    # Each match's inlier points, for ``turned-copy`` (its refine runs after this one).
+    run.memo["same-scene-points"] = {(m.i, m.j): kept[k] for m in mine if (k := _pair_key(run, m.i, m.j)) in kept}
     if len(kept) != len(known):
         run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps(kept)})
     if kept:

@@ -1,0 +1,244 @@
+"""``turned-copy``: a same-scene match that is one picture turned a few degrees, judged by its pixels.
+
+Roboflow's rotation augmentation (up to 15 degrees, often with a crop) and a
+scanner's skew turn a copy by an angle no orientation covers, so neither the
+hashes nor ``aligned`` (shifts and zooms) line it up; ``same_scene`` finds it,
+with 60-180 inliers, but only warns, since it cannot tell a copy from another
+shot of the scene.  Here the inlier points same-scene kept give the turn: a
+similarity (angle, scale, shift).  Where it is one ``aligned`` never searched
+(at least TURN_FROM degrees off every quarter turn, or a zoom beyond its
+range), the second image is turned back onto the first at SIDE px and their
+fine detail compared.  A copy keeps it; another shot does not (parallax,
+light, moved things).  A pair at LEVEL or more is a near-duplicate at this
+detector's severity (error by default), instead of a same-scene link.
+
+A turn near a quarter turn is left to the detectors that search orientations,
+and near-identity geometry to ``aligned``: a fixed camera's shots line up
+with no turn at all, and their detail agrees as a copy's does
+(``docs/field.md``, ``chess`` and ``deeppcb``), so this verdict never looks
+at them.
+
+On ``benchmarks/field.py``'s datasets (same-scene links turned at least 1
+degree, 128 px, band of 1.6 px): copies judged by eye 0.90-0.96 (X-rays,
+invoices); other shots and other objects at most 0.76 (a lime re-shot) and
+0.71 (one invoice template, other figures); re-shots of
+``benchmarks/reshot_data.py``'s sets (panoramas turned on a tripod
+included) at most 0.65 at 320 px.  Set ``turned_copy: off`` to keep such
+pairs as same-scene warnings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from .base import Detector, PolicyView, Severity
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..search.kernels import Match
+    from ..search.run import SearchRun
+    from ..signals.decode import Decoded
+    from ..signals.families import Family
+
+#: Long side of the grey image the verdict compares (the keypoints' working image, reduced).
+SIDE = 128
+#: High pass: the grey minus its Gaussian blur of this many px at SIDE (4 px at 320).
+SIGMA = 1.6
+#: Detail correlation a copy reaches (see the module's figures).
+LEVEL = 0.85
+#: Degrees off every quarter turn from which ``aligned`` cannot have lined the pair up.
+TURN_FROM = 1.0
+#: Zooms ``aligned`` searches (its largest is 1.25): beyond them, as unsearched as a turn.
+ZOOM_RANGE = (0.8, 1.25)
+#: Share of same-scene's kept inlier points the similarity must explain: a copy is one.
+EXPLAINED = 0.8
+#: Fewest points a similarity is estimated from; fewest overlapping pixels compared.
+MIN_POINTS, MIN_OVERLAP = 8, 0.25
+#: Where same-scene leaves its matches' kept inlier points for this detector (``run.memo``).
+POINTS_MEMO = "same-scene-points"
+
+
+@dataclass(frozen=True)
+class Turn:
+    """The similarity taking the second image onto the first, in normalised coordinates."""
+
+    angle: float  # degrees
+    scale: float
+    explained: float  # share of the points it explains
+
+    @property
+    def unsearched(self) -> bool:
+        off = abs(self.angle) % 90.0
+        return min(off, 90.0 - off) >= TURN_FROM or not ZOOM_RANGE[0] <= self.scale <= ZOOM_RANGE[1]
+
+
+def row(decoded: Decoded, family: Family) -> bytes:
+    """``\\x01``, width and height (uint16), then the grey image deflated by rows of differences;
+    ``\\x00`` for an image same-scene does not search."""
+    import numpy as np
+
+    from ..signals.decode import detail_grey
+    from .same_scene.features import MIN_SIDE
+
+    if max(decoded.size) < MIN_SIDE:
+        return b"\0"
+    grey = np.ascontiguousarray(detail_grey(decoded, SIDE), np.uint8)
+    h, w = grey.shape
+    return (b"\1" + np.array([w, h], "<u2").tobytes()
+            + zlib.compress(np.diff(grey, axis=1, prepend=np.uint8(0)).tobytes(), 1))
+
+
+def image(data: bytes) -> np.ndarray | None:
+    """The grey image a row holds, or None (no image, or a damaged row: the store is not trusted)."""
+    import numpy as np
+
+    if data[:1] != b"\1" or len(data) < 5:
+        return None
+    w, h = (int(v) for v in np.frombuffer(data[1:5], "<u2"))
+    try:
+        diffs = np.frombuffer(zlib.decompress(data[5:]), np.uint8)
+    except zlib.error:
+        return None
+    if w < 1 or h < 1 or max(w, h) > SIDE or diffs.size != w * h:
+        return None
+    return np.cumsum(diffs.reshape(h, w), axis=1, dtype=np.uint8)
+
+
+def small(width: int, height: int) -> bytes | None:
+    from .same_scene.features import MIN_SIDE
+
+    return b"\0" if max(width, height) < MIN_SIDE else None
+
+
+def turn(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]) -> tuple[Turn, np.ndarray] | None:
+    """The similarity (2 x 3, pixels of b to pixels of a) explaining ``points`` (x_a, y_a, x_b, y_b, 0..1)."""
+    import cv2
+    import numpy as np
+
+    if len(points) < MIN_POINTS:
+        return None
+    pa = (points[:, 0:2] * np.array(size_a, np.float32)).astype(np.float32).reshape(-1, 1, 2)
+    pb = (points[:, 2:4] * np.array(size_b, np.float32)).astype(np.float32).reshape(-1, 1, 2)
+    cv2.setRNGSeed(len(points))  # the same verdict every run
+    # 1.5 px at SIDE: same-scene's 3 px reprojection threshold at its 320 px, a little tighter.
+    m, inliers = cv2.estimateAffinePartial2D(pb, pa, method=cv2.RANSAC, ransacReprojThreshold=1.5)
+    if m is None or inliers is None:
+        return None
+    scale = math.hypot(m[0, 0], m[1, 0])
+    angle = math.degrees(math.atan2(m[1, 0], m[0, 0]))
+    return Turn(angle, scale, float(inliers.mean())), m
+
+
+def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None:
+    """Correlation of the fine detail of ``a`` and of ``b`` turned onto it by ``m``, where both are."""
+    import cv2
+    import numpy as np
+
+    h, w = a.shape
+    fa = a.astype(np.float32)
+    fb = cv2.warpAffine(b.astype(np.float32), m, (w, h), flags=cv2.INTER_LINEAR)
+    inside = cv2.warpAffine(np.ones(b.shape, np.uint8), m, (w, h), flags=cv2.INTER_NEAREST)
+    inside = cv2.erode(inside, np.ones((3, 3), np.uint8)) > 0  # the blur reads past the edge
+    if inside.mean() < MIN_OVERLAP:
+        return None
+    da = (fa - cv2.GaussianBlur(fa, (0, 0), SIGMA))[inside]
+    db = (fb - cv2.GaussianBlur(fb, (0, 0), SIGMA))[inside]
+    da, db = da - da.mean(), db - db.mean()
+    norm = float(np.sqrt((da * da).sum() * (db * db).sum()))
+    return None if norm == 0 else float((da * db).sum()) / norm
+
+
+class TurnedCopy(Detector):
+    name = "turned-copy"
+    section = "turned_copy"
+    # After same-scene (60): its refine leaves the points this one reads.
+    rank = 70
+    evidence_key = "turned_copy_detail"
+    link_value = "{:.3f}"
+    evidence_value = "turned copy, detail {:.3f}"
+    default = Severity("error")
+    init_keys = (("severity", "a same-scene match that is one picture turned a few degrees (docs/detectors.md)"),)
+
+    def families(self, settings: Severity, policy: PolicyView) -> tuple[Family, ...]:
+        if settings.severity == "off" or policy.detectors.same_scene.severity == "off":
+            return ()
+        return (grey_family(),)
+
+    def find(self, run: SearchRun, settings: Severity) -> list[Match]:
+        return []  # its matches are same-scene's, judged again in refine
+
+    def refine(self, run: SearchRun, settings: Severity, matches: list[Match]) -> list[Match]:
+        """Same-scene matches that are one picture turned, as near-duplicates (see the module)."""
+        points = run.memo.get(POINTS_MEMO)
+        if not isinstance(points, dict) or not run.sigs.has("scene_grey"):
+            return matches
+        todo = [m for m in matches if m.detector == "same-scene" and (m.i, m.j) in points]
+        greys = _greys(run, {r for m in todo for r in (m.i, m.j)})
+        verdicts = {id(m): v for m in todo if (v := _verdict(m, greys, points)) is not None}
+        copies = {k for k, v in verdicts.items() if v >= LEVEL}
+        run.stats["turned_copy"] = {"judged": len(verdicts), "copies": len(copies), "level": LEVEL}
+        return [_as_copy(m, verdicts[id(m)]) if id(m) in copies else m for m in matches]
+
+    def strength(self, match: Match, settings: Severity) -> float:
+        return round(float(match.value), 4)
+
+    def summary(self, stats: Any) -> str:
+        if not isinstance(stats, dict) or not stats.get("judged"):
+            return ""
+        return f"turned copies {stats['copies']} of {stats['judged']} turned same-scene pairs"
+
+
+def _greys(run: SearchRun, rows: set[int]) -> dict[int, np.ndarray]:
+    digests = run.sigs.digests
+    family = grey_family()
+    stored = run.store.get_signatures([digests[r] for r in rows], family.name, family.params)
+    out = {}
+    for r in rows:
+        ok, data = stored.get(digests[r], (False, b""))
+        img = image(data) if ok else None
+        if img is not None:
+            out[r] = img
+    return out
+
+
+def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> float | None:
+    """The pair's detail correlation when a turn no other detector searched explains its points, else None."""
+    import numpy as np
+
+    a, b = greys.get(m.i), greys.get(m.j)
+    if a is None or b is None:
+        return None
+    found = turn(np.asarray(points[m.i, m.j], np.float32), (a.shape[1], a.shape[0]), (b.shape[1], b.shape[0]))
+    if found is None or found[0].explained < EXPLAINED or not found[0].unsearched:
+        return None
+    value = detail(a, b, found[1])
+    return None if value is None else round(value, 4)
+
+
+def _as_copy(m: Match, score: float) -> Match:
+    from ..search.kernels import Match
+
+    return Match(m.i, m.j, TurnedCopy.name, score, "identity", weak=False)
+
+
+def _params() -> str:
+    from ..signals.decode import DECODE_PATH
+
+    return "scene-grey-" + hashlib.blake2b(f"side{SIDE};dzip;{DECODE_PATH};v1".encode(), digest_size=8).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def grey_family() -> Family:
+    """The stored grey images (made here, not at import: loading a policy imports no numpy)."""
+    from ..signals.families import Family
+
+    return Family("scene_grey", _params(), (("scene_grey", "u1", 1),), row, variable=True, from_dims=small)
+
+
+DETECTOR = TurnedCopy()
