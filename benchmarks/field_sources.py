@@ -39,6 +39,7 @@ class Source:
     kind: str  # what kind of data users bring this stands for
     truth: str  # what provenance says about leaks (see field_truth.py)
     numbers_identify: bool = True  # False: bare-number source names (25_jpg.rf.…) repeat across uploads
+    exclude: tuple[str, ...] = ()  # paths left out of the archive (model weights, zips: large, and absent from mirrors)
 
 
 SOURCES: tuple[Source, ...] = (
@@ -73,6 +74,48 @@ SOURCES: tuple[Source, ...] = (
            "Roboflow COCO export; 287 scanned and rendered invoices (640x640 stretched, several per template); "
            "3 rotated versions of each train source",
            "roboflow source names (bare numbers, one upload: 114_jpg, 164_png)"),
+    Source("pakcoy", "3ggie-AB/Yolo-Pakcoy-Classification", "56771ef7ed997c94995710c4f35d2e46c4c1a591", "",
+           "Roboflow YOLOv8 export (plants): 2,633 web pictures and phone screenshots of diseased bok choy "
+           "(about 260x190), 3 brightness versions of each source, several uploads merged (bare numbers, bcNN, "
+           "DMNN, Screenshot_<time>)",
+           "roboflow source names: 165 of 216 sources cross splits; bare numbers left out (uploads reuse them); "
+           "by eye, cropped copies under other names cross splits too",
+           numbers_identify=False),
+    Source("nail", "FahdAby/5_Nail_Disease_Machine-Learing", "0ee4eed0a7788efc1b05ad32a3f20750875e95b3", "",
+           "Roboflow multi-label classification CSV (_classes.csv in each split folder): 1,225 nail pictures "
+           "(640x640), mostly screenshots of web images; numbered uploads (11_PNG_jpg.rf.…)",
+           "roboflow source names; NN_PNG sources are numbers that name different nails in different uploads "
+           "(by eye); one web picture recurs under several screenshot names across splits (by eye)",
+           numbers_identify=False, exclude=("Nail Disease Prediction.v1i.multiclass.zip",)),
+    Source("bccd", "Shenggan/BCCD_Dataset", "d272fb14cdff6e473fafeeeba32aba5f560e9e43", "",
+           "Pascal VOC layout (JPEGImages/, ImageSets/Main/{train,val,test}.txt): 364 blood-smear microscope "
+           "fields (640x480); example.jpg beside it in no split",
+           "none in names; by eye, one white cell is shot in shifted fields under two ids across splits"),
+    Source("weeds", "Salli022/Weed-Detection", "32a5583af370eb3377fe6e34137ca50ab036ba65", "",
+           "Roboflow COCO export (annotations in a dot-file, .annotations.coco.json): 167 camera photos "
+           "(2784x1856, 5.2 MP) of weeds, DSC_#### in shooting order",
+           "roboflow source names never cross splits; neighbouring DSC numbers are burst shots of one spot (by eye)"),
+    Source("dental", "AayushKarna/dental-detection-backend", "0807cf912a8cfa22e2d59936bab030a2db192e6a", "data",
+           "Roboflow YOLOv8 export with no data.yaml beside it (the repository's data.yaml names D:/ paths): "
+           "1,269 panoramic dental X-rays (640x640 greyscale); flipped and turned versions of a source in train and val/test",
+           "roboflow source names are 4-digit numbers of one upload: one number is one X-ray (by eye, flips and turns)"),
+    Source("pestrice", "AhmadSubadri/dataset-pest-rice", "20a08ef55540d8740c218a00c44c607740104172", "",
+           "Roboflow YOLOv8 export re-split by its user into dataset_split/ (data.yaml points there), the original "
+           "train/ copy of all 530 images left beside it; rice pest photos (640x640) numbered in shooting order",
+           "roboflow source names (one upload, no source in two splits); neighbouring numbers "
+           "(images_0204/images_0205) are burst shots (by eye)",
+           exclude=("Rice Plant Pest Detection.v1i.yolov8.zip", "runs", "yolov8n.pt")),
+    Source("tomato", "RicoFerdian/tomato-dataset", "1d265a36442dd9fb8a2f7f1b962bce296b8fc8d1", "",
+           "Pascal VOC layout with PNG frames (JPEGImages/, ImageSets/Main lists): 895 greenhouse pictures "
+           "(400x500) of tomato trusses, several of each truss from a moving camera, names shuffled (tomatoN)",
+           "none in names; by eye, the same truss seconds apart recurs across splits"),
+    Source("tumor", "yasharisherenow/tumor-classification", "426b1307a8aabf6d90439a6b9f387be91e1fac97", "",
+           "Roboflow classification CSV at scale: 12,887 brain MRI slices (384x384 greyscale; the Kaggle brain-tumour "
+           "set under two naming schemes, Tr-gl_0064 and Tr-glTr_0000); versions turned, noised and flipped "
+           "(use --max-images for a 300-3,000 subset)",
+           "roboflow source names (794 sources in two splits); by eye, one slice recurs under other numbers "
+           "and under the other naming scheme",
+           exclude=("venv", "outputs", "assets")),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
@@ -100,8 +143,9 @@ def fetch(source: Source, dest: Path) -> None:
             git_dir = Path(tmp) / "repo.git"
             url = f"https://github.com/{source.repo}.git"
             subprocess.run(["git", "clone", "--bare", "--filter=blob:none", url, str(git_dir)], check=True)
-        archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", source.commit,
-                                  *([source.folder] if source.folder else [])], check=True, capture_output=True)
+        paths = [source.folder or "."] + [f":(exclude){path}" for path in source.exclude]
+        archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", source.commit, "--", *paths],
+                                 check=True, capture_output=True)
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(dest, filter="data")
     if source.folder:  # the folder's content is the dataset root

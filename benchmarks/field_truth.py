@@ -1,7 +1,8 @@
 """Provenance truth for `benchmarks/field.py`: what a file's name (or a planted list) says.
 
 - Roboflow names an exported file ``<source>_<ext>.rf.<32 hex>.<ext>``: two files of one
-  source are one photograph (an augmented version, or the same upload exported twice).
+  source are one photograph (an augmented version, or the same upload exported twice). An
+  upload converted first keeps its own extension too (``11_PNG_jpg.rf.…`` is the upload ``11``).
   Phone edits fold into their original: ``IMG_E2447`` is an edit of ``IMG_2447``.
 - A capture time in the name (``20220709_000708``, ``IMG_20211008_091906533_HDR``) dates a
   shot; two shots a few seconds apart are a burst of one subject.
@@ -21,6 +22,9 @@ from pathlib import Path, PurePosixPath
 
 ROBOFLOW = re.compile(r"^(?P<source>.+)_(?:jpe?g|png|bmp|webp|tiff?|heic)\.rf\.[0-9a-f]{32}\.\w+$", re.IGNORECASE)
 EDIT = re.compile(r"^(IMG_)E(\d{4})", re.IGNORECASE)
+# An upload converted before export keeps its first extension in the source: ``11_PNG_jpg.rf.…``
+# is the upload ``11.PNG`` (a number), ``Screen-Shot-…_png_jpg.rf.…`` the screenshot ``Screen-Shot-….png``.
+INNER_EXT = re.compile(r"_(?:jpe?g|png|bmp|webp|tiff?|heic)$", re.IGNORECASE)
 STAMP = re.compile(r"(?<!\d)(20\d{2})(\d{2})(\d{2})[_-]?(\d{2})(\d{2})(\d{2})(?!\d{1,2}(?:\D|$))")
 BURST_SECONDS = 10.0
 
@@ -29,7 +33,7 @@ def source_of(path: str) -> str:
     """The photograph a file is a version of: its Roboflow source name, edits folded; else its stem."""
     name = PurePosixPath(path).name
     match = ROBOFLOW.match(name)
-    stem = match.group("source") if match else PurePosixPath(name).stem
+    stem = INNER_EXT.sub("", match.group("source")) if match else PurePosixPath(name).stem
     return EDIT.sub(r"\1\2", stem).lower()
 
 
