@@ -77,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LeakcheckError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # `leakcheck init . | head -2`: the reader left, which is no bug of ours
+        _silence_stdout()
+        print("Error: output cut short: the program reading it closed the pipe", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("Error: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -88,6 +92,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush does not fail on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (an embedding caller): nothing to flush
+        pass
 
 
 def _internal_error(args: argparse.Namespace, exc: Exception) -> int:

@@ -170,6 +170,9 @@ class TurnedCopy(Detector):
             return ()
         return (grey_family(),)
 
+    def orientations(self, settings: Severity, policy: PolicyView) -> tuple[str, ...]:
+        return ()  # it turns by the angle the keypoints give, no fixed orientation
+
     def find(self, run: SearchRun, settings: Severity) -> list[Match]:
         return []  # its matches are same-scene's, judged again in refine
 

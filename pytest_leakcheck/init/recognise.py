@@ -19,7 +19,7 @@ from pathlib import Path
 from .. import detectors
 from . import groupids, metaprops
 from .. import sources
-from ..sources.base import Assignment, Guess, folders, split_word
+from ..sources.base import Assignment, Guess, folders, split_word, visible
 from ..errors import UsageError
 from ..files import frames
 from ..files.escape import yaml_comment, yaml_scalar
@@ -128,7 +128,7 @@ def _with_group_column(yaml: str, column: str, indent: str) -> str:
 def _images(root: Path) -> list[str]:
     out = []
     for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = visible(dirs)
         base = Path(folder).relative_to(root).as_posix()
         prefix = "" if base == "." else base + "/"
         out += [prefix + n for n in sorted(names) if not n.startswith(".") and (

@@ -138,12 +138,24 @@ def token_split(name: str) -> str | None:
 MAX_DEPTH = 6
 
 
+#: Folders that tools write beside a dataset, never data: Ultralytics' ``runs/detect/train/``
+#: (its plots and predictions are images in a folder named like a split: a held-out YOLO
+#: repository's ``init`` proposed them as training data), experiment trackers, environments.
+TOOL_OUTPUT = frozenset({"runs", "wandb", "mlruns", "lightning_logs", "__pycache__", "node_modules",
+                         "venv", "site-packages"})
+
+
+def visible(dirs: list[str]) -> list[str]:
+    """The folders ``init`` looks into, sorted: not hidden, not a tool's output (:data:`TOOL_OUTPUT`)."""
+    return sorted(d for d in dirs if not d.startswith(".") and d not in TOOL_OUTPUT)
+
+
 def folders(root: Path, max_depth: int = MAX_DEPTH) -> list[str]:
     """Every visible folder under ``root`` (POSIX, relative), at most ``max_depth`` deep: where
     ``init`` looks for split folders and annotation files."""
     out = []
     for folder, dirs, _ in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = visible(dirs)
         rel = Path(folder).relative_to(root)
         if len(rel.parts) >= max_depth:
             dirs[:] = []

@@ -333,3 +333,24 @@ def test_written_files_are_not_private(tmp_path: Path) -> None:
     write_atomic(target, "{}\n")
     assert target.stat().st_mode & 0o777 == 0o664
     assert target.read_text() == "{}\n"
+
+
+def test_init_piped_into_a_reader_that_stops_early_keeps_its_policy(tmp_path: Path) -> None:
+    """`leakcheck init . | head -1`: the reader closes the pipe; the policy is written all the same
+    and the exit is a usage one with a line saying why, never an internal error (exit 3)."""
+    import subprocess
+    import sys
+
+    from pytest_leakcheck.testing import photo, save
+
+    for split in ("train", "test"):
+        for k in range(2):
+            save(photo(k + (5 if split == "test" else 0)), tmp_path / f"{split}/{k}.jpg")
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_leakcheck", "init", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=120)
+    assert (tmp_path / "leakcheck.yaml").read_text().startswith("# leakcheck policy")
+    assert code == 2 and "closed the pipe" in err and "internal error" not in err

@@ -61,6 +61,9 @@ def test_an_unknown_tool_names_the_key(tmp_path: Path) -> None:
     (f"IMG_20211008_100148032_HDR_jpg.rf.{H}.jpg", "IMG_20211008_100148032_HDR"),
     (f"9_2_png.rf.{H}.jpg", None),
     (f"26.rf.{H}.jpg", None),
+    # An upload converted before export keeps its extension: 11.PNG is the number 11, no id.
+    (f"train/11_PNG_jpg.rf.{H}.jpg", None),
+    (f"Screen-Shot-2020-05-01_png_jpg.rf.{H}.jpg", "Screen-Shot-2020-05-01"),
     (f"img_jpg.rf.{'zz' * 16}.jpg", None),  # not a hash: no Roboflow name
     ("x.rf.jpg", None),
 ])

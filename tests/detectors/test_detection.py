@@ -114,7 +114,7 @@ def test_rotated_copies_are_found_by_default_and_a_narrower_policy_says_what_it_
     mirror = ["identity", "hflip"]
     # same-scene (on by default) searches no orientation: its keypoints are rotation-invariant.
     assert report.stats["checked"] == {"identical-file": [], "identical-pixels": [], "phash": mirror,
-                                       "thumbnail": mirror, "aligned": mirror, "same-scene": []}
+                                       "thumbnail": mirror, "aligned": mirror, "same-scene": [], "turned-copy": []}
     summary = [line for line in render(report, "text", verbose=True).splitlines()
                if line.startswith("leakcheck: details:")]
     assert len(summary) == 1
@@ -125,10 +125,10 @@ def test_rotated_copies_are_found_by_default_and_a_narrower_policy_says_what_it_
     assert _leak_pairs(report) == {tuple(sorted((f"test/{t}.jpg", f"train/orig_{t}.jpg"))) for t in turns}
     every = ["identity", "hflip", *turns]
     assert report.stats["checked"] == {"identical-file": [], "identical-pixels": [], "phash": every,
-                                       "thumbnail": every, "aligned": mirror, "same-scene": []}
+                                       "thumbnail": every, "aligned": mirror, "same-scene": [], "turned-copy": []}
     summary = render(report, "text", verbose=True).splitlines()
     assert any(line.startswith("leakcheck: details:") and (
-        "; checked: identical-file, identical-pixels, same-scene, phash/thumbnail in 8 orientations, "
+        "; checked: identical-file, identical-pixels, same-scene, turned-copy, phash/thumbnail in 8 orientations, "
         "aligned in identity+hflip") in line and "not searched" not in line for line in summary)
 
 
@@ -138,5 +138,5 @@ def test_the_summary_names_what_a_narrowed_policy_searched(leaky_dataset: Path, 
     make_policy("version: 1\nsplits: {train: [train/**], test: [test/**]}\naugmentations: [rot90]\n"
                 "detectors:\n  dhash: {severity: warning}\n")
     report = check(leaky_dataset / "leakcheck.yaml", use_cache=False)
-    assert "checked: identical-file, identical-pixels, same-scene, phash/thumbnail/dhash in identity+rot90+rot270" in render(
+    assert "checked: identical-file, identical-pixels, same-scene, turned-copy, phash/thumbnail/dhash in identity+rot90+rot270" in render(
         report, "text", verbose=True)

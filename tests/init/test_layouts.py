@@ -42,3 +42,18 @@ def test_init_prints_and_writes_a_warning_for_a_group_holding_a_large_share(tmp_
     assert "Warning: group subj000 would hold 30 of 90 files (33%)" in out
     assert "Found: files per group: " in out
     assert "#   WARNING: group subj000 would hold 30 of 90 files" in (tmp_path / "leakcheck.yaml").read_text()
+
+
+def test_a_training_run_beside_the_data_is_not_a_split(tmp_path: Path) -> None:
+    """Ultralytics writes ``runs/detect/train/`` (plots, predictions: images) beside a YOLO export;
+    a held-out repository's ``init`` proposed it as training data."""
+    from pytest_leakcheck.testing import photo, save
+
+    for split, n in (("train", 4), ("valid", 2)):
+        for k in range(n):
+            save(photo(k + (10 if split == "valid" else 0)), tmp_path / f"data/{split}/images/{k}.jpg")
+    save(photo(50), tmp_path / "runs/detect/train/val_batch0_pred.jpg")
+    save(photo(51), tmp_path / "wandb/run-1/media/train/sample.png")
+    layout = recognise.detect(tmp_path)
+    assert "runs/" not in layout.splits_yaml and "wandb" not in layout.splits_yaml
+    assert 'train: ["data/train/**"]' in layout.splits_yaml

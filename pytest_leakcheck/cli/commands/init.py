@@ -32,13 +32,14 @@ def init(root: Path, out: Path | None, *, force: bool) -> int:
     from ...init import recognise
 
     found = recognise.detect(root)  # nothing recognised: exit 2, never placeholder globs
+    # Written before anything is printed: a reader that stops early (`| head`) costs no policy.
+    output.write(out, recognise.policy_text(found))
     for line in found.found:  # names from the dataset: one log line each
         print(log_line(f"Found: {line}"))
     for line in found.not_set_up:
         print(log_line(f"Not set up: {line}"))
     for line in found.warnings:
         print(log_line(f"Warning: {line}"))
-    output.write(out, recognise.policy_text(found))
     print(log_line(f"Wrote {out}. Review it, then run: leakcheck check --policy {out}"))
     print("The signature store goes to .leakcheck/ beside it, which ignores itself in git: commit the policy only.")
     return EXIT_CLEAN

@@ -1,0 +1,122 @@
+"""turned-copy: a same-scene match that is one picture turned a few degrees (real OpenCV, real store)."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from pytest_leakcheck import check
+from pytest_leakcheck.detectors import turned_copy
+from pytest_leakcheck.testing import photo, save, scene, view
+
+# What `leakcheck init` writes for these detectors: same-scene warns, turned copies are errors.
+POLICY = ("version: 1\nsplits: {train: [train/**], test: [test/**]}\n"
+          "detectors:\n  same_scene: {severity: warning}\n")
+
+
+def _turned(img: Image.Image, degrees: float, keep: float = 0.9) -> Image.Image:
+    """Roboflow's rotation augmentation: turned about the centre, then cropped to ``keep`` of each side."""
+    w, h = img.size
+    out = img.rotate(degrees, resample=Image.Resampling.BICUBIC)
+    dx, dy = round(w * (1 - keep) / 2), round(h * (1 - keep) / 2)
+    return out.crop((dx, dy, w - dx, h - dy)).resize((w, h), Image.Resampling.BICUBIC)
+
+
+def _others(root: Path) -> None:
+    for k in range(6):
+        save(scene(300 + k).resize((640, 480)), root / f"{'test' if k % 3 == 0 else 'train'}/other_{k}.jpg",
+             quality=90)
+
+
+def _links(report) -> dict[frozenset[str], tuple[str, str, str]]:
+    return {frozenset((p.a, p.b)): (p.detector, f.kind, f.severity) for f in report.findings for p in f.pairs}
+
+
+@pytest.fixture(scope="module")
+def turned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A photo in train, the same photo turned 6 degrees and cropped in test, and unrelated photos."""
+    root = tmp_path_factory.mktemp("turned")
+    original = view(scene(7), 60, 40)
+    save(original, root / "train/xray_12.jpg", quality=92)
+    save(_turned(original, 6.0), root / "test/xray_12_aug.jpg", quality=88)
+    _others(root)
+    (root / "leakcheck.yaml").write_text(POLICY)
+    return root
+
+
+def test_a_copy_turned_a_few_degrees_fails_the_build(turned: Path) -> None:
+    report = check(turned / "leakcheck.yaml", use_cache=False)
+    pair = frozenset(("train/xray_12.jpg", "test/xray_12_aug.jpg"))
+    assert _links(report)[pair] == ("turned-copy", "near-duplicate", "error")
+    assert report.exit_code == 1
+    stats = report.stats["turned_copy"]
+    assert stats["copies"] == 1 and stats["judged"] >= 1
+    value = next(p.value for f in report.findings for p in f.pairs if p.detector == "turned-copy")
+    assert turned_copy.LEVEL <= value <= 1.0
+
+
+def test_off_leaves_it_a_same_scene_warning(turned: Path, tmp_path: Path) -> None:
+    """Without this detector the same pair is what same-scene alone says of it: a warning."""
+    policy = tmp_path / "leakcheck.yaml"
+    policy.write_text(POLICY.replace("detectors:\n", "detectors:\n  turned_copy: off\n"))
+    from pytest_leakcheck.policy.load import load
+    import dataclasses
+
+    loaded = dataclasses.replace(load(policy), root=turned)
+    report = check(policy=loaded, use_cache=False)
+    pair = frozenset(("train/xray_12.jpg", "test/xray_12_aug.jpg"))
+    assert _links(report)[pair] == ("same-scene", "same-scene", "warning")
+    assert report.exit_code == 0
+
+
+def test_a_template_with_other_content_stays_same_scene(tmp_path: Path) -> None:
+    """One page layout turned 4 degrees, half of its content other: its keypoints on the shared half
+    line up by a turn, but the detail of the rest disagrees (an invoice template with other figures)."""
+    page = view(scene(11), 60, 40)
+    other = page.copy()
+    other.paste(view(scene(12), 60, 40).crop((0, 240, 640, 480)), (0, 240))
+    save(page, tmp_path / "train/invoice_1.jpg", quality=92)
+    save(_turned(other, 4.0, keep=0.95), tmp_path / "test/invoice_2.jpg", quality=90)
+    _others(tmp_path)
+    (tmp_path / "leakcheck.yaml").write_text(POLICY)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    pair = frozenset(("train/invoice_1.jpg", "test/invoice_2.jpg"))
+    assert _links(report)[pair][0] == "same-scene"
+    assert report.stats["turned_copy"]["judged"] == 1 and report.stats["turned_copy"]["copies"] == 0
+
+
+def test_a_fixed_camera_is_never_judged(tmp_path: Path) -> None:
+    """Shots of one background with an object moved: no turn between them, so this verdict leaves
+    them to ``aligned`` (whose fixed-camera handling they need), however alike their detail."""
+    back = view(scene(21), 60, 40)
+    for k in range(4):
+        shot = back.copy()
+        shot.paste(photo(900 + k, (90, 90)), (100 + 90 * k, 200))
+        save(shot, tmp_path / f"{'test' if k % 2 else 'train'}/shot_{k}.jpg", quality=90)
+    (tmp_path / "leakcheck.yaml").write_text(POLICY)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert not any(p.detector == "turned-copy" for f in report.findings for p in f.pairs)
+    assert report.stats.get("turned_copy", {}).get("judged", 0) == 0
+
+
+@pytest.mark.parametrize(("angle", "scale", "unsearched"), [
+    (0.4, 1.0, False), (-0.9, 1.1, False), (90.5, 1.0, False), (-179.6, 0.95, False),
+    (1.5, 1.0, True), (-6.0, 1.0, True), (93.0, 1.0, True), (0.0, 1.4, True), (0.0, 0.7, True),
+])
+def test_only_turns_and_zooms_aligned_never_searched_are_judged(angle: float, scale: float, unsearched: bool) -> None:
+    assert turned_copy.Turn(angle, scale, 1.0).unsearched is unsearched
+
+
+def test_a_damaged_stored_image_is_no_image() -> None:
+    """The store belongs to whoever committed it: a row that does not unpack is no evidence."""
+    grey = np.arange(12 * 10, dtype=np.uint8).reshape(10, 12)
+    good = b"\1" + np.array([12, 10], "<u2").tobytes() + zlib.compress(np.diff(grey, axis=1, prepend=np.uint8(0)).tobytes())
+    assert np.array_equal(turned_copy.image(good), grey)
+    assert turned_copy.image(b"\0") is None
+    assert turned_copy.image(good[:-3]) is None  # truncated
+    assert turned_copy.image(b"\1" + np.array([4000, 10], "<u2").tobytes() + good[5:]) is None  # sizes lie
+    assert turned_copy.image(b"\1\x0c\x00\x0a\x00not zlib") is None
