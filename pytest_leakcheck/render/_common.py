@@ -78,7 +78,7 @@ def headline(f: Finding, max_members: int = 4) -> str:
     """One line for a finding, for annotations, SARIF messages and summaries."""
     if f.kind not in COPY_KINDS:
         return f"{f.members[0].path}: {f.message or f.kind}" if f.members else f.message
-    names = ", ".join(f"{m.path} ({m.split})" for m in f.members[:max_members])
+    names = ", ".join(f"{m.path} ({m.split})" for m in shown_members(f, max_members))
     if len(f.members) > max_members:
         names += f" and {len(f.members) - max_members} more"
     what = {"identical-file": "same bytes", "identical-pixels": "same decoded pixels"}.get(f.kind)
@@ -88,6 +88,20 @@ def headline(f: Finding, max_members: int = 4) -> str:
             parts.append(f"after {f.orientation}")
         what = ", ".join(parts) or "near-duplicate"
     return f"{f.kind} across {f.split_pair}: {names}; {what}"
+
+
+def shown_members(f: Finding, limit: int) -> list[Member]:
+    """Up to ``limit`` members in report order, one of every split among them: a cluster of four
+    train copies and one test image must show the test image, which is the leak."""
+    first: dict[str, Member] = {}
+    for m in f.members:
+        first.setdefault(m.split, m)
+    keep = {id(m) for m in list(first.values())[:limit]}
+    for m in f.members:
+        if len(keep) >= limit:
+            break
+        keep.add(id(m))
+    return [m for m in f.members if id(m) in keep]
 
 
 def signal_parts(sig: dict) -> list[str]:
@@ -101,11 +115,12 @@ def signal_parts(sig: dict) -> list[str]:
 
 def _describe(f: Finding) -> list[str]:
     lines = []
-    paths = [display(m.path) for m in f.members[:10]]  # aligned as shown, escapes included
+    members = shown_members(f, 10)
+    paths = [display(m.path) for m in members]  # aligned as shown, escapes included
     width = max(map(len, paths), default=0)
-    splits = [f"({m.split})" if m.split else "" for m in f.members[:10]]
+    splits = [f"({m.split})" if m.split else "" for m in members]
     split_width = max(map(len, splits), default=0)
-    for m, path, split in zip(f.members[:10], paths, splits):
+    for m, path, split in zip(members, paths, splits):
         # Each member says how it joined: a file chained in by a weaker
         # detector must not read as an exact copy.
         link = f"  {link_text(m)}" if m.link is not None else ""

@@ -80,3 +80,19 @@ def test_every_error_finding_is_shown_past_max_findings() -> None:
         assert f.id in text
     assert "70 more errors" in text
     assert "30 more warnings" in text and "--max-findings 0" in text
+
+
+def test_a_cluster_shows_its_held_out_member_however_many_train_copies_come_first() -> None:
+    """Four augmented train versions, then the test image: the one line and the full listing
+    (which stop at 4 and 10 members) both show the test image, the leak a reviewer must see."""
+    from pytest_leakcheck.render._common import headline
+
+    members = (*(Member(f"train/img_{k:02d}.jpg", "train", f"{k:064x}") for k in range(12)),
+               Member("test/held_out.jpg", "test", f"{99:064x}"))
+    f = Finding(id=finding_id("near-duplicate", [m.digest for m in members]), kind="near-duplicate",
+                severity="error", members=members, evidence={"phash_distance": 3.0})
+    line = headline(f)
+    assert "test/held_out.jpg (test)" in line and "and 9 more" in line
+    assert line.index("train/img_00.jpg") < line.index("test/held_out.jpg")  # report order kept
+    text = render(Report(policy_path="leakcheck.yaml", findings=(f,), stats=json.loads(json.dumps(STATS))), "text")
+    assert "test/held_out.jpg" in text and "... and 3 more files in this cluster" in text
