@@ -262,7 +262,7 @@ def _assign_rows(listing: Listing, rows: Rows,
             seen.add(members.shard_of(rel))
             entries = rows.get(members.shard_of(rel))
         if not entries:
-            issues.append(FileIssue("unassigned", rel, (), "not listed in the manifest"))
+            issues.append(FileIssue("unassigned", rel, (), "listed in no split"))
             continue
         splits = tuple(dict.fromkeys(s for s, _ in entries))
         if len(splits) > 1:

@@ -6,12 +6,13 @@ leak means moving or deleting the whole cluster, not one pair of it.
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import replace
 
 from .. import detectors
-from ..dataset.inventory import Inventory
+from ..dataset.inventory import FileIssue, Inventory
 from ..search.kernels import Match
 from ..report.model import EXACT_KINDS, KINDS, Finding, Link, Member, Pair, Report, finding_id
 from ..policy.load import Policy
@@ -23,6 +24,10 @@ _RANK = {"error": 0, "warning": 1, "off": 2}
 # A cluster of a thousand blank frames is one finding; listing every edge
 # would bury the report, so evidence keeps the strongest few.
 MAX_PAIRS = 20
+#: Files of one folder in no split from which they are one finding: a stray copy of the data
+#: beside it (a held-out YOLO repository kept its 530-image ``train/`` beside the re-split
+#: ``dataset_split/``) was 530 warnings, one a file; and how many of them that finding lists.
+FOLD_UNASSIGNED, UNASSIGNED_SHOWN = 10, 5
 #: Members a shared-scene note lists per split: it stands for the scene, it does not list it.
 SCENE_SAMPLE = 3
 
@@ -269,6 +274,7 @@ def _pairs(decisive: Sequence[Match], inv: Inventory, sigs: Signatures, policy: 
 def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Finding]:
     rules = policy.files
     out = []
+    unassigned: list[FileIssue] = []
     kinds = {"unassigned": "unassigned-file", "ambiguous": "ambiguous-file", "missing": "missing-file",
              "outside_root": "outside-root", "not_examined": "not-examined"}
     for issue in inv.issues:
@@ -280,6 +286,9 @@ def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Fin
             severity = getattr(rules, issue.kind)
         if severity == "off":
             continue
+        if issue.kind == "unassigned":
+            unassigned.append(issue)
+            continue
         kind = kinds[issue.kind]
         out.append(Finding(
             id=finding_id(kind, [issue.path]),
@@ -288,9 +297,35 @@ def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Fin
             members=(Member(issue.path, "+".join(issue.splits)),),
             message=issue.detail,
         ))
+    out += _unassigned(unassigned, rules.unassigned)
     if rules.unreadable != "off":
         out += _unreadable(inv, sigs, rules.unreadable)
     return out + _left_out(inv, policy)
+
+
+def _unassigned(issues: list[FileIssue], severity: str) -> list[Finding]:
+    """A finding per file in no split; a folder holding more than FOLD_UNASSIGNED of them is one
+    finding, which lists a few (its message counts them all: none goes unnamed)."""
+    by_folder: dict[str, list[FileIssue]] = {}
+    for issue in issues:
+        by_folder.setdefault(posixpath.dirname(issue.path), []).append(issue)
+    out = []
+    for items in by_folder.values():
+        groups = [items] if len(items) > FOLD_UNASSIGNED else [[i] for i in items]
+        for group in groups:
+            first = group[0]
+            message = first.detail if len(group) == 1 else (
+                f"all {len(group)} files of this folder are in no split ({first.detail}); the first "
+                f"{len(group[:UNASSIGNED_SHOWN])} are listed. A copy of the data left beside it? "
+                "Add the folder to `ignore:`, or to a split")
+            out.append(Finding(
+                id=finding_id("unassigned-file", [i.path for i in group]),
+                kind="unassigned-file",
+                severity=severity,
+                members=tuple(Member(i.path, "") for i in group[:UNASSIGNED_SHOWN]),
+                message=message,
+            ))
+    return out
 
 
 def _left_out(inv: Inventory, policy: Policy) -> list[Finding]:

@@ -216,3 +216,24 @@ def test_extensions_are_configurable(tmp_path: Path) -> None:
     _touch(tmp_path / "train/b.PGM")
     inv = _scan(tmp_path, "version: 1\nsplits: {train: [train/**]}\nfiles: {extensions: [pgm]}\n")
     assert [r.path for r in inv.records] == ["train/b.PGM"]
+
+
+def test_a_folder_of_files_in_no_split_is_one_finding_that_counts_them_all(tmp_path: Path) -> None:
+    """A stray copy of the data beside the splits (a re-split export's old `train/`): one warning
+    for its folder, which lists the first files and counts every one; a few strays elsewhere
+    stay a finding each."""
+    save(photo(1, SMALL), tmp_path / "data/train/a.jpg")
+    save(photo(2, SMALL), tmp_path / "data/test/b.jpg")
+    for k in range(12):
+        save(photo(10 + k, SMALL), tmp_path / f"old/train/images/{k:02d}.jpg")
+    for k in range(2):
+        save(photo(40 + k, SMALL), tmp_path / f"extra/{k}.jpg")
+    write_policy(tmp_path, "version: 1\nsplits:\n  train: [data/train/**]\n  test: [data/test/**]\n")
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    strays = [f for f in report.findings if f.kind == "unassigned-file"]
+    folded = [f for f in strays if len(f.members) > 1]
+    assert len(folded) == 1 and len(strays) == 3
+    (f,) = folded
+    assert [m.path for m in f.members] == [f"old/train/images/{k:02d}.jpg" for k in range(5)]
+    assert "all 12 files of this folder are in no split" in f.message and f.severity == "warning"
+    assert {m.path for g in strays if g is not f for m in g.members} == {"extra/0.jpg", "extra/1.jpg"}
