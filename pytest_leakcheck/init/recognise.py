@@ -19,6 +19,7 @@ from pathlib import Path
 from .. import detectors
 from . import groupids, metaprops
 from .. import sources
+from ..sources import yolo
 from ..sources.base import Assignment, Guess, folders, split_word, visible
 from ..errors import UsageError
 from ..files import frames
@@ -114,7 +115,10 @@ def detect(root: Path) -> Layout:
     notes.append("orientations: copies in all 8 orientations are searched; `augmentations: [hflip]` "
                  "is faster for photos that always have an up")
     notes += detectors.init_notices()
-    return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes), proposal.warnings)
+    warnings = proposal.warnings
+    if f"\n  {yolo.KIND}:" not in guess.splits_yaml:  # a data.yaml passed over is said, not silent
+        warnings = (*yolo.unusable(root), *warnings)
+    return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes), warnings)
 
 
 def _with_group_column(yaml: str, column: str, indent: str) -> str:

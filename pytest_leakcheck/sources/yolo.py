@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from ..validate import Ctx, inside, read_yaml
@@ -142,7 +143,8 @@ def _listed(txt: Path, bases: list[Path], root: Path) -> list[str]:
     return out
 
 
-def recognise(root: Path, files: list[str]) -> Guess | None:
+def _split_files(root: Path) -> Iterator[tuple[Path, list[str]]]:
+    """Each YAML file at the root or one folder down that names train and another split."""
     for path in sorted(p for depth in ("", "*/") for ext in ("yaml", "yml") for p in root.glob(f"{depth}*.{ext}")):
         if path.name.startswith(".") or path.name.startswith("leakcheck"):
             continue
@@ -151,8 +153,24 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
         except PolicyError:
             continue
         splits = [k for k in SPLIT_KEYS if data.get(k)]
-        if "train" not in splits or len(splits) < 2:
-            continue
+        if "train" in splits and len(splits) >= 2:
+            yield path, splits
+
+
+def unusable(root: Path) -> list[str]:
+    """Why each YOLO file naming splits could not be read (paths that are not under the dataset,
+    a trainer's absolute ``D:/…`` ones): ``init`` says so when it falls back to split folders."""
+    out = []
+    for path, splits in _split_files(root):
+        try:
+            read(SplitSources(KIND, tuple(SourceFile(path, s) for s in splits)), root)
+        except PolicyError as exc:
+            out.append(f"{path.relative_to(root).as_posix()} names splits, but its {exc.problem}: not used")
+    return out
+
+
+def recognise(root: Path, files: list[str]) -> Guess | None:
+    for path, splits in _split_files(root):
         rel = path.relative_to(root).as_posix()
         try:
             assignment = read(SplitSources(KIND, tuple(SourceFile(path, s) for s in splits)), root)

@@ -57,3 +57,18 @@ def test_a_training_run_beside_the_data_is_not_a_split(tmp_path: Path) -> None:
     layout = recognise.detect(tmp_path)
     assert "runs/" not in layout.splits_yaml and "wandb" not in layout.splits_yaml
     assert 'train: ["data/train/**"]' in layout.splits_yaml
+
+
+def test_a_data_yaml_whose_paths_are_elsewhere_is_named_when_folders_are_used(tmp_path: Path) -> None:
+    """A trainer's data.yaml names its own machine's paths (`D:/…`): `init` falls back to the split
+    folders and says which file it passed over and why, instead of nothing."""
+    from pytest_leakcheck.testing import photo, save
+
+    for split in ("train", "valid"):
+        for k in range(2):
+            save(photo(k + (10 if split == "valid" else 0)), tmp_path / f"data/{split}/images/{k}.jpg")
+    (tmp_path / "data.yaml").write_text("train: D:/yolo/data/train/images\nval: D:/yolo/data/valid/images\nnc: 1\n")
+    layout = recognise.detect(tmp_path)
+    assert 'train: ["data/train/**"]' in layout.splits_yaml
+    (line,) = [w for w in layout.warnings if w.startswith("data.yaml")]
+    assert "D:/yolo/data/train/images" in line and "not used" in line
