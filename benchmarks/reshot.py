@@ -149,8 +149,10 @@ def evaluate(records: list[tuple[str, str, str, int, int]], report: object,
     linked: set[frozenset[str]] = set()
     linked_error: set[frozenset[str]] = set()
     false_members: set[str] = set()
+    turned = [frozenset((p.a, p.b)) for f in report.findings for p in f.pairs if p.detector == "turned-copy"]
     for f in report.findings:
-        if f.kind != "same-scene" and not any(p.detector == "same-scene" for p in f.pairs):
+        # A same-scene match judged a turned copy (turned_copy) is same-scene's find too.
+        if f.kind != "same-scene" and not any(p.detector in ("same-scene", "turned-copy") for p in f.pairs):
             continue
         paths = [m.path for m in f.members]
         scenes = {scene_of[p] for p in paths}
@@ -180,7 +182,10 @@ def evaluate(records: list[tuple[str, str, str, int, int]], report: object,
             "candidates": len(truth & candidates), "candidate_pairs": len(candidates),
             "verified": len(truth & candidates & linked), "by_source": by_source,
             "tests": len(tests), "tests_linked": partnered(linked), "tests_candidate": partnered(candidates),
-            "false": len(false_members), "clean": sum(1 for r in records if r[1] in DISTRACTORS and r[4] >= MIN_SIDE)}
+            "false": len(false_members), "clean": sum(1 for r in records if r[1] in DISTRACTORS and r[4] >= MIN_SIDE),
+            # Re-shots are other shots, not copies: a turned-copy link between two views is a kind error.
+            "turned": len(turned), "turned_views": sum(1 for t in turned if {scene_of[p] for p in t} - DISTRACTORS),
+            "turned_pairs": sorted(" ~ ".join(sorted(t)) for t in turned)[:5]}
 
 
 def main() -> None:
@@ -220,6 +225,8 @@ def main() -> None:
     print(f"test views linked to a train view of their scene: {e['tests_linked']}/{e['tests']} "
           f"(one among the candidates: {e['tests_candidate']})")
     print(f"false flags: {e['false']} photos = {1000 * e['false'] / clean:.1f} per 1,000 clean photos")
+    print(f"turned-copy links (copies, not re-shots): {e['turned']}, {e['turned_views']} of them between views of a scene"
+          + "".join(f"\n  {pair}" for pair in e["turned_pairs"]))
     print(f"levels: warning {cal.get('threshold')} / error {cal.get('error_threshold')} inliers; "
           f"calibrated on {cal.get('calibrated_on')} impostors, largest {cal.get('largest_impostor')}; "
           f"floor used: {cal.get('floor')}; images searched {cal.get('images')}, skipped {cal.get('skipped')}")

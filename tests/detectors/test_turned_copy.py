@@ -120,3 +120,19 @@ def test_a_damaged_stored_image_is_no_image() -> None:
     assert turned_copy.image(good[:-3]) is None  # truncated
     assert turned_copy.image(b"\1" + np.array([4000, 10], "<u2").tobytes() + good[5:]) is None  # sizes lie
     assert turned_copy.image(b"\1\x0c\x00\x0a\x00not zlib") is None
+
+
+def test_a_page_with_one_field_filled_otherwise_is_no_copy(tmp_path: Path) -> None:
+    """One form turned 4 degrees with a single field of other content: on average its detail
+    agrees as a copy's does, but a copy agrees everywhere, and that field's tile does not."""
+    page = view(scene(13), 60, 40)
+    other = page.copy()
+    other.paste(view(scene(14), 60, 40).crop((480, 120, 640, 240)), (480, 120))  # one tile of 16
+    save(page, tmp_path / "train/form_1.jpg", quality=92)
+    save(_turned(other, 4.0, keep=0.97), tmp_path / "test/form_2.jpg", quality=90)
+    _others(tmp_path)
+    (tmp_path / "leakcheck.yaml").write_text(POLICY)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    pair = frozenset(("train/form_1.jpg", "test/form_2.jpg"))
+    assert _links(report)[pair][0] == "same-scene"
+    assert report.stats["turned_copy"] == {"judged": 1, "copies": 0, "level": turned_copy.LEVEL}
