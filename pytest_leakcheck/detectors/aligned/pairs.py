@@ -40,7 +40,7 @@ _BLOCK = 1024
 _REVERSE_TOP = 2
 # Impostor rows per calibration block.
 _IMPOSTOR_BLOCK = 256
-# Pairs pair_scores verifies at once, some 60 KB each meanwhile: ``refine`` asks about every hash
+# Pairs pair_scores verifies at once, some 30 KB each meanwhile: ``refine`` asks about every hash
 # match, and 12,887 MRI slices (alike by nature) took a check from 1.3 to 5.5 GB asking at once.
 PAIR_BLOCK = 1024
 
