@@ -19,8 +19,8 @@ class RunOptions:
     ``jobs``: worker processes for the per-file decode (default: one per core).
     ``executor``: a Dask scheduler address or any ``concurrent.futures`` executor
     for that work (default: local processes); see :mod:`executors`.  ``progress``
-    hears of each long stage (progress.py).  ``use_cache=False``: a store in
-    memory instead of the policy's ``cache``.
+    hears of each long stage (progress.py).  ``use_cache=False``: a temporary
+    store (deleted when the run ends) instead of the policy's ``cache``.
     """
 
     jobs: int | None = None

@@ -68,8 +68,8 @@ def check(
     """Run the whole pipeline and return the report.
 
     Pass either ``policy_path`` or an already loaded ``policy``.  A ``store``
-    passed in stays open; one opened here (the policy's ``cache``, or memory
-    with ``use_cache=False``) is closed before returning.
+    passed in stays open; one opened here (the policy's ``cache``, or a temporary
+    one with ``use_cache=False``) is closed before returning.
 
     ``focus`` (paths relative to the policy root) limits the search and the
     findings to those files, compared against the whole dataset: what a
@@ -98,7 +98,7 @@ class Run:
 
 
 def store_location(policy: Policy, use_cache: bool = True) -> Path | None:
-    """Where the store of ``policy`` lives (``None``: in memory), by the one containment rule."""
+    """Where the store of ``policy`` lives (``None``: a temporary store), by the one containment rule."""
     return locate(policy.cache, policy.store_folders) if use_cache else None
 
 

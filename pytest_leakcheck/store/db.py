@@ -246,7 +246,7 @@ class Store:
         """Set this damaged store aside and go on with a new, empty one, with a warning."""
         self.conn.close()
         if self.path is None:
-            self.conn = _connect(None)  # a damaged memory store: nothing to set aside
+            self.conn = _connect(None)  # a damaged temporary store: nothing to set aside
             return
         self.conn = _rebuilt(self.path, reason, self.warnings)
 
@@ -283,7 +283,12 @@ def _chunks(items: list, size: int) -> Iterator[list]:
 
 
 def _connect(path: Path | None) -> sqlite3.Connection:
-    conn = sqlite3.connect(":memory:" if path is None else str(path), timeout=30.0)
+    # No path (``--no-cache``): SQLite's private temporary file (""), deleted when the connection
+    # closes, not ":memory:".  Both keep nothing after the run, but in memory every row lived in
+    # the driver, about 47 KB an image (the keypoint and 96 px rows): 600 MB of a cold check's
+    # peak at the 12,887 MRI slices of ``tumor`` (benchmarks/field.py) checked with --no-cache,
+    # and in every worker forked after it.  Of the file only SQLite's page cache (2 MB) is held.
+    conn = sqlite3.connect("" if path is None else str(path), timeout=30.0)
     try:
         return _prepare(conn, path)
     except BaseException:
@@ -445,7 +450,7 @@ def _rebuilt(path: Path, reason: str, warnings: list[str]) -> sqlite3.Connection
 
 
 def open_store(path: str | Path | None) -> Store:
-    """Open (or create) the store at ``path``; ``None`` keeps it in memory.
+    """Open (or create) the store at ``path``; ``None``: a private temporary store, gone when closed.
 
     Our own store that cannot be read (corrupt, truncated, another schema) is
     renamed to ``<name>.corrupt-<time>`` and rebuilt, with a warning: a cache
