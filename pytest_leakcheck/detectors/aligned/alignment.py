@@ -63,6 +63,11 @@ TAIL, TAIL_MIN = 0.1, 10
 _CHUNK = 128  # queries per verification block
 MIN_STD = 2.0  # grey levels
 _COLS = 32  # candidates per product in a block
+#: Gated pairs :func:`verify` aligns and scores at once, some 30 KB each meanwhile (the 32 px
+#: windows, the high-passed squares): among 12,887 MRI slices, alike by nature, most candidates
+#: pass the 16 px gate, and a search block of 1,024 queries held 9,000 such pairs, 280 MB, on each
+#: of the search's two threads (``tumor`` of benchmarks/field.py, checked with --no-cache).
+VERIFY_PAIRS = 2048
 FINE_REACH = 1  # px at 32 px around the coarse estimate: the coarse grid steps 2 px
 
 
@@ -321,12 +326,14 @@ def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, refs: Refer
         np.put_along_axis(pick, top, True, 1)
     qi, kk = np.nonzero(pick & (cand >= 0))
     out = np.full(cand.shape, np.nan, np.float32)
-    if len(qi):
-        rg = grey[cand[qi, kk]]
-        fl = flipped[qi, kk]
-        b = best[qi, kk]
-        _, zf, shift = fine(qgrey[qi], rg, fl, b // COARSE_SHIFTS * COARSE_STEP, b % COARSE_SHIFTS)
-        out[qi, kk] = detail(qgrey[qi], rg, fl, zf, shift)
+    # VERIFY_PAIRS at a time: each pair is aligned and scored on its own, so the same scores.
+    for a in range(0, len(qi), VERIFY_PAIRS):
+        q, k = qi[a:a + VERIFY_PAIRS], kk[a:a + VERIFY_PAIRS]
+        rg = grey[cand[q, k]]
+        fl = flipped[q, k]
+        b = best[q, k]
+        _, zf, shift = fine(qgrey[q], rg, fl, b // COARSE_SHIFTS * COARSE_STEP, b % COARSE_SHIFTS)
+        out[q, k] = detail(qgrey[q], rg, fl, zf, shift)
     return out
 
 

@@ -61,6 +61,24 @@ def test_scores_equal_those_of_the_unflushed_matrices(monkeypatch: pytest.Monkey
     np.testing.assert_array_equal(flushed, raw)
 
 
+def test_gated_pairs_are_scored_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """However many candidates pass the 16 px gate (alike MRI slices: most), the 32 px alignment
+    and the detail see at most VERIFY_PAIRS of them at once, and the scores are those of one go."""
+    whole = _scores(np.random.default_rng(3))
+    assert np.isfinite(whole).sum() >= 360  # far more gated pairs than the chunks below
+    seen: list[int] = []
+    real = alignment.detail
+
+    def counted(qgrey, *args):  # type: ignore[no-untyped-def]
+        seen.append(len(qgrey))
+        return real(qgrey, *args)
+
+    monkeypatch.setattr(alignment, "detail", counted)
+    monkeypatch.setattr(alignment, "VERIFY_PAIRS", 50, raising=False)
+    np.testing.assert_array_equal(_scores(np.random.default_rng(3)), whole)
+    assert max(seen) <= 50 and sum(seen) == np.isfinite(whole).sum()
+
+
 @pytest.mark.parametrize("name", [o for o in alignment.TURNS])
 def test_turns_are_pillows_transposes_and_undo_each_other(name: str) -> None:
     """Each orientation turns a grey square as Pillow turns the image, and its inverse turns it back."""
