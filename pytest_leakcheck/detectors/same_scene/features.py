@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 import math
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ...signals.decode import DETAIL_FROM
+from .index import shared_words
 
 #: Keypoints kept per image (strongest first): the row size in the store.  384, not 192,
 #: now that they come from twice the side: on ``benchmarks/reshot.py``'s sets 192 at that
@@ -39,9 +39,6 @@ MIN_SIDE = DETAIL_FROM
 LEVELS, SCALE, PATCH = 6, 1.2, 19
 #: Fewer keypoints than this (a flat or tiny picture): not searched.
 MIN_KEYPOINTS = 24
-#: LSH words: TABLES random subsets of BITS descriptor bits each.
-TABLES = 8
-BITS = 20
 #: Coordinates are stored in 1/SUB pixel units as uint16.
 SUB = 16
 #: Lowe's ratio test and the largest Hamming distance a tentative match may have.
@@ -116,152 +113,26 @@ class Features:
 
 def parse(blobs: list[bytes], rows: np.ndarray, total: int, features: int = FEATURES) -> Features:
     """Features from stored rows (see :func:`extract`), row-aligned to ``rows``."""
-    m = len(blobs)
-    n = np.zeros(m, np.int64)
-    wh = np.zeros((m, 2), np.int64)
-    xy = np.zeros((m, features, 2), np.float32)
-    desc = np.zeros((m, features, 32), np.uint8)
+    f = _empty(len(blobs), total, features)
     for k, blob in enumerate(blobs):
-        head = np.frombuffer(blob[:HEAD], "<u2")
-        c = min(int(head[0]), features, max(0, (len(blob) - HEAD) // 36))
-        n[k], wh[k] = c, head[1:3]
-        xy[k, :c] = np.frombuffer(blob[HEAD:HEAD + 4 * c], "<u2").reshape(c, 2) / SUB
-        desc[k, :c] = np.frombuffer(blob[HEAD + 4 * c:HEAD + 36 * c], np.uint8).reshape(c, 32)
-    local = np.full(total, -1, np.int64)
-    local[rows] = np.arange(m)
-    return Features(local, n, wh, xy, desc)
+        _put(f, k, blob)
+    f.local[rows] = np.arange(len(blobs))
+    return f
 
 
-@lru_cache(maxsize=2)
-def _bit_tables(tables: int, bits: int) -> np.ndarray:
-    """Which descriptor bits each LSH table reads: fixed (seeded), so words are stable across runs."""
-    rng = np.random.default_rng(20260226)
-    return np.stack([rng.choice(256, bits, replace=False) for _ in range(tables)])
+def _empty(m: int, total: int, features: int) -> Features:
+    """Room for ``m`` rows' keypoints, none placed yet."""
+    return Features(np.full(total, -1, np.int64), np.zeros(m, np.int64), np.zeros((m, 2), np.int64),
+                    np.zeros((m, features, 2), np.float32), np.zeros((m, features, 32), np.uint8))
 
 
-@lru_cache(maxsize=2)
-def _byte_luts(tables: int, bits: int) -> tuple[tuple[tuple[int, np.ndarray], ...], ...]:
-    """Per table, (descriptor byte, 256-entry table of that byte's share of the word).
-
-    A word is its table's bits in order, the first one most significant; looking
-    each byte up once is ten times cheaper than unpacking every descriptor to bits.
-    """
-    values = np.arange(256, dtype=np.uint32)
-    out = []
-    for pick in _bit_tables(tables, bits):
-        luts: dict[int, np.ndarray] = {}
-        for k, bit in enumerate(pick):
-            share = ((values >> int(7 - (bit & 7))) & 1) << np.uint32(bits - 1 - k)  # MSB first, as unpackbits
-            luts[int(bit >> 3)] = luts.get(int(bit >> 3), np.zeros(256, np.uint32)) | share
-        out.append(tuple((b, lut.astype(np.uint32)) for b, lut in luts.items()))
-    return tuple(out)
-
-
-#: Images whose words are sorted at once (:func:`words`): every keypoint is TABLES keys of 8 bytes
-#: while it is sorted, and sorting a whole dataset's at once held 1.8 GB at 12,887 MRI slices.
-WORDS_BLOCK = 1024
-
-
-def words(desc: np.ndarray, n: np.ndarray, tables: int = TABLES, bits: int = BITS):
-    """(N, W) sparse 0/1 matrix: which LSH words each image's descriptors fall in.
-
-    Two views of one scene share many keypoints whose descriptors differ in a
-    few bits, so they share words in some table; unrelated descriptors differ
-    in about half their bits and meet in a 20-bit word about once in a million.
-    Columns are the words present in this data only (``np.unique``).
-    """
-    from scipy import sparse
-
-    # Blocks of images in order: each block's rows in CSR order, so joined they are the matrix's.
-    blocks = [_block_words(desc[a:a + WORDS_BLOCK], n[a:a + WORDS_BLOCK], tables, bits)
-              for a in range(0, len(n), WORDS_BLOCK)]
-    word = np.concatenate([w for w, _ in blocks]) if blocks else np.zeros(0, np.uint32)
-    indptr = np.concatenate([[0], np.cumsum(np.concatenate([c for _, c in blocks] or [np.zeros(0, np.int64)]))])
-    del blocks
-    # A dense table of the 2**23 possible words numbers the ones present, with no second sort.
-    column = np.zeros(tables << bits, np.int32)
-    column[word] = 1
-    width = int(column.sum())
-    np.cumsum(column, out=column)
-    column -= 1
-    return sparse.csr_matrix((np.ones(len(word), np.float32), column[word], indptr), shape=(len(n), width))
-
-
-def _block_words(desc: np.ndarray, n: np.ndarray, tables: int, bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each image's distinct words in order (uint32, the images one after another), and how many each has."""
-    live = np.arange(desc.shape[1])[None, :] < n[:, None]  # (N, F)
-    img = np.broadcast_to(np.arange(len(n))[:, None], live.shape)[live]  # (K,)
-    # Byte-major (32, K) and table-major (T, K): every lookup reads and ORs contiguous
-    # rows instead of columns 32 bytes apart, half the time of the (K, 32) layout.
-    d = np.ascontiguousarray(desc[live].T)
-    key = np.empty((tables, d.shape[1]), np.uint32)
-    share = np.empty(d.shape[1], np.uint32)
-    for t, luts in enumerate(_byte_luts(tables, bits)):
-        key[t] = t << bits  # one id space per table
-        for byte, lut in luts:
-            key[t] |= np.take(lut, d[byte], out=share)
-    # One sort gives each image's distinct words in order (a word twice in one image, as
-    # repeated windows make, counts once), already in CSR order.
-    # (np.unique is ten times slower here than a sort of rows that are nearly in order.)
-    pairs = np.sort(((img.astype(np.int64) << 32) | key).ravel())  # (T, K) sorts as (K, T) did
-    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
-    return (pairs & 0xFFFFFFFF).astype(np.uint32), np.bincount(pairs >> 32, minlength=len(n))
-
-
-def weighted(w):
-    """Each word weighted by its rarity in this data, log(N / images holding it): an idf.
-
-    ORB's bits are not independent, so some 20-bit words turn up in almost
-    every photo (plain corners, edges); they weigh nearly nothing.
-    """
-    from scipy import sparse
-
-    df = np.bincount(w.indices, minlength=w.shape[1])
-    idf = np.log(w.shape[0] / np.maximum(df, 1)).astype(np.float32)
-    # Words in more than STOP of the photos weigh almost nothing and make every product
-    # dense (each such word pairs all its photos): they are left out of the index.
-    idf[df > max(STOP_MIN, STOP * w.shape[0])] = 0
-    out = sparse.csr_matrix((idf[w.indices], w.indices, w.indptr), shape=w.shape)
-    out.eliminate_zeros()
-    return out
-
-
-def shared_words(wq, wr, k: int, z: float, same: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each query row's top ``k`` reference rows by shared rare words, kept where they stand out.
-
-    ``wq`` is weighted (:func:`weighted`), ``wr`` plain 0/1.  A candidate is
-    kept when its score lies ``z`` standard deviations above the query's mean
-    over the references: a re-shot shares far more rare words with its scene
-    than with anything else, while a query whose best neighbours are merely
-    the least unlike (every photo of a clean dataset) keeps none.  ``same``:
-    queries and references are the same rows; the diagonal is dropped.
-    Returns (query, reference, z-score).
-    """
-    out_q, out_r, out_s = [], [], []
-    # The product converts a CSC operand to CSR: once here, not again for every block.
-    wrt = wr.T.tocsr()
-    for start in range(0, wq.shape[0], 512):
-        block = (wq[start:start + 512] @ wrt).toarray()
-        if same:
-            idx = np.arange(block.shape[0])
-            block[idx, idx + start] = np.nan
-        kk = min(k, block.shape[1] - (1 if same else 0))
-        if kk <= 0 or block.shape[1] < 3:
-            break
-        mean = np.nanmean(block, axis=1, keepdims=True)
-        std = np.nanstd(block, axis=1, keepdims=True) + 1e-6
-        score = np.nan_to_num((block - mean) / std, nan=-np.inf)
-        top = np.argpartition(-score, kk - 1, axis=1)[:, :kk]
-        vals = np.take_along_axis(score, top, axis=1)
-        # Against a few references no score can stand z deviations out (one outlier among
-        # n reaches (n - 1) / sqrt(n)): small sets verify every top candidate, cheaply.
-        q, which = np.nonzero(vals >= (z if block.shape[1] >= ALL_BELOW else -np.inf))
-        out_q.append(q + start)
-        out_r.append(top[q, which])
-        out_s.append(vals[q, which])
-    if not out_q:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    return np.concatenate(out_q), np.concatenate(out_r), np.concatenate(out_s)
+def _put(f: Features, k: int, blob: bytes) -> None:
+    """A stored row's keypoints into row ``k`` of ``f``."""
+    head = np.frombuffer(blob[:HEAD], "<u2")
+    c = min(int(head[0]), f.desc.shape[1], max(0, (len(blob) - HEAD) // 36))
+    f.n[k], f.wh[k] = c, head[1:3]
+    f.xy[k, :c] = np.frombuffer(blob[HEAD:HEAD + 4 * c], "<u2").reshape(c, 2) / SUB
+    f.desc[k, :c] = np.frombuffer(blob[HEAD + 4 * c:HEAD + 36 * c], np.uint8).reshape(c, 32)
 
 
 def hamming(da: np.ndarray, db: np.ndarray) -> np.ndarray:
@@ -385,35 +256,45 @@ def verify(f: Features, i: int, j: int, *, impostor: bool = False,
 #: above the query's mean: on the re-shot benchmark 2.5 kept 45 of 47 test views' partners
 #: and 1.4 unrelated candidates per query, 3.0 kept 42 and 0.34.
 Z_GATE = 3.0
-#: Stop words: in more than this share of the photos (and more than STOP_MIN of them).
-STOP, STOP_MIN = 0.1, 50
-#: Reference sets smaller than this have every top candidate verified (see shared_words).
-ALL_BELOW = 40
+
+
+#: Rows :func:`load` reads from the store at once: every row's bytes were held beside the
+#: arrays parsed from them, 171 MB at 12,887 MRI slices (``tumor`` of benchmarks/field.py).
+LOAD_BLOCK = 1024
 
 
 def load(store: Any, family: Any, digests: Sequence[bytes], rows: np.ndarray, total: int) -> Features | None:
     """The usable rows' keypoints from the store (the signatures hold only each row's head)."""
-    stored = store.get_signatures([digests[r] for r in rows], family.name, family.params)
-    keep = [r for r in rows if stored.get(digests[r], (False, b""))[0]]
+    f, keep = _empty(len(rows), total, FEATURES), []
+    for a in range(0, len(rows), LOAD_BLOCK):
+        chunk = rows[a:a + LOAD_BLOCK]
+        stored = store.get_signatures([digests[r] for r in chunk], family.name, family.params)
+        for r in chunk:
+            ok, blob = stored.get(digests[r], (False, b""))
+            if ok:
+                _put(f, len(keep), blob)
+                keep.append(r)
     if not keep:
         return None
-    return parse([stored[digests[r]][1] for r in keep], np.array(keep, np.int64), total)
+    f.local[np.array(keep, np.int64)] = np.arange(len(keep))
+    m = len(keep)  # a row the store lacks leaves the arrays' tail unused (never, in a check)
+    return Features(f.local, f.n[:m], f.wh[:m], f.xy[:m], f.desc[:m])
 
 
 @dataclass(frozen=True)
 class Indexed:
-    """The usable rows' keypoints and their LSH words, ``(plain, weighted)``: what the search reads."""
+    """The usable rows' keypoints and their weighted LSH words (``index.rare_words``): what the search reads."""
 
     feats: Features
-    words: Any
+    rare: Any
 
 
 def _pairs_of(ix: Indexed, q: np.ndarray, r: np.ndarray, k: int, gate: float, same: bool) -> list[tuple[int, int]]:
     """Candidate pairs (query row, reference row)."""
     if not len(q) or not len(r):
         return []
-    f, (plain, rare) = ix.feats, ix.words
-    qi, ri, _ = shared_words(rare[f.local[q]], (rare[f.local[r]] > 0).astype(np.float32), k, gate, same)
+    f = ix.feats
+    qi, ri, _ = shared_words(ix.rare, f.local[q], f.local[r], k, gate, same)
     return [(int(x), int(y)) for x, y in zip(q[qi], r[ri]) if x != y]
 
 

@@ -20,7 +20,7 @@ from ...signals.decode import DECODE_PATH, Decoded, detail_grey
 from ...signals.families import Family
 from ...signals.pool import Running
 from ...store import keys
-from . import features
+from . import features, index
 from ..base import Done
 
 #: Impostors sampled for the calibration (evenly spaced over the usable rows): the levels
@@ -247,8 +247,7 @@ def _prepare(run: SearchRun, settings: Any) -> _Search | None:
         run.stats["same_scene"] = counts
         return None
     rows = np.flatnonzero(feats.local >= 0)
-    plain = features.words(feats.desc, feats.n)
-    ix = features.Indexed(feats, (plain, features.weighted(plain)))
+    ix = features.Indexed(feats, index.rare_words(feats.desc, feats.n))
     cal = _calibration(run, settings, ix, rows)
     run.stats["same_scene"] = {**cal, **counts}
     return _Search(feats, cal, features.candidate_pairs(run, ix, settings.candidates))
