@@ -215,3 +215,27 @@ def test_the_summary_says_when_no_pair_needed_the_fine_level() -> None:
     said = aligned.DETECTOR.summary({**base, "fine_images": 12})
     assert said.endswith("; 12 large images, none in an error-level pair: no fine level needed")
     assert "fine" not in aligned.DETECTOR.summary(base)
+
+
+def test_high_pass_in_blocks_equals_the_filter_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every judged pair's squares are filtered in one call: HIGH_PASS_BLOCK at a time (their float32
+    copies at once took a 12,887-slice check from 550 MB to 1.14 GB), the same values as at once."""
+    rng = np.random.default_rng(2)
+    grey = rng.integers(0, 256, (11, hires.F, hires.F)).astype(np.uint8)
+    b = hires._gauss(hires.FINE_BLUR, hires.F)
+    w = hires._gauss(hires.FINE_SIGMA, hires.F) @ b
+    g = grey.astype(np.float32)
+    whole = hires._sandwich(b, g) - hires._sandwich(w, g)
+    seen: list[int] = []
+    real = hires._sandwich
+
+    def counted(m, squares):  # type: ignore[no-untyped-def]
+        seen.append(len(squares))
+        return real(m, squares)
+
+    monkeypatch.setattr(hires, "_sandwich", counted)
+    monkeypatch.setattr(hires, "HIGH_PASS_BLOCK", 4, raising=False)
+    got = hires.high_pass(grey)
+    assert got.dtype == np.float32 and np.abs(whole).max() > 1
+    np.testing.assert_array_equal(got, whole)
+    assert max(seen) <= 4 and sum(seen) == 2 * len(grey)
