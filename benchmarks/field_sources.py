@@ -116,6 +116,31 @@ SOURCES: tuple[Source, ...] = (
            "roboflow source names (794 sources in two splits); by eye, one slice recurs under other numbers "
            "and under the other naming scheme",
            exclude=("venv", "outputs", "assets")),
+    Source("ecustfd", "Liang-yc/ECUSTFD-resized-", "59603e70c99807af46df9af3c2c507995fdd0029", "",
+           "Pascal VOC lists (ImageSets/Main); 2,978 phone photos (816x612) of food portions, 19 classes each "
+           "shot in one fixed setup (one shelf, one coin, one plate); apple001S(3) = portion, view, shot",
+           "none from names; the repository's own lists put shots of one portion in train and val (portion id "
+           "apple001 of apple001S(3)); different portions of one class look alike (by eye)"),
+    Source("brush", "Henrry-Z/Brush_Defect_Dataset", "277fa2e9c47a4d0de1947c4511c51e591478537a", "",
+           "Pascal VOC lists naming half of 6,160 grey industrial crops (640x512, bearing shells); turned and "
+           "flipped versions of each capture scattered over train/val/test; names are write times 250 ms apart",
+           "none from names; by eye, a capture's turned versions cross splits; different parts look alike"),
+    Source("muzzle", "giovanebego1/Algoritm-recognize-Muzzle", "efd708ce4fc16bcdfbcdc12ec105a643da7b98d2", "",
+           "Roboflow classification CSV (multi-label) of cattle-muzzle video frames, 30_sequence30_12_jpg.rf.*; "
+           "an output folder exit/ beside the splits",
+           "roboflow source names (none crosses splits); the video id 30_sequence30 does (by eye, one cow)",
+           exclude=(".vscode",)),
+    Source("cavity", "hongjin4790/cavity_detecting", "7971a686eb5c602a3d86416ab1d7f9ca46636155", "",
+           "Roboflow COCO export (<split>/_annotations.coco.json) of web photos of teeth, plus a user-made "
+           "train/_train_anno.json",
+           "roboflow source names; by eye, 21 web photos uploaded twice under two names, in train and valid",
+           exclude=("YOLOv5_train_cavitydataset.ipynb", "cavityDetection.ipynb", "cavityDetection_final.ipynb",
+                    "__pycache__")),
+    Source("cones", "Lakemonsters2635/Cones-and-Cells", "55af0c4094e2b80cfc1b193eb0d58179ee193dfa", "",
+           "Roboflow darknet export: obj/ (809 images) with train.txt/valid.txt/test.txt naming Colab paths "
+           "(/content/<project>/<split>/<name>), and a test/ folder",
+           "every test/ image is byte-identical to an obj/ image (provenance: the export)",
+           exclude=("Train.ipynb", "yolov3-tiny.conv.15", "yolov4-tiny.conv.29")),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
