@@ -237,7 +237,7 @@ def _impostor_pairs(data: pairs.Data, p: pairs.Plan, pick: np.ndarray, big: np.n
         cand, flip = cand.reshape(len(rows), -1), flip.reshape(len(rows), -1)
         cand = np.where((cand >= 0) & big[np.maximum(cand, 0)], cand, -1)
         grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1]).astype(np.float32)
-        sc = np.nan_to_num(alignment.verify(grey, cand, flip, data.references, always=1), nan=-np.inf)
+        sc = np.nan_to_num(alignment.verify(grey, cand, flip, data.references, always=1, tiles=False), nan=-np.inf)
         best = sc.argmax(1)
         top = sc[np.arange(len(rows)), best]
         keep = np.isfinite(top) & (top < turned_copy)

@@ -90,3 +90,32 @@ def test_turns_are_pillows_transposes_and_undo_each_other(name: str) -> None:
     assert (how(g)[0] == pil).all()
     assert (alignment.TURNS[back][0](how(g)) == g).all()
     assert (alignment.turn(g, [name]) == how(g)).all()
+
+
+def _corner_pair() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A detailed 32 px square, its exact copy, and the copy with one corner tile of the central
+    window replaced by other detail (two photographs alike but for a corner)."""
+    rng = np.random.default_rng(5)
+    grey = np.stack([np.asarray(Image.fromarray(rng.integers(0, 256, (32, 32)).astype(np.uint8))
+                                .resize((64, 64)).resize((32, 32), Image.BILINEAR)) for _ in range(2)])
+    copy = grey[0].astype(np.float32)
+    corner = copy.copy()
+    off, side = (32 - alignment.T) // 2, alignment.T // alignment.TILES
+    corner[off:off + side, off:off + side] = grey[1, off:off + side, off:off + side]
+    return grey[:1], copy, corner
+
+
+def _verdict(grey: np.ndarray, query: np.ndarray, tiles: bool) -> float:
+    tmpl2 = alignment.mirrored_templates(alignment.templates(grey, coarse=True))
+    got = alignment.verify(query[None], np.zeros((1, 1), int), np.zeros((1, 1), bool),
+                           alignment.References(grey, tmpl2), always=1, tiles=tiles)
+    return float(got[0, 0])
+
+
+def test_a_pair_that_differs_in_one_corner_is_capped_by_its_worst_tile() -> None:
+    grey, copy, corner = _corner_pair()
+    assert _verdict(grey, copy, tiles=True) > 0.99  # a copy agrees in every tile
+    whole = _verdict(grey, corner, tiles=False)
+    capped = _verdict(grey, corner, tiles=True)
+    assert whole > 0.8  # the whole window's correlation averages the corner away
+    assert capped < whole - 0.1 and capped <= alignment.TILE_MARGIN + 0.3
