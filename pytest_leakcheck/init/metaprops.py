@@ -11,6 +11,7 @@ init's output is a log too (docs/security.md).
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 from ..files import frames, members
 from ..files.escape import yaml_comment
 from ..dataset import metagroups
-from .groupids import Proposal
+from .groupids import LARGE_SHARE, Proposal
 
 #: Share of a set's files that must be DICOM (or carry a capture time) for a proposal.
 SHARE = 0.5
@@ -28,6 +29,8 @@ BURST_SPACING = 5.0
 GAPS = (1.0, 2.0, 5.0, 10.0)
 #: Share of timed photos that must be in bursts of two or more for the rule to be proposed.
 REPEAT = 0.1
+#: More shots than this in one burst gets a warning: a camera's burst of one subject is far shorter.
+LONG_BURST = 100
 PHOTOS = (".jpg", ".jpeg", ".tif", ".tiff", ".png", ".webp", ".heic")
 
 
@@ -113,10 +116,33 @@ def _bursts(root: Path, splits: dict[str, str]) -> Proposal | None:
     source = (f"EXIF DateTimeOriginal in {from_exif} photos" if from_exif else "")
     named = len(timed) - from_exif
     source += (", " if source and named else "") + (f"timestamps in {named} file names" if named else "")
-    line = (f"photo bursts from capture times ({source}): {len(shots)} bursts of 2 or more shots "
+    line = (f"photo bursts from capture times ({source}): {len(shots)} burst{'s' * (len(shots) != 1)} "
+            f"of 2 or more shots "
             f"within {gap:g} s of each other (up to {max(shots)} shots), {spanning} in more than one split")
-    return _rule(f"burst: {{gap: {gap:g}s}}", "capture times", line, len(timed) == len(paths),
-                 f"{len(shots)} bursts within {gap:g} s, {spanning} in more than one split")
+    proposal = _rule(f"burst: {{gap: {gap:g}s}}", "capture times", line, len(timed) == len(paths),
+                     f"{len(shots)} bursts within {gap:g} s, {spanning} in more than one split")
+    return dataclasses.replace(proposal, warnings=_long_bursts(times, numbers, len(timed)))
+
+
+def _long_bursts(times: list[float | None], numbers: list[int | None], timed: int) -> tuple[str, ...]:
+    """A warning when the largest burst chains more shots than a camera takes of one subject.
+
+    Times that are when a script wrote the files (an augmentation run, a copy), not when a
+    camera took them, chain everything: one "burst" of 341 files 250 ms apart held several
+    industrial parts (the probe's `brush` set, docs/field.md).
+    """
+    spans: dict[int, list[float]] = {}
+    for t, n in zip(times, numbers):
+        if n is not None and t is not None:
+            spans.setdefault(n, []).append(t)
+    if not spans:
+        return ()
+    ts = max(spans.values(), key=len)
+    if len(ts) <= LONG_BURST and len(ts) <= LARGE_SHARE * timed:
+        return ()
+    return (f"one burst chains {len(ts)} of {timed} timed photos over {max(ts) - min(ts):.0f} s: "
+            "if these times are when files were written (a script, a copy) and not when a camera took "
+            "them, the rule groups unrelated photos; look at a few before the first check",)
 
 
 def _gap(times: list[float | None], cameras: list[bytes]) -> float | None:

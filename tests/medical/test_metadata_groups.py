@@ -197,3 +197,17 @@ def test_the_owners_key_from_the_environment_wins_over_a_key_file(tmp_path: Path
     monkeypatch.setenv(pseudonyms.ENV, "owner secret")
     owned = pseudonyms.key(tmp_path / ".leakcheck/cache.sqlite")
     assert owned != b"k" * pseudonyms.SIZE and owned == pseudonyms.key(None) and len(owned) == pseudonyms.SIZE
+
+
+def test_a_burst_chaining_hundreds_of_files_is_proposed_with_a_warning(tmp_path: Path, run_cli) -> None:
+    """Write times of a script, 250 ms apart, chain every file into one burst: init says so."""
+    from pytest_leakcheck.testing import photo, save
+
+    for k in range(120):
+        split = ("train", "test")[k % 2]
+        ms = 250 * k
+        save(photo(k, (48, 36)), tmp_path / split / f"IMG_20240517_1015{ms // 1000:02d}_{ms % 1000:03d}.jpg")
+    code, out, err = run_cli("init", str(tmp_path))
+    assert code == EXIT_CLEAN, err
+    assert "  - burst: {gap: 1s}\n" in (tmp_path / "leakcheck.yaml").read_text()
+    assert "one burst chains 120 of 120 timed photos over 30 s" in out + err
