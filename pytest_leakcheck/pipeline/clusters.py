@@ -17,12 +17,15 @@ Three rules keep a finding something a person can act on (issue 37):
   again and again), or join more than :data:`MAX_MEMBERS` files densely (at least
   :data:`DENSE` near links per file: one board design among other boards), no near
   match among them tells a copy from another shot, so their near links become one
-  ``shared-scene`` warning; exact copies among them still fail.  Warning-level links
+  ``shared-scene`` warning; exact copies among them still fail, and so do error-level
+  links that stand out from a whole-dataset web (joining at most MAX_MEMBERS files
+  by themselves).  Warning-level links
   joining more than :data:`MAX_MEMBERS` files densely become such a note too.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -35,6 +38,9 @@ MAX_MEMBERS = 25
 DENSE = 3
 #: A web of links over this share of the dataset's images (and over MAX_MEMBERS) is one scene.
 SCENE_SHARE = 0.5
+#: Error-level links inside a whole-dataset web are copies standing out of it while they touch at
+#: most this share of its files (chest X-rays: 40 of 5,355; a fixed camera's shots: 13 of 32).
+STAND_OUT = 0.1
 
 
 class UnionFind:
@@ -103,11 +109,12 @@ def group(matches: Sequence[Match], judge: Judge, images: int) -> Grouping:
     # many near-identical car photos are such a web, and folding it into a note dropped their
     # near-duplicates from error (``benchmarks/quality.py``).  Error links there make clusters of at
     # most MAX_MEMBERS files; a dense web of warning-level links is folded by ``_bridges``.
+    standing = _standing(matches, judge, everything, whole)
     scene_links: dict[int, list[Match]] = {}
     kept = []
     for m in matches:
         root = everything.find(m.i)
-        if root in whole and not judge.exact(m):
+        if root in whole and not judge.exact(m) and id(m) not in standing:
             scene_links.setdefault(root, []).append(m)
         else:
             kept.append(m)
@@ -122,6 +129,29 @@ def group(matches: Sequence[Match], judge: Judge, images: int) -> Grouping:
     bridging = [m for m in kept if judge.warning(m) and not judge.exact(m)]
     _bridges(out, uf, bridging, overflow, judge)
     return out
+
+
+def _standing(matches: Sequence[Match], judge: Judge, everything: UnionFind, whole: set[int]) -> set[int]:
+    """Error-level links inside a whole-dataset web that stand out from it: ``id()`` of each.
+
+    The web a scene is named from may be made of warning-level links alone (5,355 chest X-rays of
+    different children joined by weak ``aligned`` links), and a copy among them (pHash 0,
+    thumbnail 1.000, aligned 1.000) is then no other shot of a scene: it is reported as a copy.
+    Error-level links stand out when they touch few of the web's files (at most STAND_OUT of
+    them) and, taken alone, join at most MAX_MEMBERS files each; otherwise (a fixed camera whose
+    shots pass the error levels: 13 of 32 board shots in ``test_findings_shape.py``) they are
+    the scene and are folded with it.
+    """
+    strong = [m for m in matches if not judge.warning(m) and not judge.exact(m) and everything.find(m.i) in whole]
+    if not strong:
+        return set()
+    uf = UnionFind()
+    for m in strong:
+        uf.union(m.i, m.j)
+    touched = Counter(everything.find(r) for r in uf.parent)
+    rows = Counter(everything.find(r) for r in everything.parent)
+    return {id(m) for m in strong if uf.size[uf.find(m.i)] <= MAX_MEMBERS
+            and touched[everything.find(m.i)] <= STAND_OUT * rows[everything.find(m.i)]}
 
 
 def _merge(kept: Sequence[Match], judge: Judge) -> tuple[UnionFind, list[Match]]:

@@ -187,7 +187,8 @@ def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Poli
     if scene.whole:
         what = (f"{len(scene.rows)} images ({splits}) look like one scene (a fixed camera, one subject shot "
                 f"again and again): {len(scene.links)} near links among them ({detectors_text}) are what other "
-                "shots of this scene reach, so none is reported as a copy; exact copies still are")
+                "shots of this scene reach, so none is reported as a copy; exact copies, and copies that stand out "
+                "from the scene, still are")
     else:
         what = (f"{len(scene.rows)} images ({splits}) are alike (one scene, or one kind of subject shot the "
                 f"same way): {len(scene.links)} near links among them ({detectors_text}), too many to be "

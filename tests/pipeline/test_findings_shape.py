@@ -91,6 +91,23 @@ def test_a_dataset_sharing_one_scene_is_one_note(tmp_path: Path) -> None:
     assert len(report.errors[0].members) == 2
 
 
+def test_a_copy_standing_out_of_a_web_of_warning_links_stays_an_error(tmp_path: Path) -> None:
+    """36 of 40 files joined by weak same-scene links (chest X-rays of different children alike) and,
+    among them, one pHash-0 copy across splits: the copy is a near-duplicate error, the web a note.
+    An error-level web over the same files (a fixed camera passing the hash level) is folded whole."""
+    policy, inv, sigs, r = _dataset(tmp_path, 40)
+    web = [Match(r[a], r[b], "same-scene", 60.0) for a in range(36) for b in range(a + 1, 36)]
+    report = findings.build([*web, Match(r[2], r[3], "phash", 0.0)], inv, sigs, policy)
+    (note,) = [f for f in report.findings if f.kind == "shared-scene"]
+    assert "36 images" in note.message
+    (copy,) = report.errors
+    assert copy.kind == "near-duplicate" and {m.path for m in copy.members} == {inv.records[r[2]].path,
+                                                                               inv.records[r[3]].path}
+    strong = [Match(r[a], r[a + 1], "phash", 2.0) for a in range(35)]
+    report = findings.build([*web, *strong], inv, sigs, policy)
+    assert not report.errors and [f.kind for f in report.findings] == ["shared-scene"]
+
+
 def test_a_web_of_warning_links_is_one_note_not_a_finding_per_pair(tmp_path: Path) -> None:
     """30 files of 80 linked pairwise by same-scene links at warning (one board design among
     others): one note, not 435 pair warnings nor one finding of 30 files."""
