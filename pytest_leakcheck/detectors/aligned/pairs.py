@@ -459,9 +459,8 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     n, groups = len(rows), len(p.targets[a])
     cand, flip = cand.reshape(n, groups * p.k), flip.reshape(n, groups * p.k)
     # Every impostor's best few are scored, whatever their 16 px correlation.
-    # Uncapped by tiles (``alignment.tiled``): the levels are those of the plain verdict, so the tile
-    # cap only ever demotes a pair; capped impostors pulled CIFAR's error level from 0.785 to 0.745,
-    # and the links that let in were more than half different photographs (benchmarks/quality.py).
+    # Uncapped by tiles (``alignment.tiled``), so the cap only demotes: capped impostors pulled CIFAR's
+    # error level from 0.785 to 0.745, letting in more different photos than copies (quality.py).
     fwd = np.nan_to_num(alignment.verify(grey.astype(np.float32), cand, flip, data.references,
                                          always=alignment.REFINE_TOP, tiles=False), nan=-np.inf)
     # Backwards too, for the best few: the candidate's windows against the upside-down row.
