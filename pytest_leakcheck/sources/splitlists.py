@@ -301,6 +301,14 @@ def _image_folder(root: Path, folder: Path, lists: dict[str, Path], files: list[
     return None
 
 
+def on_disk(root: Path) -> tuple[Path, ...]:
+    """Every split list ``init`` would take under ``root`` (each folder's train/val/test lists): a
+    check whose policy reads none of them, and compares little, says they are there."""
+    # A folder linked from elsewhere is not the dataset's (and the check does not follow it either).
+    return tuple(path for folder in _list_folders(root) if not folder.is_symlink()
+                 for path in _lists(folder).values())
+
+
 def _list_folders(root: Path) -> list[Path]:
     voc = sorted(root.glob("ImageSets/Main")) + sorted(root.glob("*/ImageSets/Main"))
     return [*voc, root, *sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))]
@@ -335,10 +343,11 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
     except PolicyError:
         return None
     yaml, found = "splits:\n  lists:\n", []
+    on_disk = set(files)
     own = images == (folder.relative_to(root).as_posix() if folder != root else "")
     for split in (s for s in SPLIT_WORDS if s in lists):
         rel = lists[split].relative_to(root).as_posix()
-        n = sum(1 for e in assignment.rows.values() if e[0][0] == split)
+        n = sum(1 for p, e in assignment.rows.items() if e[0][0] == split and p in on_disk)  # missing ones apart
         yaml += (f"    {split}: {yaml_scalar(rel)}\n" if own
                  else f"    {split}: {{file: {yaml_scalar(rel)}, images: {yaml_scalar(images or '.')}}}\n")
         under_images = f" (under {images}/)" if images else ""
@@ -355,11 +364,16 @@ def _how(counts: Matched) -> str:
     """What ``init`` says about lines matched by their last path components, or not matched."""
     out = ""
     if counts.by_tail:
-        out += (f"; {counts.by_tail} line{'s' * (counts.by_tail != 1)} name a path not under root (written on "
-                "another machine) and matched the one file under root ending the same way")
+        out += (f"; {_lines(counts.by_tail, 'names')} a path not under root (written on "
+                "another machine), matched by the one file under root ending the same way")
     if counts.ambiguous:
-        out += (f"; {counts.ambiguous} line{'s' * (counts.ambiguous != 1)} (e.g. {excerpt(counts.example)}) end "
-                "like several files under root and match none (reported as missing files)")
+        out += (f"; {_lines(counts.ambiguous, 'ends')} like several files under root (e.g. {excerpt(counts.example)}) "
+                "and matches none (reported as missing files)")
     if counts.by_tail and counts.unmatched:  # said beside the matched ones, which they resemble
-        out += f"; {counts.unmatched} line{'s' * (counts.unmatched != 1)} name no file (reported as missing files)"
+        out += f"; {_lines(counts.unmatched, 'names')} no file (reported as missing files)"
     return out
+
+
+def _lines(n: int, verb: str) -> str:
+    """``1 line names`` / ``3 lines name``: a count of lines with its verb agreeing."""
+    return f"{n} line {verb}" if n == 1 else f"{n} lines {verb[:-1]}"
