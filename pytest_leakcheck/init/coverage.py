@@ -47,8 +47,9 @@ class Coverage:
         return len(self.splits) >= 2 and not self.left_folders and self.assigned * 2 >= self.total
 
     def rank(self) -> tuple[int, int, int]:
-        """Higher is better: no split folder left out, then more splits, then more images assigned."""
-        return (not self.left_folders, len(self.splits), self.assigned)
+        """Higher is better: more splits, then no split folder left out, then more images assigned
+        (a table of train and test beside a stray ``valid/`` beats the one split of that folder)."""
+        return (len(self.splits), not self.left_folders, self.assigned)
 
 
 def measure(guess: Guess, files: list[str]) -> Coverage:
