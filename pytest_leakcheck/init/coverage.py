@@ -117,5 +117,5 @@ def _what(guess: Guess) -> str:
 
 def _summary(coverage: Coverage) -> str:
     held = ", ".join(f"{s} {n}" for s, n in coverage.per_split if n) or "no image"
-    left = "".join(f", leaving {f}/ ({n}) out" for f, n in coverage.left_folders[:SHOWN_FOLDERS])
-    return f"assign {held}{left}"
+    left = ", ".join(f"{f}/ ({n})" for f, n in coverage.left_folders[:SHOWN_FOLDERS])
+    return f"assign {held}" + (f", leaving {left} out" if left else "")
