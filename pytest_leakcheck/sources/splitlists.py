@@ -18,10 +18,10 @@ of a line is ignored unless the whole line names a file (VOC's class lists
 add ``1`` or ``-1``; DeepPCB an annotation path).  A line that names nothing
 on disk is listed as it is, so the inventory reports it as a missing file.
 
-A line that names no file that way (an absolute path from the machine that
+A path that names no file that way (an absolute path from the machine that
 wrote the list, ``/content/cones-and-cells/train/10_jpg.rf.….jpg``, as a Colab
 darknet export has them) is matched by its last path components against the
-images under root: the longest tail that names exactly one file wins, and a
+images under root (a bare name or id is not: it stays a missing file): the longest tail that names exactly one file wins, and a
 tail naming several (``a.jpg`` in ``obj/`` and in ``test/``) matches none, so
 the line stays a missing file.  The line is only ever compared with names
 under root: no path in a list is opened, resolved or followed (a list is the
@@ -122,7 +122,7 @@ def matched(spec: SplitSources, root: Path, extensions: tuple[str, ...] = IMAGE_
         index = indexes.get(source.images)
         if index is None:
             index = indexes[source.images] = _Index(root, source.images, extensions)
-        tally = Counter()
+        tally: Counter[str] = Counter()
         example = ""
         for entry in entries(source.path):
             paths, how = index.find(entry, tails)
@@ -213,41 +213,32 @@ class _Tails:
         if self.by_name is None:
             self.by_name = {}
             for path in sorted(_Index(self.root, "", self.extensions).files):
-                name = path.rsplit("/", 1)[-1]
-                self.by_name.setdefault(name, []).append(path)
-                if name.lower().endswith(IMAGE_EXTS):  # a line may leave the extension out
-                    self.by_name.setdefault(name.rsplit(".", 1)[0] + "/", []).append(path)
+                self.by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
         return self.by_name
 
     def find(self, text: str) -> list[str]:
         """The files under root whose path ends with the longest tail of ``text`` that names any:
         one file, or several (ambiguous: the caller matches none); ``[]`` when no tail names a file.
 
-        Only the components after the last ``..`` count, and never a drive (``C:``): the
-        line is compared with names under root, not looked up anywhere.
+        Only a path is matched (a folder, then a file name with an image extension): a bare name
+        or id that its list's folder lacks stays a missing file, not some other file of that name
+        (VOC's ``SegmentationClass/<id>.png`` beside a missing ``JPEGImages/<id>.jpg``).  Only the
+        components after the last ``..`` count, and never a drive (``C:``): the line is compared
+        with names under root, not looked up anywhere.
         """
         parts = [p for p in text.replace("\\", "/").split("/") if p not in ("", ".")]
         if ".." in parts:
             parts = parts[len(parts) - parts[::-1].index(".."):]
         parts = [p for p in parts if not (len(p) == 2 and p[1] == ":")]
-        if not parts:
+        if len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_EXTS):
             return []
-        last = parts[-1]
-        plain = not last.lower().endswith(IMAGE_EXTS)
-        candidates = self._names().get(last + "/" if plain else last, [])
+        candidates = self._names().get(parts[-1], [])
         for k in range(len(parts), 0, -1):
             tail = "/".join(parts[-k:])
-            hits = [p for p in candidates if _ends_with(p, tail, plain)]
+            hits = [p for p in candidates if p == tail or p.endswith("/" + tail)]
             if hits:
                 return hits
         return []
-
-
-def _ends_with(path: str, tail: str, plain: bool) -> bool:
-    """Whether ``path`` (relative to root) is ``tail`` or ends with ``/tail``; without its extension when ``plain``."""
-    if plain:
-        path = path.rsplit(".", 1)[0]
-    return path == tail or path.endswith("/" + tail)
 
 
 def _id_cut(stem: str) -> str:

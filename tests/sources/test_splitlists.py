@@ -178,6 +178,20 @@ def _darknet(root: Path) -> None:
                                    "/content/proj/other/im6.jpg\n")
 
 
+def test_a_bare_name_the_folder_lacks_stays_missing(tmp_path: Path) -> None:
+    """Only a path is matched by its tail: a VOC id whose JPEG is gone is not its mask elsewhere."""
+    for n in range(3):
+        _jpeg(tmp_path / "JPEGImages" / f"2008_00000{n}.jpg", n)
+    _jpeg(tmp_path / "SegmentationClass" / "2008_000009.png", 9)
+    main = tmp_path / "ImageSets" / "Main"
+    main.mkdir(parents=True)
+    (main / "train.txt").write_text("2008_000000\n2008_000001\n2008_000009\n")
+    (main / "test.txt").write_text("2008_000002\n")
+    inv = scan(load(write_policy(tmp_path, recognise.policy_text(recognise.detect(tmp_path)))))
+    assert ("missing", "JPEGImages/2008_000009") in {(i.kind, i.path) for i in inv.issues}
+    assert "SegmentationClass/2008_000009.png" not in {r.path for r in inv.records}
+
+
 def test_colab_paths_are_matched_by_their_tail_under_root(tmp_path: Path) -> None:
     _darknet(tmp_path)
     layout = recognise.detect(tmp_path)
