@@ -177,7 +177,8 @@ def _image_folder(root: Path, files: list[str], names: list[str], own: str = "")
     export beside it holds copies of them under ``obj/``), then root, then any folder."""
     on_disk = set(files)
     sample = names[:50]
-    for folder in dict.fromkeys([own, "", *(f.rsplit("/", 1)[0] for f in files if "/" in f), *folders(root, MAX_DEPTH)]):
+    parents = (f.rsplit("/", 1)[0] for f in files if "/" in f)
+    for folder in dict.fromkeys([own, "", *parents, *folders(root, MAX_DEPTH)]):
         if sum(under(folder, n) in on_disk for n in sample) * 2 > len(sample):
             return folder
     return ""

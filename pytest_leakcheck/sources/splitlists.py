@@ -21,9 +21,10 @@ on disk is listed as it is, so the inventory reports it as a missing file.
 A path that names no file that way (an absolute path from the machine that
 wrote the list, ``/content/cones-and-cells/train/10_jpg.rf.….jpg``, as a Colab
 darknet export has them) is matched by its last path components against the
-images under root (a bare name or id is not: it stays a missing file): the longest tail that names exactly one file wins, and a
-tail naming several (``a.jpg`` in ``obj/`` and in ``test/``) matches none, so
-the line stays a missing file.  The line is only ever compared with names
+images under root (a bare name or id is not: it stays a missing file): the
+longest tail that names exactly one file wins, and a tail naming several
+(``a.jpg`` in ``obj/`` and in ``test/``) matches none, so the line stays a
+missing file.  The line is only ever compared with names
 under root: no path in a list is opened, resolved or followed (a list is the
 pull request's), so ``/etc/x.jpg`` or ``../../x.jpg`` can at most name
 ``x.jpg`` inside the repository.
