@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import detectors
-from . import groupids, metaprops
+from . import coverage, groupids, metaprops
 from .. import sources
 from ..sources import yolo
 from ..sources.base import Assignment, Guess, folders, split_word, visible
@@ -93,7 +93,7 @@ def policy_text(layout: Layout) -> str:
 def detect(root: Path) -> Layout:
     """Recognise the layout under ``root``; :class:`UsageError` when there is none to recognise."""
     files = _images(root)
-    guess = sources.recognise(root, files) or _folders(root, files)
+    guess, passed_over, left_out = _guess(root, files)
     if guess is None:
         raise UsageError(
             f"no splits recognised under {root}: no train/val/test folders, table of files with a split column "
@@ -115,10 +115,32 @@ def detect(root: Path) -> Layout:
     notes.append("orientations: copies in all 8 orientations are searched; `augmentations: [hflip]` "
                  "is faster for photos that always have an up")
     notes += detectors.init_notices()
-    warnings = proposal.warnings
+    warnings = (*passed_over, *left_out, *proposal.warnings)
     if f"\n  {yolo.KIND}:" not in guess.splits_yaml:  # a data.yaml passed over is said, not silent
         warnings = (*yolo.unusable(root), *warnings)
     return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes), warnings)
+
+
+def _guess(root: Path, files: list[str]) -> tuple[Guess | None, tuple[str, ...], tuple[str, ...]]:
+    """The first guess that covers the data (coverage.py), asking the sources in order and then
+    the split folders; what was passed over and what the one taken leaves out, as warnings.
+
+    The first source that recognised anything used to win: a user's COCO file for one split
+    beside a Roboflow export gave a policy of that split alone, and ``check`` then passed.
+    """
+    measured: list[tuple[Guess, coverage.Coverage]] = []
+    for guess in sources.guesses(root, files):
+        measured.append((guess, coverage.measure(guess, files)))
+        if measured[-1][1].covers:
+            break
+    else:
+        by_folder = _folders(root, files)
+        if by_folder is not None:
+            measured.append((by_folder, coverage.measure(by_folder, files)))
+    if not measured:
+        return None, (), ()
+    guess, covered, passed = coverage.choose(measured)
+    return guess, passed, coverage.warnings(covered)
 
 
 def _with_group_column(yaml: str, column: str, indent: str) -> str:

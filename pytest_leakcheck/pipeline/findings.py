@@ -17,8 +17,9 @@ from ..search.kernels import Match
 from ..report.model import EXACT_KINDS, KINDS, Finding, Link, Member, Pair, Report, finding_id
 from ..policy.load import Policy
 from ..orientation import inverse
+from ..sources.base import split_folder
 from ..signals.families import Signatures
-from . import clusters
+from . import clusters, unseen
 
 _RANK = {"error": 0, "warning": 1, "off": 2}
 # A cluster of a thousand blank frames is one finding; listing every edge
@@ -298,27 +299,31 @@ def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Fin
             members=(Member(issue.path, "+".join(issue.splits)),),
             message=issue.detail,
         ))
-    out += _unassigned(unassigned, rules.unassigned)
+    out += _unassigned(unassigned, rules.unassigned, inv)
     if rules.unreadable != "off":
         out += _unreadable(inv, sigs, rules.unreadable)
-    return out + _left_out(inv, policy)
+    return out + _left_out(inv, policy) + unseen.blind_spots(inv)
 
 
-def _unassigned(issues: list[FileIssue], severity: str) -> list[Finding]:
+def _unassigned(issues: list[FileIssue], severity: str, inv: Inventory) -> list[Finding]:
     """A finding per file in no split; a folder holding more than FOLD_UNASSIGNED of them is one
     finding, which lists a few (its message counts them all: none goes unnamed)."""
     by_folder: dict[str, list[FileIssue]] = {}
     for issue in issues:
         by_folder.setdefault(posixpath.dirname(issue.path), []).append(issue)
     out = []
-    for items in by_folder.values():
+    # Images per folder, in a split and not: counted once, for the folded findings' messages.
+    in_split: Counter[str] = Counter()
+    anywhere: Counter[str] = Counter()
+    if any(len(items) > FOLD_UNASSIGNED for items in by_folder.values()):
+        in_split.update(posixpath.dirname(r.path) for r in inv.records)
+        anywhere.update(posixpath.dirname(i.path) for i in inv.issues if i.kind != "missing")
+        anywhere.update(in_split)
+    for folder, items in by_folder.items():
         groups = [items] if len(items) > FOLD_UNASSIGNED else [[i] for i in items]
         for group in groups:
-            first = group[0]
-            message = first.detail if len(group) == 1 else (
-                f"all {len(group)} files of this folder are in no split ({first.detail}); the first "
-                f"{len(group[:UNASSIGNED_SHOWN])} are listed. A copy of the data left beside it? "
-                "Add the folder to `ignore:`, or to a split")
+            message = (group[0].detail if len(group) == 1
+                       else _folded_message(group, in_split[folder], anywhere[folder], len(inv.records)))
             out.append(Finding(
                 id=finding_id("unassigned-file", [i.path for i in group]),
                 kind="unassigned-file",
@@ -327,6 +332,30 @@ def _unassigned(issues: list[FileIssue], severity: str) -> list[Finding]:
                 message=message,
             ))
     return out
+
+
+def _folded_message(group: list[FileIssue], in_split: int, total: int, assigned: int) -> str:
+    """What one folder's files in no split are, and the advice that fits the folder.
+
+    "All N files" only when they are all (brush's JPEGImages/ held 6,160 images, half of them
+    listed), and ``ignore:`` only for a folder with no image in a split, not named like one, and
+    holding fewer images than all the splits (``assigned``): advised for a split's folder (cavity's
+    valid/) or the training data (cones' obj/, 809 images beside a test split of 35), it would
+    take the data out of the check.
+    """
+    n, shown = len(group), len(group[:UNASSIGNED_SHOWN])
+    count = f"all {n} files" if n >= total else f"{n} of the {total} files"
+    head = f"{count} of this folder are in no split ({group[0].detail}); the first {shown} are listed"
+    if in_split:
+        return (f"{head}. {in_split} of its files are in a split: name the others in the split source "
+                "(the list, table or globs that name those), or skip them alone with `ignore:`")
+    if split_folder(group[0].path) is not None:
+        return (f"{head}. The folder is named like a split: add it to `splits:` (a glob, or the list or "
+                "file that names its images); `ignore:` would leave a split unchecked")
+    if n > assigned:
+        return (f"{head}. It holds more images than all the splits together ({assigned}): likely data the "
+                "split source misses; add it to `splits:` (a glob, or the list or file that names its images)")
+    return f"{head}. A copy of the data left beside it? Add the folder to `ignore:`, or to a split"
 
 
 def _left_out(inv: Inventory, policy: Policy) -> list[Finding]:

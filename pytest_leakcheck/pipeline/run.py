@@ -249,6 +249,7 @@ def _computed(policy: Policy, store: Store, focus: Iterable[str] | None, t0: flo
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     per_split = Counter(r.split for r in inv.records)  # one pass: this ran once per split
     stats["splits"] = {s: per_split[s] for s in inv.splits}
+    stats["unassigned"] = sum(1 for i in inv.issues if i.kind == "unassigned")  # compared with nothing
     report = replace(findings.build(found, inv, sigs, policy, focus=wanted, extra=groups.findings(inv)),
                      stats=stats, warnings=tuple(store.warnings))
     if focus is None:  # what `leakcheck report --html` reuses while nothing changes

@@ -9,6 +9,7 @@ here, its name in ``_MODULES``, its tests and its section of docs/sources.md.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -18,8 +19,8 @@ from ..validate import Ctx
 from . import coco, huggingface, manifest, reads, splitlists, table, webdataset, yolo
 from .base import Assignment, Guess, Rows, SourceFile, SplitSources, clean_path
 
-__all__ = ["KINDS", "Assignment", "Guess", "Rows", "SourceFile", "SplitSources", "clean_path", "inputs", "parse",
-           "read", "recognise"]
+__all__ = ["KINDS", "Assignment", "Guess", "Rows", "SourceFile", "SplitSources", "clean_path", "guesses", "inputs",
+           "parse", "read", "recognise"]
 
 #: Key under ``splits:`` -> module.  ``metadata`` is a table named by one Hugging Face metadata file;
 #: ``manifest`` the ``path,split[,group]`` table that ``leakcheck split`` writes; ``lists`` one name list per split.
@@ -58,11 +59,16 @@ def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = ()) -> As
 
 def recognise(root: Path, files: list[str]) -> Guess | None:
     """The first source that recognises the data under ``root`` (``init``), or None."""
+    return next(guesses(root, files), None)
+
+
+def guesses(root: Path, files: list[str]) -> Iterator[Guess]:
+    """What each source recognises under ``root``, most specific first, each asked only when the
+    caller wants the next (``init`` goes on while a guess leaves splits out)."""
     for module in _RECOGNISE:
         guess = module.recognise(root, files)
         if guess is not None:
-            return guess
-    return None
+            yield guess
 
 
 def missing(spec: SplitSources | None) -> tuple[Path, ...]:

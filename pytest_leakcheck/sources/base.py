@@ -123,6 +123,16 @@ def split_word(name: str) -> str | None:
     return next((s for s, words in SPLIT_WORDS.items() if low in words), None)
 
 
+def split_folder(path: str, max_depth: int = 6) -> str | None:
+    """``data/valid`` of ``data/valid/images/a.jpg``: the shallowest folder of a file's path named
+    like a split (at most ``max_depth`` deep), where ``init`` looks for split folders; None when none is."""
+    parts = path.split("/")[:-1]
+    for k, part in enumerate(parts[:max_depth]):
+        if split_word(part):
+            return "/".join(parts[:k + 1])
+    return None
+
+
 def token_split(name: str) -> str | None:
     """``instances_train2017.json`` -> train: a split word among the name's letter runs."""
     import re

@@ -32,6 +32,7 @@ from .base import (
     clean_path,
     folders,
     per_split,
+    split_word,
     token_split,
     under,
 )
@@ -120,20 +121,30 @@ def field_of(path: Path, field: str) -> dict[str, str]:
 
 
 def recognise(root: Path, files: list[str]) -> Guess | None:
-    found: dict[str, tuple[str, str]] = {}
+    # split -> [(file, names)]: several files may claim one split (Roboflow's export beside a user's subset).
+    claims: dict[str, list[tuple[str, list[str]]]] = {}
     for path in _shallow(root, "*.json"):
-        split = token_split(path.stem)
-        if split is None or split in found:
+        split = json_split(path, root)
+        if split is None:
             continue
         try:
             names = file_names(path)
         except PolicyError:
             continue
         if names:
-            found[split] = (path.relative_to(root).as_posix(), _image_folder(root, files, names))
-    if not found:
+            claims.setdefault(split, []).append((path.relative_to(root).as_posix(), names))
+    if not claims:
         return None
-    found = {s: found[s] for s in SPLIT_WORDS if s in found}
+    found: dict[str, tuple[str, str]] = {}
+    passed: list[str] = []
+    for split in (s for s in SPLIT_WORDS if s in claims):
+        # The policy reads one file per split: the one listing the most images (then the first by path),
+        # so a hand-made subset (cavity's train/_train_anno.json, 333 of 336) does not stand for the split.
+        ranked = sorted(claims[split], key=lambda c: -len(c[1]))
+        file, names = ranked[0]
+        found[split] = (file, _image_folder(root, files, names, file.rpartition("/")[0]))
+        passed += [f"{other} also lists {split} images ({len(n)}): not used, the policy reads one COCO file "
+                   f"per split ({file}, {len(names)})" for other, n in ranked[1:]]
     lines, found_lines = [], []
     spec = SplitSources(KIND, tuple(SourceFile(root / f, s, i) for s, (f, i) in found.items()))
     assignment = read(spec, root)
@@ -143,14 +154,31 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
         lines.append(f"    {split}: {{file: {yaml_scalar(file)}, images: {yaml_scalar(folder)}}}" if folder
                      else f"    {split}: {yaml_scalar(file)}")
         found_lines.append(f"COCO split file {file}: {n} images in {split}" + (f" (under {folder}/)" if folder else ""))
-    return Guess("splits:\n  coco:\n" + "\n".join(lines) + "\n", tuple(found_lines), assignment)
+    return Guess("splits:\n  coco:\n" + "\n".join(lines) + "\n", (*found_lines, *passed), assignment)
 
 
-def _image_folder(root: Path, files: list[str], names: list[str]) -> str:
-    """The folder (relative to root) that COCO ``file_name`` values are relative to."""
+def json_split(path: Path, root: Path) -> str | None:
+    """The split a JSON file's name says (``instances_train2017.json``), else its folder's.
+
+    Roboflow names every COCO export ``_annotations.coco.json`` and puts one in each split
+    folder (``valid/_annotations.coco.json``): read by the stem alone, none was a split file,
+    and a stray ``train/_train_anno.json`` became a policy of one split (cavity, probe 2).
+    The folder counts only inside root (``path`` is below it), never a folder above it.
+    """
+    split = token_split(path.stem)
+    if split is None and path.parent != root:
+        split = split_word(path.parent.name)
+    return split
+
+
+def _image_folder(root: Path, files: list[str], names: list[str], own: str = "") -> str:
+    """The folder (relative to root) that COCO ``file_name`` values are relative to: the file's
+    own folder first (``own``: Roboflow keeps each split's images beside its JSON, and a darknet
+    export beside it holds copies of them under ``obj/``), then root, then any folder."""
     on_disk = set(files)
     sample = names[:50]
-    for folder in dict.fromkeys(["", *(f.rsplit("/", 1)[0] for f in files if "/" in f), *folders(root, MAX_DEPTH)]):
+    parents = (f.rsplit("/", 1)[0] for f in files if "/" in f)
+    for folder in dict.fromkeys([own, "", *parents, *folders(root, MAX_DEPTH)]):
         if sum(under(folder, n) in on_disk for n in sample) * 2 > len(sample):
             return folder
     return ""

@@ -17,11 +17,24 @@ sample, and both go to the line's split.  What follows the first white space
 of a line is ignored unless the whole line names a file (VOC's class lists
 add ``1`` or ``-1``; DeepPCB an annotation path).  A line that names nothing
 on disk is listed as it is, so the inventory reports it as a missing file.
+
+A path that names no file that way (an absolute path from the machine that
+wrote the list, ``/content/cones-and-cells/train/10_jpg.rf.….jpg``, as a Colab
+darknet export has them) is matched by its last path components against the
+images under root (a bare name or id is not: it stays a missing file): the
+longest tail that names exactly one file wins, and a tail naming several
+(``a.jpg`` in ``obj/`` and in ``test/``) matches none, so the line stays a
+missing file.  The line is only ever compared with names
+under root: no path in a list is opened, resolved or followed (a list is the
+pull request's), so ``/etc/x.jpg`` or ``../../x.jpg`` can at most name
+``x.jpg`` inside the repository.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,20 +90,49 @@ def _source(ctx: Ctx, spec: dict, at: tuple[str, ...], root: Path, split: str) -
     return SourceFile(path, split, "" if rel == "." else rel)
 
 
+@dataclass(frozen=True)
+class Matched:
+    """How one list's lines were matched: by their path, by their last components, or not."""
+
+    by_path: int = 0
+    #: Lines that named no file as written, matched by a tail naming exactly one file under root.
+    by_tail: int = 0
+    #: Lines whose tail names several files under root: matched to none (each a missing file).
+    ambiguous: int = 0
+    #: The first such line, for the message.
+    example: str = ""
+    #: Lines naming no file at all (each a missing file).
+    unmatched: int = 0
+
+
 def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = IMAGE_EXTS) -> Assignment:
+    return matched(spec, root, extensions)[0]
+
+
+def matched(spec: SplitSources, root: Path, extensions: tuple[str, ...] = IMAGE_EXTS,
+            ) -> tuple[Assignment, dict[str, Matched]]:
+    """:func:`read`, and how each split's lines were matched (``init`` says it)."""
     rows: Rows = {}
     names: dict[str, None] = {}
     indexes: dict[str, _Index] = {}
+    tails = _Tails(root, extensions)
+    counts: dict[str, Matched] = {}
     for source in spec.files:
         assert source.split is not None
         names.setdefault(source.split)
         index = indexes.get(source.images)
         if index is None:
             index = indexes[source.images] = _Index(root, source.images, extensions)
+        tally: Counter[str] = Counter()
+        example = ""
         for entry in entries(source.path):
-            for path in index.find(entry):
+            paths, how = index.find(entry, tails)
+            tally[how] += 1
+            example = example or (entry[1] if how == "ambiguous" else "")
+            for path in paths:
                 add(rows, names, path, source.split)
-    return Assignment(rows, tuple(names))
+        counts[source.split] = Matched(tally["path"], tally["tail"], tally["ambiguous"], example, tally["none"])
+    return Assignment(rows, tuple(names)), counts
 
 
 def entries(path: Path, limit: int | None = None) -> list[tuple[str, str]]:
@@ -139,17 +181,65 @@ class _Index:
                 if cut != stem:
                     self.stems.setdefault(cut + "/", []).append(path)  # "/": an id, never a stem itself
 
-    def find(self, entry: tuple[str, str]) -> list[str]:
-        """The files a line names (its whole text first, then its first word); the literal path when none."""
+    def find(self, entry: tuple[str, str], tails: _Tails | None = None) -> tuple[list[str], str]:
+        """The files a line names (its whole text first, then its first word) and how: ``path``;
+        else ``tail`` or ``ambiguous`` (:class:`_Tails`, when given); else ``none``, with the literal path."""
         for text in dict.fromkeys(entry):
             path = under(self.folder, text)
             if path in self.files:
-                return [path]
+                return [path], "path"
             stem = path.rsplit(".", 1)[0] if path.lower().endswith(IMAGE_EXTS) else path
             hits = self.stems.get(stem) or self.stems.get(stem + "/")
             if hits:
+                return hits, "path"
+        for text in dict.fromkeys(entry) if tails is not None else ():
+            hits = tails.find(text)
+            if hits:
+                return (hits, "tail") if len(hits) == 1 else ([under(self.folder, entry[1])], "ambiguous")
+        return [under(self.folder, entry[1])], "none"
+
+
+class _Tails:
+    """Every image under root by its file name, to match a line by its last path components.
+
+    Built on first use (most lists name their files as they are).  The walk is root's own,
+    links to folders not followed, hidden folders skipped as :class:`_Index` skips them.
+    """
+
+    def __init__(self, root: Path, extensions: tuple[str, ...]) -> None:
+        self.root, self.extensions = root, extensions
+        self.by_name: dict[str, list[str]] | None = None
+
+    def _names(self) -> dict[str, list[str]]:
+        if self.by_name is None:
+            self.by_name = {}
+            for path in sorted(_Index(self.root, "", self.extensions).files):
+                self.by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        return self.by_name
+
+    def find(self, text: str) -> list[str]:
+        """The files under root whose path ends with the longest tail of ``text`` that names any:
+        one file, or several (ambiguous: the caller matches none); ``[]`` when no tail names a file.
+
+        Only a path is matched (a folder, then a file name with an image extension): a bare name
+        or id that its list's folder lacks stays a missing file, not some other file of that name
+        (VOC's ``SegmentationClass/<id>.png`` beside a missing ``JPEGImages/<id>.jpg``).  Only the
+        components after the last ``..`` count, and never a drive (``C:``): the line is compared
+        with names under root, not looked up anywhere.
+        """
+        parts = [p for p in text.replace("\\", "/").split("/") if p not in ("", ".")]
+        if ".." in parts:
+            parts = parts[len(parts) - parts[::-1].index(".."):]
+        parts = [p for p in parts if not (len(p) == 2 and p[1] == ":")]
+        if len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_EXTS):
+            return []
+        candidates = self._names().get(parts[-1], [])
+        for k in range(len(parts), 0, -1):
+            tail = "/".join(parts[-k:])
+            hits = [p for p in candidates if p == tail or p.endswith("/" + tail)]
+            if hits:
                 return hits
-        return [under(self.folder, entry[1])]
+        return []
 
 
 def _id_cut(stem: str) -> str:
@@ -187,16 +277,28 @@ def _image_folder(root: Path, folder: Path, lists: dict[str, Path], files: list[
         tops = dict.fromkeys(p.split("/")[0] for p in parents)
         tries = [folder, *(root / t for t in list(tops)[:MAX_IMAGE_FOLDERS])]
     samples = [entries(path, 200) for path in lists.values()]
-    for base in dict.fromkeys(tries):
-        if not base.is_dir():
-            continue
-        rel = base.relative_to(root).as_posix()
-        images = "" if rel == "." else rel
-        index = _Index(root, images, IMAGE_EXTS)
-        if all(sample and sum(index.find(e)[0] in index.files for e in sample) * 2 > len(sample)
-               for sample in samples):
-            return images
+    tails = _Tails(root, IMAGE_EXTS)
+    # Names as written first, in any folder; only then by their last components (Colab paths):
+    # bare ids beside ``images/`` would otherwise match from the root, and the policy not say where.
+    for matching in (None, tails):
+        for base in dict.fromkeys(tries):
+            if not base.is_dir():
+                continue
+            rel = base.relative_to(root).as_posix()
+            images = "" if rel == "." else rel
+            index = _Index(root, images, IMAGE_EXTS)
+            if all(sample and sum(index.find(e, matching)[1] in ("path", "tail") for e in sample) * 2 > len(sample)
+                   for sample in samples):
+                return images
     return None
+
+
+def on_disk(root: Path) -> tuple[Path, ...]:
+    """Every split list ``init`` would take under ``root`` (each folder's train/val/test lists): a
+    check whose policy reads none of them, and compares little, says they are there."""
+    # A folder linked from elsewhere is not the dataset's (and the check does not follow it either).
+    return tuple(path for folder in _list_folders(root) if not folder.is_symlink()
+                 for path in _lists(folder).values())
 
 
 def _list_folders(root: Path) -> list[Path]:
@@ -229,18 +331,19 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
         return None
     spec = SplitSources(KIND, tuple(SourceFile(p.resolve(), s, images) for s, p in lists.items()))
     try:
-        assignment = read(spec, root)
+        assignment, how = matched(spec, root)
     except PolicyError:
         return None
     yaml, found = "splits:\n  lists:\n", []
+    on_disk = set(files)
     own = images == (folder.relative_to(root).as_posix() if folder != root else "")
     for split in (s for s in SPLIT_WORDS if s in lists):
         rel = lists[split].relative_to(root).as_posix()
-        n = sum(1 for e in assignment.rows.values() if e[0][0] == split)
+        n = sum(1 for p, e in assignment.rows.items() if e[0][0] == split and p in on_disk)  # missing ones apart
         yaml += (f"    {split}: {yaml_scalar(rel)}\n" if own
                  else f"    {split}: {{file: {yaml_scalar(rel)}, images: {yaml_scalar(images or '.')}}}\n")
         under_images = f" (under {images}/)" if images else ""
-        found.append(f"split list {rel}: {n} image{'s' * (n != 1)} in {split}{under_images}")
+        found.append(f"split list {rel}: {n} image{'s' * (n != 1)} in {split}{under_images}{_how(how[split])}")
     listed = set(assignment.rows)
     unlisted = sum(1 for f in files if f.startswith(images + "/" if images else "") and f not in listed)
     if unlisted:
@@ -248,3 +351,21 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
                      "(reported as unassigned files)")
     return Guess(yaml, tuple(found), assignment)
 
+
+def _how(counts: Matched) -> str:
+    """What ``init`` says about lines matched by their last path components, or not matched."""
+    out = ""
+    if counts.by_tail:
+        out += (f"; {_lines(counts.by_tail, 'names')} a path not under root (written on "
+                "another machine), matched by the one file under root ending the same way")
+    if counts.ambiguous:
+        out += (f"; {_lines(counts.ambiguous, 'ends')} like several files under root (e.g. {excerpt(counts.example)}) "
+                "and matches none (reported as missing files)")
+    if counts.by_tail and counts.unmatched:  # said beside the matched ones, which they resemble
+        out += f"; {_lines(counts.unmatched, 'names')} no file (reported as missing files)"
+    return out
+
+
+def _lines(n: int, verb: str) -> str:
+    """``1 line names`` / ``3 lines name``: a count of lines with its verb agreeing."""
+    return f"{n} line {verb}" if n == 1 else f"{n} lines {verb[:-1]}"

@@ -157,3 +157,88 @@ def test_a_list_naming_no_image_on_disk_is_a_policy_error_naming_its_key(tmp_pat
     write_policy(tmp_path, "version: 1\nsplits:\n  lists:\n    train: train.txt\n    test: test.txt\n")
     code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
     assert code == 2 and "split `test` has no images" in err and "splits.lists.test" in err
+
+
+# --------------------------------------------------------------------------
+# Lines written on another machine (probe 2, cones): matched by their tail under root
+
+
+def _darknet(root: Path) -> None:
+    """A Colab darknet export: obj/ holds every image, test/ a copy of test's; the lists name
+    `/content/proj/<split>/<name>`, a folder that exists on no machine but Colab's."""
+    for n in range(7):
+        _jpeg(root / "obj" / f"im{n}.jpg", n)
+    (root / "test").mkdir()
+    for n in (4, 5, 6):
+        (root / "test" / f"im{n}.jpg").write_bytes((root / "obj" / f"im{n}.jpg").read_bytes())
+    (root / "train.txt").write_text("".join(f"/content/proj/train/im{n}.jpg\n" for n in (0, 1, 2)))
+    (root / "valid.txt").write_text("/content/proj/valid/im3.jpg\n")
+    # im6 lives in obj/ and test/, and `other/` is nowhere: its name alone is ambiguous, so it matches none.
+    (root / "test.txt").write_text("/content/proj/test/im4.jpg\n/content/proj/test/im5.jpg\n"
+                                   "/content/proj/other/im6.jpg\n")
+
+
+def test_a_bare_name_the_folder_lacks_stays_missing(tmp_path: Path) -> None:
+    """Only a path is matched by its tail: a VOC id whose JPEG is gone is not its mask elsewhere."""
+    for n in range(3):
+        _jpeg(tmp_path / "JPEGImages" / f"2008_00000{n}.jpg", n)
+    _jpeg(tmp_path / "SegmentationClass" / "2008_000009.png", 9)
+    main = tmp_path / "ImageSets" / "Main"
+    main.mkdir(parents=True)
+    (main / "train.txt").write_text("2008_000000\n2008_000001\n2008_000009\n")
+    (main / "test.txt").write_text("2008_000002\n")
+    inv = scan(load(write_policy(tmp_path, recognise.policy_text(recognise.detect(tmp_path)))))
+    assert ("missing", "JPEGImages/2008_000009") in {(i.kind, i.path) for i in inv.issues}
+    assert "SegmentationClass/2008_000009.png" not in {r.path for r in inv.records}
+
+
+def test_colab_paths_are_matched_by_their_tail_under_root(tmp_path: Path) -> None:
+    _darknet(tmp_path)
+    layout = recognise.detect(tmp_path)
+    assert layout.splits_yaml == ('splits:\n  lists:\n    train: "train.txt"\n    val: "valid.txt"\n'
+                                  '    test: "test.txt"\n')
+    found = "\n".join(layout.found)
+    assert "split list train.txt: 3 images in train; 3 lines name a path not under root" in found
+    assert "1 line ends like several files under root (e.g. '/content/proj/other/im6.jpg') and matches none" in found
+    inv = scan(load(write_policy(tmp_path, recognise.policy_text(layout))))
+    splits = {r.path: r.split for r in inv.records}
+    # The longest tail naming one file wins: test/im4.jpg, not its copy obj/im4.jpg.
+    assert splits == {"obj/im0.jpg": "train", "obj/im1.jpg": "train", "obj/im2.jpg": "train",
+                      "obj/im3.jpg": "val", "test/im4.jpg": "test", "test/im5.jpg": "test"}
+    issues = {(i.kind, i.path) for i in inv.issues}
+    assert ("missing", "/content/proj/other/im6.jpg") in issues  # ambiguous: reported, not guessed
+    assert ("unassigned", "obj/im4.jpg") in issues
+
+
+def test_a_list_line_is_never_looked_up_outside_root(tmp_path: Path) -> None:
+    """Lines are the pull request's: `..`, absolute paths and a folder linked out of root can only
+    name, by their last components, a file under root; nothing outside is listed or opened."""
+    import sys
+
+    outside, root = tmp_path / "outside", tmp_path / "repo"
+    _jpeg(outside / "secret.jpg", 1)
+    _jpeg(outside / "only_there.jpg", 2)
+    _jpeg(root / "images" / "secret.jpg", 3)
+    _jpeg(root / "images" / "b.jpg", 4)
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    (root / "train.txt").write_text(f"../outside/secret.jpg\n{outside}/only_there.jpg\nlinked/only_there.jpg\n")
+    (root / "test.txt").write_text("images/b.jpg\n")
+    touched: list[str] = []
+    watching = [True]
+
+    def audit(event: str, args: tuple) -> None:
+        if watching[0] and event in ("open", "os.scandir", "os.listdir") and args \
+                and str(args[0]).startswith(str(outside)):
+            touched.append(f"{event} {args[0]}")
+
+    sys.addaudithook(audit)  # a hook cannot be removed: it stops watching when the test ends
+    try:
+        policy = load(write_policy(root, "version: 1\nsplits:\n  lists: {train: train.txt, test: test.txt}\n"))
+        found = sources.read(policy.split_sources, root)
+        records = {r.path for r in scan(policy).records}
+    finally:
+        watching[0] = False
+    assert touched == []
+    assert {p: e[0][0] for p, e in found.rows.items() if not p.startswith(("/", "linked/"))} == {
+        "images/secret.jpg": "train", "images/b.jpg": "test"}
+    assert records == {"images/secret.jpg", "images/b.jpg"}
