@@ -17,8 +17,13 @@ before any token rule come the names an export tool gives (``source_name:
 roboflow``: the photograph every augmented copy shares; ``source_name:
 phone``: ``IMG_E2447`` is an edit of ``IMG_2447``).  A token rule never yields
 a date, a time or a generic word as an id (``nametokens.py``): ``IMG_20220723``
-is a day of phone photos, not a subject.  A proposal says how many files its
-groups hold, and warns when one group holds a large share.
+is a day of phone photos, not a subject.  Ids with no separator before a
+shot, frame or view suffix (``apple001`` of ``apple001S(3).JPG``, the video
+``30_sequence30`` of a Roboflow frame) come from ``nameids.py``; such an id
+replaces the rule found first when it puts more ids in two splits, and a
+``source_name`` rule found first stays after it for the files it leaves
+(``_prefer``).  A proposal says how many files its groups hold, and warns when
+one group holds a large share.
 """
 
 from __future__ import annotations
