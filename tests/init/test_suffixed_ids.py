@@ -148,3 +148,16 @@ def test_init_writes_a_portion_rule_the_check_reads(tmp_path: Path) -> None:
     inv = groups.resolve(inventory.scan(load(tmp_path / "leakcheck.yaml")))
     split_groups = sorted(f.message.split("'")[1] for f in groups.findings(inv) if f.kind == "group-split")
     assert split_groups == ["apple001", "apple003", "egg001", "egg003", "fired_dough_twist001", "fired_dough_twist003"]
+
+
+def test_a_suffixed_id_holding_a_large_share_is_warned_about_and_a_column_comes_first() -> None:
+    """One portion shot 30 times of 66 files: said before the first check, as for any proposed rule."""
+    paths = [f"{'test' if portion > 6 else 'train'}/plum{portion:03d}S({shot}).JPG"
+             for portion in range(1, 10) for shot in range(1, 5)]
+    paths += [f"{'val' if shot % 7 == 0 else 'train'}/plum010S({shot}).JPG" for shot in range(1, 31)]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert "largest: plum010 30" in proposal.found[1]
+    assert len(proposal.warnings) == 1 and "plum010 would hold 30 of 66 files (45%)" in proposal.warnings[0]
+    # A subject column the table names is never second-guessed by a name id.
+    extra = {p: {"subject_id": f"S{n % 5}"} for n, p in enumerate(paths)}
+    assert groupids.propose(_splits(paths), {}, extra).column == "subject_id"
