@@ -44,6 +44,9 @@ MAX_SUFFIX_RUNS = 2
 MAX_SUFFIX_CHARS = 16
 #: Share of a candidate's files whose suffix also follows another id (the suffix restarts per id).
 RESTART = 0.5
+#: Characters a suffix may hold besides letters and digits.  The regex goes into the policy inside
+#: single quotes: a quote, a backslash or a line break from a file name must not end it (docs/security.md).
+SAFE = frozenset(" _-.,()[]{}+=~!@$%&;")
 #: Share of the files a suffix shape must cover to be tried at all (``groupids`` wants half at least).
 MIN_SHARE = 0.5
 
@@ -92,7 +95,7 @@ def _suffix_shapes(name: str) -> list[tuple[str, ...]]:
         runs = sum(1 for p in rest if p in ("L", "D"))
         if runs > MAX_SUFFIX_RUNS or sum(map(len, pieces[i + 1:])) > MAX_SUFFIX_CHARS:
             break  # a longer suffix only grows from here
-        if runs and all(p.isascii() for p in rest):
+        if runs and all(p in ("L", "D") or p in SAFE for p in rest):
             out.append(tuple(rest))
     return out
 

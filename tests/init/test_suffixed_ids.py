@@ -132,6 +132,16 @@ def test_suffix_shapes_skip_hashes_and_long_tails() -> None:
     assert nameids._suffix_shapes("patient_0001_visit2_slice3") == [("_", "L", "D")]
 
 
+@pytest.mark.parametrize("mark", ["'", "\\", "\n", '"'])
+def test_a_suffix_from_a_hostile_name_never_reaches_the_policy(mark: str) -> None:
+    """The regex is written in single quotes: a quote, a backslash or a line break in the names
+    would end it and add keys of the pull request's choosing (docs/security.md)."""
+    paths = [f"{'val' if shot == 4 and portion < 3 else 'train'}/plum{portion:03d}S{mark}({shot}).JPG"
+             for portion in range(1, 9) for shot in range(1, 5)]
+    assert not [c for c in nameids.candidates(paths) if mark in c.regex or mark in c.suffix]
+    assert mark not in groupids.propose(_splits(paths), {}, {}).yaml
+
+
 def test_init_writes_a_portion_rule_the_check_reads(tmp_path: Path) -> None:
     """End to end: the rule init writes compiles under RE2 and makes one group-split per portion."""
     from pytest_leakcheck.dataset import groups, inventory
