@@ -17,8 +17,13 @@ before any token rule come the names an export tool gives (``source_name:
 roboflow``: the photograph every augmented copy shares; ``source_name:
 phone``: ``IMG_E2447`` is an edit of ``IMG_2447``).  A token rule never yields
 a date, a time or a generic word as an id (``nametokens.py``): ``IMG_20220723``
-is a day of phone photos, not a subject.  A proposal says how many files its
-groups hold, and warns when one group holds a large share.
+is a day of phone photos, not a subject.  Ids with no separator before a
+shot, frame or view suffix (``apple001`` of ``apple001S(3).JPG``, the video
+``30_sequence30`` of a Roboflow frame) come from ``nameids.py``; such an id
+replaces the rule found first when it puts more ids in two splits, and a
+``source_name`` rule found first stays after it for the files it leaves
+(``_prefer``).  A proposal says how many files its groups hold, and warns when
+one group holds a large share.
 """
 
 from __future__ import annotations
@@ -26,10 +31,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from ..files import exportnames
 from ..files.escape import yaml_comment
-from . import nametokens
+from . import nameids, nametokens
 
 #: Column names that carry a subject, patient, video or session id.
 ID_COLUMNS = re.compile(r"(subject|patient|case|video|session|participant|person|individual|scene|sequence|"
@@ -60,6 +65,10 @@ class Candidate:
     rule: str = ""
     #: False when no file is named the way the rule reads (no Roboflow export name, no phone name).
     applies: bool = True
+    #: An id before a shot, frame or view suffix (``nameids``): weighed against the rule chosen first.
+    suffixed: bool = False
+    #: The rule listed after the regex, for the files the regex leaves (``source_name: roboflow``).
+    fallback: str = ""
 
 
 @dataclass(frozen=True)
@@ -114,6 +123,10 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]]) -> list
         if exported:  # the tokens are the upload's name, already read as a Roboflow source above
             ids, refused = {}, ""
         out.append(Candidate(f"file names ({k} leading token{'s' * (k > 1)})", name_regex(k), None, ids, refused))
+    for found in nameids.candidates(paths):  # read in the upload's name of an export too: a video holds many
+        refused = found.refused or _refused(found.ids, nameids.not_an_id)
+        out.append(Candidate(f"file names (the id before {found.suffix})", found.regex, None, found.ids, refused,
+                             suffixed=True))
     for level in range(1, MAX_FOLDERS + 1):
         ids = {p: g for p, g in _by_regex(paths, folder_regex(level)).items() if any(c.isdigit() for c in g)}
         refused = _refused(ids, lambda g, _: nametokens.folder_not_an_id(g))
@@ -224,7 +237,8 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
     """The group rule (or column) to write, with its evidence; or a note saying why there is none."""
     classes = _classes(splits, labels)
     passed: list[str] = []
-    for c in candidates(splits, extra):
+    found = candidates(splits, extra)
+    for c in found:
         if not c.applies:  # no file is named so: nothing to say
             continue
         why = judge(c, splits, classes)
@@ -232,11 +246,45 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
             if (c.ids or c.rule) and why != "no id with a digit":
                 passed.append(f"{c.where}: {why}")
             continue
-        return _proposal(c, splits)
+        return _proposal(_prefer(c, found, splits, classes), splits)
     detail = "; ".join(dict.fromkeys(passed[:4]))
     return Proposal("", None, (), "groups: no repeated id found in id columns, file names or folder names"
                     + (f" ({detail})" if detail else "")
                     + "; if several images show one subject, video or patient, add a rule (docs/policy-groups.md)")
+
+
+def _spanning(ids: dict[str, str], splits: dict[str, str]) -> int:
+    """How many ids have files in more than one split."""
+    seen: dict[str, set[str]] = {}
+    for p, g in ids.items():
+        seen.setdefault(g, set()).add(splits[p])
+    return sum(1 for s in seen.values() if len(s) > 1)
+
+
+def _prefer(chosen: Candidate, found: list[Candidate], splits: dict[str, str], classes: dict[str, str]) -> Candidate:
+    """The id that explains the repetition across splits best: ``chosen``, or an id before a shot suffix
+    that puts more ids in two splits.
+
+    A Roboflow source names one upload, and frames cut from a video are uploads of their own: the
+    video (``30_sequence30`` of ``30_sequence30_12_jpg.rf.…``) is what crosses splits.  Such an id must
+    stand on its own over the files it reads (repeat, not be classes), read at least half the files,
+    and then comes first, with ``chosen``'s rule kept for the files it leaves (augmented copies of the
+    other uploads still share their source).  A column the user's table names is never second-guessed.
+    """
+    if chosen.column is not None:
+        return chosen
+    best, most = chosen, _spanning(chosen.ids, splits)
+    for c in found:
+        if not c.suffixed or c is chosen or c.refused or len(c.ids) < COVER_COLUMN * len(splits):
+            continue
+        if judge(c, {p: splits[p] for p in c.ids}, classes) is not None:
+            continue
+        if chosen.rule:  # the regex first: a file it reads is in its id's group, the rule groups the rest
+            rest = {p: g for p, g in chosen.ids.items() if p not in c.ids}
+            c = replace(c, where=f"{c.where}, then {chosen.where}", ids={**c.ids, **rest}, fallback=chosen.rule)
+        if judge(c, splits, classes) is None and _spanning(c.ids, splits) > most:
+            best, most = c, _spanning(c.ids, splits)
+    return best
 
 
 def _proposal(c: Candidate, splits: dict[str, str]) -> Proposal:
@@ -259,6 +307,7 @@ def _proposal(c: Candidate, splits: dict[str, str]) -> Proposal:
     if c.column is not None:
         return Proposal(head + f"ungrouped: {ungrouped}\ngroup_split: error\n", c.column, found, "", warnings)
     item = c.rule or f"regex: '{c.regex}'"
+    item += f"\n  - {c.fallback}" if c.fallback else ""
     yaml = head + f"groups:\n  - {item}\nungrouped: {ungrouped}\ngroup_split: error\n"
     return Proposal(yaml, None, found, "", warnings)
 

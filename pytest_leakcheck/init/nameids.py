@@ -1,0 +1,175 @@
+"""Ids inside file names with no separator before the shot: ``apple001`` of ``apple001S(3).JPG``.
+
+``groupids`` reads leading runs of ``_``/``-`` separated tokens, which finds
+``patient_0001`` of ``patient_0001_slice1.jpg`` but not a portion photographed
+as ``apple001S(3).JPG`` (S: side view, (3): third shot), nor the video of a
+Roboflow frame ``30_sequence30_12_jpg.rf.<hash>.jpg`` (the upload's name is one
+source per frame, the video is ``30_sequence30``).  Here a name (the upload's
+name, for a Roboflow export) is cut at every boundary between letters, digits
+and punctuation.  An id is everything before the end of a number, when what
+follows is a short suffix: at most one word and one number (``S(3)``, ``_12``,
+``_slice1``, ``_left``).  Names whose suffixes have one shape (letters and
+numbers generalised: ``S(3)`` and ``T(12)`` are both ``[A-Za-z]+\\([0-9]+\\)``)
+make one candidate, written as the regex the policy would hold.
+
+Two readings keep the candidates honest:
+
+- the suffix is a shot, a frame or a view only when it *restarts* in each id:
+  ``S(1)`` of ``apple001`` comes back in ``apple002``.  A running number after a
+  word (``green_leafhopper_35_dataset_0339``) never comes back: the id before it
+  is a batch of different pictures, not a subject;
+- an id that is only a number, or only a camera's word and a counter
+  (``IMG_0001``, ``DSC01234``, ``frame12``), names no subject (``nametokens``
+  refuses dates, times and generic words; ``groupids`` applies it).
+
+The regexes hold character classes, escaped literals and greedy quantifiers
+only: RE2 (``policy/userregex.py``) reads them as Python's ``re`` does, so the
+ids counted here are the ids the check makes.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from dataclasses import dataclass
+
+from . import nametokens
+
+#: Letters, digits, or one other character: the pieces a name is cut into.
+_PIECES = re.compile(r"[A-Za-z]+|[0-9]+|[^A-Za-z0-9]")
+#: Words and numbers a suffix may have (``S(3)``: one word, one number).
+MAX_SUFFIX_RUNS = 2
+#: Longest suffix, in characters: a shot or a view is short, the rest of a long name is not.
+MAX_SUFFIX_CHARS = 16
+#: Share of a candidate's files whose suffix also follows another id (the suffix restarts per id).
+RESTART = 0.5
+#: Characters a suffix may hold besides letters and digits.  The regex goes into the policy inside
+#: single quotes: a quote, a backslash or a line break from a file name must not end it (docs/security.md).
+SAFE = frozenset(" _-.,()[]{}+=~!@$%&;")
+#: Share of the files a suffix shape must cover to be tried at all (``groupids`` wants half at least).
+MIN_SHARE = 0.5
+
+#: A Roboflow export name after the upload's name (``_jpg.rf.<hash>.jpg``), in RE2 and ``re`` alike.
+#: An upload converted before export keeps its own extension too (``11_PNG_jpg.rf.…``): up to two.
+ROBOFLOW_TAIL = (r"(?i:_(?:jpe?g|jfif|png|bmp|gif|tiff?|webp|heic|heif|avif|dcm)){0,2}"
+                 r"(?i:\.rf\.[0-9a-f]{32}\.[a-z0-9]{2,5})$")
+#: Any other name: its extension.
+PLAIN_TAIL = r"\.[A-Za-z0-9]{1,5}$"
+_ROBOFLOW = re.compile(r"(?:^|[/#])([^/#]+?)" + ROBOFLOW_TAIL)
+_PLAIN = re.compile(r"(?:^|[/#])([^/#]+)" + PLAIN_TAIL)
+
+
+@dataclass(frozen=True)
+class NameIds:
+    """One suffix shape: the rule that reads the id before it, and what it reads."""
+
+    regex: str
+    #: A readable form of the suffix, for the user (``S(3)``-like: ``<letters>(<number>)``).
+    suffix: str
+    ids: dict[str, str]
+    #: Why the suffix is no shot, frame or view (it does not restart per id), or "".
+    refused: str = ""
+
+
+def stem(path: str) -> tuple[str, str] | None:
+    """``(tail regex, name)``: the upload's name of a Roboflow export, else the base name without extension."""
+    m = _ROBOFLOW.search(path)
+    if m:
+        return ROBOFLOW_TAIL, m.group(1)
+    m = _PLAIN.search(path)
+    return (PLAIN_TAIL, m.group(1)) if m else None
+
+
+def _suffix_shapes(name: str) -> list[tuple[str, ...]]:
+    """The shape of each short suffix that follows the end of a number in ``name``, longest id first."""
+    if _hashed(name):  # a hash or UUID is no id with a suffix: its letters and digits are noise
+        return []
+    pieces = _PIECES.findall(name)
+    shape = [_kind(p) for p in pieces]
+    out = []
+    for i in range(len(shape) - 2, -1, -1):
+        if shape[i] != "D":
+            continue
+        rest = shape[i + 1:]
+        runs = sum(1 for p in rest if p in ("L", "D"))
+        if runs > MAX_SUFFIX_RUNS or sum(map(len, pieces[i + 1:])) > MAX_SUFFIX_CHARS:
+            break  # a longer suffix only grows from here
+        if runs and all(p in ("L", "D") or p in SAFE for p in rest):
+            out.append(tuple(rest))
+    return out
+
+
+def _hashed(name: str) -> bool:
+    """Whether ``name`` holds a hash or a UUID's part: 8 or more hex digits, letters and digits switching thrice."""
+    for word in re.findall(r"[0-9A-Za-z]{8,}", name):
+        if all(c in string.hexdigits for c in word) and len(re.findall(r"[0-9]+|[A-Fa-f]+", word)) > 3:
+            return True
+    return False
+
+
+def _kind(piece: str) -> str:
+    """``L`` for letters, ``D`` for digits (ASCII, as the regex reads them), else the character itself."""
+    return "L" if piece[0] in string.ascii_letters else "D" if piece[0] in string.digits else piece
+
+
+def _regex(tail: str, shape: tuple[str, ...], capture: bool = False) -> str:
+    """The rule for ids before a suffix of ``shape``; with ``capture``, the suffix is group 2 (counted here only)."""
+    parts = {"L": "[A-Za-z]+", "D": "[0-9]+"}
+    suffix = "".join(parts.get(p, re.escape(p)) for p in shape)
+    return rf"(?:^|[/#])(?P<group>[^/#]*[0-9]){'(' * capture}{suffix}{')' * capture}{tail}"
+
+
+def _readable(shape: tuple[str, ...]) -> str:
+    return "".join({"L": "<letters>", "D": "<number>"}.get(p, p) for p in shape)
+
+
+def candidates(paths: list[str]) -> list[NameIds]:
+    """Each suffix shape that follows an id in at least MIN_SHARE of the names, most names first."""
+    shapes: Counter[tuple[str, tuple[str, ...]]] = Counter()
+    for p in paths:
+        found = stem(p)
+        if found is not None:
+            shapes.update({(found[0], s) for s in _suffix_shapes(found[1])})
+    out = []
+    for (tail, shape), n in shapes.most_common():
+        if n < MIN_SHARE * len(paths):
+            break
+        search = re.compile(_regex(tail, shape, capture=True)).search
+        ids, suffixes = {}, {}
+        for p in paths:
+            m = search(p)
+            if m:
+                ids[p], suffixes[p] = m.group("group"), m.group(2)
+        out.append(NameIds(_regex(tail, shape), _readable(shape), ids, _restarts(ids, suffixes)))
+    return out
+
+
+def _restarts(ids: dict[str, str], suffixes: dict[str, str]) -> str:
+    """Why the suffixes are no shots of an id (they do not come back under other ids), or ""."""
+    under: dict[str, set[str]] = {}
+    for p, suffix in suffixes.items():
+        under.setdefault(suffix.lower(), set()).add(ids[p])
+    again = sum(1 for p, suffix in suffixes.items() if len(under[suffix.lower()]) > 1)
+    if again < RESTART * len(suffixes):
+        return (f"the part after the id is a running number, not a shot, frame or view "
+                f"({again} of {len(suffixes)} files share it with another id)")
+    return ""
+
+
+def not_an_id(group: str, name: str) -> str | None:
+    """Why ``group`` (cut from file ``name``) names no subject, or None.
+
+    Beside ``nametokens``' dates, times and generic words: a bare number (a
+    counter: numbered uploads reuse numbers) and a camera's word with a counter.
+    """
+    base = re.split(r"[/#]", name)[-1]
+    if base.startswith(group):  # a separator where the id ends: `20230711(2)` is the day 20230711
+        base = f"{group}_{base[len(group):]}"
+    why = nametokens.not_an_id(group, base)
+    words = re.findall(r"[A-Za-z]+", group)
+    if why is None and not words:
+        return "a bare number"
+    if why is None and all(w.lower() in nametokens.GENERIC for w in words):
+        return "a generic word and a number"
+    return why
