@@ -231,8 +231,10 @@ def weaken(found: list[Any], whole: bool, mask: np.ndarray | None = None) -> lis
 
 
 def noted(stats: Any) -> bool:
-    """Whether a detector's stats carry a verdict a report must state (the dataset or a part failed)."""
-    return isinstance(stats, dict) and bool(stats.get("inseparable") or stats.get("inseparable_parts"))
+    """Whether a detector's stats carry a verdict a report must state: the dataset or a part failed, or
+    its error level was raised over the dataset's own impostors (``raised``)."""
+    return isinstance(stats, dict) and bool(stats.get("inseparable") or stats.get("inseparable_parts")
+                                            or stats.get("raised"))
 
 
 def said(name: str, stats: Any) -> str:
