@@ -160,6 +160,11 @@ def test_a_part_shot_in_one_fixed_setup_gives_no_error_and_says_why(tmp_path: Pa
             "plum*", "litchi*", "plum#s(#)", "litchi#s(#)"}, stats
     text = render_text(report)
     assert "phash cannot tell copies from other images within 4 parts of this dataset (" in text
+    # Checked again with nothing changed, the stored matches are reused: still weak, still said why.
+    again = check(tmp_path / "leakcheck.yaml")
+    assert [f.id for f in again.findings] == [f.id for f in report.findings]
+    assert again.stats["phash"]["inseparable_parts"] == report.stats["phash"]["inseparable_parts"]
+    assert "phash cannot tell copies from other images within 4 parts" in render_text(again)
 
 
 def test_a_part_is_judged_by_every_partner_not_by_five_random_ones() -> None:
