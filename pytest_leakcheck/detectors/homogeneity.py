@@ -57,6 +57,11 @@ MIN_PART = 20
 WHOLE_PART = 0.8
 #: Parts tested, the largest first: a folder per patient or per video makes thousands.
 MAX_PARTS = 64
+#: File-name prefixes a camera or phone gives every shot: they name the device, not what is shown.
+#: Its shots are bursts of one subject as often as anything, and a burst is a leak: ``eggs`` of
+#: ``benchmarks/field.py`` (``IMG_<date>_<time>``) lost 2 of its 29 burst pairs at error to such a part.
+CAMERA_NAMES = frozenset({"img", "image", "dsc", "dscn", "dscf", "pxl", "photo", "mvimg", "gopr", "dji",
+                          "screenshot", "snapshot", "capture", "frame"})
 
 
 @dataclass(frozen=True)
@@ -124,9 +129,9 @@ def verdict(s: Sample, passes: Callable[[np.ndarray], np.ndarray], strength: np.
 def parts(paths: Sequence[str], rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The rows of each part where images may be alike: one folder name (``cat/`` of
     ``train/cat/1.png`` and ``test/cat/9.png``), one file-name prefix of letters (``litchi*`` of
-    ``litchi002S(4).JPG``) or one name with its numbers left out (``litchi#s(#)``: the side views,
-    apart from the top views ``litchi#t(#)``), with at least :data:`MIN_PART` rows and under
-    :data:`WHOLE_PART` of them.
+    ``litchi002S(4).JPG``, not a camera's ``IMG_``: :data:`CAMERA_NAMES`) or one name with its
+    numbers left out (``litchi#s(#)``: the side views, apart from the top views ``litchi#t(#)``),
+    with at least :data:`MIN_PART` rows and under :data:`WHOLE_PART` of them.
 
     A part that lies in one split only (``train*`` of ``train_00029.jpg``) has no partner across
     splits, and :func:`sample` leaves it untested."""
@@ -138,8 +143,11 @@ def parts(paths: Sequence[str], rows: dict[str, np.ndarray]) -> dict[str, np.nda
         folder, _, name = paths[r].rpartition("/")
         if folder:
             keys.setdefault(folder.rpartition("/")[2].lower() + "/", []).append(r)
-        if prefix := re.match(r"[^\W\d_]+", name):
-            keys.setdefault(prefix.group(0).lower() + "*", []).append(r)
+        found = re.match(r"[^\W\d_]+", name)
+        prefix = found.group(0).lower() if found else ""
+        if not prefix or prefix in CAMERA_NAMES:
+            continue
+        keys.setdefault(prefix + "*", []).append(r)
         stem = name.rpartition(".")[0] or name
         if re.search(r"\d", stem) and re.search(r"[^\W\d_]", stem):
             keys.setdefault(re.sub(r"\d+", "#", stem).lower(), []).append(r)

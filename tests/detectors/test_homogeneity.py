@@ -185,3 +185,12 @@ def test_a_part_is_judged_by_every_partner_not_by_five_random_ones() -> None:
     assert said["inseparable_parts"].keys() == {"plum*", "litchi*", "plum#s(#)", "litchi#s(#)"}
     said, mask = homogeneity.within_parts(rows, comparisons, split_of, digests, paths, copy)
     assert said == {"parts_tested": 4} and not mask.any()
+
+
+def test_a_cameras_file_names_make_no_part() -> None:
+    """``IMG_20220730_215048.jpg`` names the phone, not what is shown: its shots are no part (a burst of one
+    egg is a leak, ``eggs`` of ``benchmarks/field.py``); ``litchi002S(4).JPG`` names a food."""
+    rows = {"train": np.arange(0, 30), "test": np.arange(30, 60)}
+    paths = ([f"photos/IMG_20220730_2150{k:02d}.jpg" for k in range(30)]
+             + [f"photos/litchi{k:03d}S(1).JPG" for k in range(30)])
+    assert set(homogeneity.parts(paths, rows)) == {"litchi*", "litchi#s(#)"}
