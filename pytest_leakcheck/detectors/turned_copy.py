@@ -246,7 +246,7 @@ class TurnedCopy(Detector):
         if raised <= LEVEL:
             return text
         return (f"{text}; {near} other turned pairs of this dataset agree in detail just under {LEVEL}, "
-                f"so it cannot tell copies under {raised:.2f} from them: those {weak} are warnings")
+                f"so turned-copy cannot tell copies under {raised:.2f} from them: those {weak} are warnings")
 
 
 def _greys(run: SearchRun, rows: set[int]) -> dict[int, np.ndarray]:
