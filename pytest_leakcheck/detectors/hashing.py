@@ -130,6 +130,10 @@ def separable(run: SearchRun, name: str, prefix: str, level: int, found: list[Ma
             return np.zeros(0, np.int64)
         return np.bitwise_count(stack[i] ^ stack[j, :1]).sum(axis=-1, dtype=np.int64).min(axis=1)
 
+    def judge(i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d = dist(i, j)
+        return d <= level, -d
+
     rows = run.textured_rows()
     s = homogeneity.sample(rows, run.comparisons, run.split_of, run.sigs.digests)
     d = dist(s.i, s.j)
@@ -137,7 +141,7 @@ def separable(run: SearchRun, name: str, prefix: str, level: int, found: list[Ma
     mask = None
     if not said["inseparable"]:
         parts, mask = homogeneity.within_parts(rows, run.comparisons, run.split_of, run.sigs.digests, run.paths,
-                                               lambda i, j: (dist(i, j) <= level, -dist(i, j)))
+                                               judge)
         said = {**said, **parts}
     run.stats[name] = {**(run.stats.get(name) or {}), **said}
     return homogeneity.weaken(found, said["inseparable"], mask)

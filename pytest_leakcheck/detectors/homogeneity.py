@@ -19,10 +19,12 @@ on five of its datasets, 25.8 % on ``chess``.
 A dataset of many parts, each shot in its own fixed setup (19 foods, each on
 its own shelf with its own coin and plate), passes that test while inside a
 part it fails: a random partner is rarely of the same part.  So each part
-where images are alike (:func:`parts`: the files of one folder name, or of
-one file-name prefix such as ``litchi`` of ``litchi002S(4).JPG``) is held to
-the same test on its own pairs (:func:`within_parts`); where it fails, the
-detector's matches touching that part are warnings, said once
+where images are alike (:func:`parts`: the files of one folder name, of
+one file-name prefix such as ``litchi`` of ``litchi002S(4).JPG``, or of one
+name with its numbers left out) is tested on its own (:func:`part_verdict`):
+how many other images of its part an image passes the level with, its
+nearest left out.  Where that is :data:`PART_COINCIDENCES` or more, the
+detector's matches touching the part are warnings, said once
 (``stats[name]["inseparable_parts"]``).  On the probe's ``ecustfd`` 2.2 % of
 cross-split pairs of different portions of one food were within pHash 8, 0.28 %
 of pairs of different foods.
@@ -47,7 +49,7 @@ MIN_PASSING = 3
 #: Rows sampled in each part, and partners of each at most (every partner in a part this small).
 PART_ROWS, PART_PARTNERS = 100, 400
 #: Other images of its part an image passes a level with, its nearest left out (a copy), from
-#: which on a level cannot tell a copy from the rest of the part.  Measured with pHash 8: the
+#: which on the level cannot tell a copy from the rest of the part.  Measured with pHash 8: the
 #: ten classes of CIFAR-10 (``benchmarks/quality.py``) 0.00 each; the 60 parts of the probe's
 #: ``ecustfd`` (a food, or its side or top views) 0.00-4.2, its false errors in parts at 0.26 and up.
 PART_COINCIDENCES = 0.2

@@ -97,15 +97,18 @@ def _separable(run: SearchRun, settings: ThumbnailSettings, names: list[str], fo
             cos = np.maximum(cos, (orient_thumbs(ti, o) * tj).sum(axis=1))
         return cos
 
+    def judge(i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = cosine(i, j)
+        return c >= settings.min_cosine, c
+
     rows = run.textured_rows()
     s = homogeneity.sample(rows, run.comparisons, run.split_of, run.sigs.digests)
     cos = cosine(s.i, s.j)
     said = homogeneity.verdict(s, lambda idx: cos[idx] >= settings.min_cosine, cos)
     mask = None
     if not said["inseparable"]:
-        parts, mask = homogeneity.within_parts(
-            rows, run.comparisons, run.split_of, run.sigs.digests, run.paths,
-            lambda i, j: (lambda c: (c >= settings.min_cosine, c))(cosine(i, j)))
+        parts, mask = homogeneity.within_parts(rows, run.comparisons, run.split_of, run.sigs.digests, run.paths,
+                                               judge)
         said = {**said, **parts}
     run.stats[Thumbnail.name] = said
     return homogeneity.weaken(found, said["inseparable"], mask)
