@@ -156,3 +156,24 @@ def test_impostors_crowding_under_the_level_raise_it() -> None:
     text = tc.DETECTOR.summary({"judged": 50, "copies": 5, "weak": 5, **said})
     assert "30 other turned pairs of this dataset agree in detail just under 0.86" in text
     assert "under 0.90 from them: those 5 are warnings" in text
+
+
+def test_turned_copies_under_a_raised_level_are_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the dataset's impostors crowd under LEVEL, a turned copy at 0.87 is a weak link (a warning) and
+    one at 0.95 an error; a verdict under LEVEL leaves the same-scene match as it was."""
+    from types import SimpleNamespace
+
+    from pytest_leakcheck.search.kernels import Match
+
+    scores = {(0, 1): 0.87, (2, 3): 0.95, (4, 5): 0.70}
+    scores.update({(10 + 2 * k, 11 + 2 * k): 0.84 for k in range(30)})  # the crowd under LEVEL
+    matches = [Match(i, j, "same-scene", 40.0, "identity", weak=True) for i, j in scores]
+    run = SimpleNamespace(memo={turned_copy.POINTS_MEMO: dict.fromkeys(scores)}, stats={},
+                          sigs=SimpleNamespace(has=lambda *names: True))
+    monkeypatch.setattr(turned_copy, "_greys", lambda run, rows: {})
+    monkeypatch.setattr(turned_copy, "_verdict", lambda m, greys, points: scores[m.i, m.j])
+    out = {(m.i, m.j): m for m in turned_copy.DETECTOR.refine(run, turned_copy.DETECTOR.default, matches)}
+    assert (out[0, 1].detector, out[0, 1].weak) == ("turned-copy", True)
+    assert (out[2, 3].detector, out[2, 3].weak) == ("turned-copy", False)
+    assert out[4, 5].detector == "same-scene"
+    assert run.stats["turned_copy"]["raised"] and run.stats["turned_copy"]["weak"] == 1
