@@ -116,21 +116,35 @@ def matches_and_near_misses(run: SearchRun, name: str, prefix: str, settings: Ha
 def separable(run: SearchRun, name: str, prefix: str, level: int, found: list[Match]) -> list[Match]:
     """``found``, made warnings when random pairs of this dataset pass ``level`` too (``homogeneity``):
     a fixed camera's different shots are within a few bits of each other, and a hash
-    that links a quarter of all pairs is no evidence of a copy there."""
-    import dataclasses
-
+    that links a quarter of all pairs is no evidence of a copy there.  The same within each
+    part of the dataset (a folder, a file-name prefix): there, only matches touching it."""
     import numpy as np
 
     from ..signals.families import hash_stack, search_orientations
     from . import homogeneity
 
     stack = hash_stack(run.sigs, search_orientations(run.orientations), prefix)
-    s = homogeneity.sample(run.textured_rows(), run.comparisons, run.split_of, run.sigs.digests)
-    dist = (np.bitwise_count(stack[s.i] ^ stack[s.j, :1]).sum(axis=-1, dtype=np.int64).min(axis=1)
-            if len(s.i) else np.zeros(0, np.int64))
-    said = homogeneity.verdict(s, lambda idx: dist[idx] <= level, -dist)
+
+    def dist(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        if not len(i):
+            return np.zeros(0, np.int64)
+        return np.bitwise_count(stack[i] ^ stack[j, :1]).sum(axis=-1, dtype=np.int64).min(axis=1)
+
+    def judge(i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d = dist(i, j)
+        return d <= level, -d
+
+    rows = run.textured_rows()
+    s = homogeneity.sample(rows, run.comparisons, run.split_of, run.sigs.digests)
+    d = dist(s.i, s.j)
+    said = homogeneity.verdict(s, lambda idx: d[idx] <= level, -d)
+    mask = None
+    if not said["inseparable"]:
+        parts, mask = homogeneity.within_parts(rows, run.comparisons, run.split_of, run.sigs.digests, run.paths,
+                                               judge)
+        said = {**said, **parts}
     run.stats[name] = {**(run.stats.get(name) or {}), **said}
-    return [dataclasses.replace(m, weak=True) for m in found] if said["inseparable"] else found
+    return homogeneity.weaken(found, said["inseparable"], mask)
 
 
 def _nearest_possible(run: SearchRun, prefix: str, level: int) -> int:

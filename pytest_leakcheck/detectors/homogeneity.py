@@ -15,10 +15,24 @@ here: it says so once (``stats[name]["inseparable"]``) and its matches are
 warnings at most.  On ordinary data the share is zero: the probe of
 ``benchmarks/field.py`` measured 0.0-0.1 % of cross-split pairs within pHash 8
 on five of its datasets, 25.8 % on ``chess``.
+
+A dataset of many parts, each shot in its own fixed setup (19 foods, each on
+its own shelf with its own coin and plate), passes that test while inside a
+part it fails: a random partner is rarely of the same part.  So each part
+where images are alike (:func:`parts`: the files of one folder name, of
+one file-name prefix such as ``litchi`` of ``litchi002S(4).JPG``, or of one
+name with its numbers left out) is tested on its own (:func:`part_verdict`):
+how many other images of its part an image passes the level with, its
+nearest left out.  Where that is :data:`PART_COINCIDENCES` or more, the
+detector's matches touching the part are warnings, said once
+(``stats[name]["inseparable_parts"]``).  On the probe's ``ecustfd`` 2.2 % of
+cross-split pairs of different portions of one food were within pHash 8, 0.28 %
+of pairs of different foods.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,6 +46,24 @@ ROWS, PARTNERS = 500, 5
 INSEPARABLE = 0.01
 #: Fewest passing pairs that make the verdict: one or two coincidences in a small set say nothing.
 MIN_PASSING = 3
+#: Rows sampled in each part, and partners of each at most (every partner in a part this small).
+PART_ROWS, PART_PARTNERS = 100, 400
+#: Other images of its part an image passes a level with, its nearest left out (a copy), from
+#: which on the level cannot tell a copy from the rest of the part.  Measured with pHash 8: the
+#: ten classes of CIFAR-10 (``benchmarks/quality.py``) 0.00 each; the 60 parts of the probe's
+#: ``ecustfd`` (a food, or its side or top views) 0.00-4.2, its false errors in parts at 0.26 and up.
+PART_COINCIDENCES = 0.2
+#: Fewest rows a part needs to be tested on its own.
+MIN_PART = 20
+#: A part holding this share of the rows is the whole dataset, which :func:`sample` tests already.
+WHOLE_PART = 0.8
+#: Parts tested, the largest first: a folder per patient or per video makes thousands.
+MAX_PARTS = 64
+#: File-name prefixes a camera or phone gives every shot: they name the device, not what is shown.
+#: Its shots are bursts of one subject as often as anything, and a burst is a leak: ``eggs`` of
+#: ``benchmarks/field.py`` (``IMG_<date>_<time>``) lost 2 of its 29 burst pairs at error to such a part.
+CAMERA_NAMES = frozenset({"img", "image", "dsc", "dscn", "dscf", "pxl", "photo", "mvimg", "gopr", "dji",
+                          "screenshot", "snapshot", "capture", "frame"})
 
 
 @dataclass(frozen=True)
@@ -50,12 +82,7 @@ def sample(rows: dict[str, np.ndarray], comparisons: Sequence[tuple[str, str]], 
     (never itself)."""
     import numpy as np
 
-    targets: dict[str, list[str]] = {}
-    for a, b in comparisons:
-        for x, y in ((a, b), (b, a)):
-            if y not in targets.setdefault(x, []):
-                targets[x].append(y)
-    cross = {a: [b for b in t if b != a] or t for a, t in targets.items()}
+    cross = _cross(comparisons)
     every = np.sort(np.concatenate([rows[a] for a in cross if a in rows] or [np.zeros(0, np.int64)]))
     rng = np.random.default_rng(0)
     qi: list[int] = []
@@ -101,10 +128,131 @@ def verdict(s: Sample, passes: Callable[[np.ndarray], np.ndarray], strength: np.
             "inseparable": bool(passing >= MIN_PASSING and share > INSEPARABLE)}
 
 
+def parts(paths: Sequence[str], rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The rows of each part where images may be alike: one folder name (``cat/`` of
+    ``train/cat/1.png`` and ``test/cat/9.png``), one file-name prefix of letters (``litchi*`` of
+    ``litchi002S(4).JPG``, not a camera's ``IMG_``: :data:`CAMERA_NAMES`) or one name with its
+    numbers left out (``litchi#s(#)``: the side views, apart from the top views ``litchi#t(#)``),
+    with at least :data:`MIN_PART` rows and under :data:`WHOLE_PART` of them.
+
+    A part that lies in one split only (``train*`` of ``train_00029.jpg``) has no partner across
+    splits, and :func:`sample` leaves it untested."""
+    import numpy as np
+
+    every = np.concatenate(list(rows.values()) or [np.zeros(0, np.int64)])
+    keys: dict[str, list[int]] = {}
+    for r in np.unique(every).tolist():
+        folder, _, name = paths[r].rpartition("/")
+        if folder:
+            keys.setdefault(folder.rpartition("/")[2].lower() + "/", []).append(r)
+        found = re.match(r"[^\W\d_]+", name)
+        prefix = found.group(0).lower() if found else ""
+        if not prefix or prefix in CAMERA_NAMES:
+            continue
+        keys.setdefault(prefix + "*", []).append(r)
+        stem = name.rpartition(".")[0] or name
+        if re.search(r"\d", stem) and re.search(r"[^\W\d_]", stem):
+            keys.setdefault(re.sub(r"\d+", "#", stem).lower(), []).append(r)
+    kept = [(k, v) for k, v in keys.items() if MIN_PART <= len(v) < WHOLE_PART * len(np.unique(every))]
+    kept = sorted(kept, key=lambda kv: (-len(kv[1]), kv[0]))[:MAX_PARTS]
+    return {k: np.array(v, np.int64) for k, v in sorted(kept)}
+
+
+#: ``judge(i, j) -> (passes, strength)`` of pairs of rows: whether each passes the level, how close it is.
+Judge = Callable[["np.ndarray", "np.ndarray"], "tuple[np.ndarray, np.ndarray]"]
+
+
+def within_parts(rows: dict[str, np.ndarray], comparisons: Sequence[tuple[str, str]], split_of: Sequence[str],
+                 digests: Sequence[bytes], paths: Sequence[str], judge: Judge) -> tuple[dict[str, Any], np.ndarray]:
+    """:func:`part_verdict` of each of the :func:`parts`: the stats to add (the parts that failed, and
+    their coincidences per image) and a mask of the rows in a failed part."""
+    import numpy as np
+
+    mask = np.zeros(len(split_of), bool)
+    failed: dict[str, float] = {}
+    tested = 0
+    for name, members in parts(paths, rows).items():
+        sub = {s: r[np.isin(r, members)] for s, r in rows.items()}
+        found = part_verdict(sub, comparisons, split_of, digests, judge)
+        if found is None:
+            continue
+        tested += 1
+        if found[0] >= PART_COINCIDENCES and found[1] >= MIN_PASSING:
+            mask[members] = True
+            failed[name] = round(found[0], 2)
+    out: dict[str, Any] = {"parts_tested": tested} if tested else {}
+    if failed:
+        out["inseparable_parts"] = dict(sorted(failed.items(), key=lambda kv: (-kv[1], kv[0])))
+    return out, mask
+
+
+def part_verdict(rows: dict[str, np.ndarray], comparisons: Sequence[tuple[str, str]], split_of: Sequence[str],
+                 digests: Sequence[bytes], judge: Judge) -> tuple[float, int] | None:
+    """How many other images of one part an image passes the level with, its nearest left out (a copy):
+    the mean over :data:`PART_ROWS` rows of the part, each held against every row of the part in a
+    split it is compared with (:data:`PART_PARTNERS` of them at most, the count scaled up to all);
+    and how many such pairs were seen.  None when no row has a partner.
+
+    A small part cannot be judged by a share of a few random pairs as the whole dataset is: its
+    coincidences are few per image yet many per part, and a row's nearest of five random partners,
+    left out as a possible copy, is most of them (``ecustfd``: 2 of 400 such pairs passed pHash 8
+    among the plums, where 2.7 % of all their cross-split pairs do)."""
+    import numpy as np
+
+    if not any(len(r) for r in rows.values()):
+        return None
+    s = sample(rows, comparisons, split_of, digests, PART_ROWS, partners=1)
+    rng = np.random.default_rng(0)
+    cross = _cross(comparisons)
+    found: list[float] = []
+    seen = 0
+    for r in s.i.tolist():
+        pool = np.concatenate([rows.get(b, np.zeros(0, np.int64)) for b in cross.get(split_of[r], [])])
+        pool = pool[pool != r]
+        if len(pool) < 2:
+            continue
+        drawn = pool if len(pool) <= PART_PARTNERS else rng.choice(pool, PART_PARTNERS, replace=False)
+        passes, _ = judge(np.full(len(drawn), r, np.int64), drawn)
+        beyond = max(int(np.asarray(passes, bool).sum()) - 1, 0)
+        seen += beyond
+        found.append(beyond * len(pool) / len(drawn))
+    return (float(np.mean(found)), seen) if found else None
+
+
+def _cross(comparisons: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """The splits each split is compared with: the others where there are any, else itself."""
+    targets: dict[str, list[str]] = {}
+    for a, b in comparisons:
+        for x, y in ((a, b), (b, a)):
+            if y not in targets.setdefault(x, []):
+                targets[x].append(y)
+    return {a: [b for b in t if b != a] or t for a, t in targets.items()}
+
+
+def weaken(found: list[Any], whole: bool, mask: np.ndarray | None = None) -> list[Any]:
+    """``found`` with every match weak (``whole``: the dataset failed), or those touching a failed part."""
+    import dataclasses
+
+    if whole:
+        return [dataclasses.replace(m, weak=True) for m in found]
+    if mask is None or not mask.any():
+        return found
+    return [dataclasses.replace(m, weak=True) if mask[m.i] or mask[m.j] else m for m in found]
+
+
+def noted(stats: Any) -> bool:
+    """Whether a detector's stats carry a verdict a report must state: the dataset or a part failed, or
+    its error level was raised over the dataset's own impostors (``raised``)."""
+    return isinstance(stats, dict) and bool(stats.get("inseparable") or stats.get("inseparable_parts")
+                                            or stats.get("raised"))
+
+
 def said(name: str, stats: Any) -> str:
     """The one sentence a report says of a detector that cannot separate copies here, or ""."""
-    if not isinstance(stats, dict) or not stats.get("inseparable"):
+    if not isinstance(stats, dict):
         return ""
+    if not stats.get("inseparable"):
+        return _said_parts(name, stats)
     try:
         passing, pairs = int(stats.get("random_passing", 0)), int(stats.get("random_pairs", 0))
     except (TypeError, ValueError):  # a saved report may say anything
@@ -114,3 +262,14 @@ def said(name: str, stats: Any) -> str:
             if isinstance(left, int) and not isinstance(left, bool) and left > 0 else "")
     return (f"{name} cannot tell copies from other images of this dataset "
             f"({passing} of {pairs} random pairs pass its level): its matches are warnings only{also}")
+
+
+def _said_parts(name: str, stats: dict) -> str:
+    """The sentence for parts of the dataset that failed (:func:`within_parts`), or ""."""
+    names = stats.get("inseparable_parts")
+    if not isinstance(names, dict) or not names:  # a saved report may say anything
+        return ""
+    shown = ", ".join(str(n) for n in list(names)[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    return (f"{name} cannot tell copies from other images within {len(names)} part"
+            f"{'s' if len(names) > 1 else ''} of this dataset ({shown}: an image there passes its level with "
+            f"other images of its part besides its nearest): its matches there are warnings only")

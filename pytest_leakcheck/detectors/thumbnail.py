@@ -81,23 +81,37 @@ def _indexed(ta: Any, tb: Any, names: list[str], min_cosine: float, same: bool,
 
 def _separable(run: SearchRun, settings: ThumbnailSettings, names: list[str], found: list[Match]) -> list[Match]:
     """``found``, made warnings when random pairs of this dataset reach ``min_cosine`` too
-    (``homogeneity``): a fixed camera's shots share one thumbnail."""
-    import dataclasses
-
+    (``homogeneity``): a fixed camera's shots share one thumbnail.  The same within each part of
+    the dataset (a folder, a file-name prefix): there, only matches touching it."""
     import numpy as np
 
     from ..search.kernels import normalised_thumbs, orient_thumbs
     from . import homogeneity
 
-    s = homogeneity.sample(run.textured_rows(), run.comparisons, run.split_of, run.sigs.digests)
     thumbs = run.sigs.arrays["thumb"]
-    ti, tj = normalised_thumbs(thumbs[s.i]), normalised_thumbs(thumbs[s.j])
-    cos = np.full(len(s.i), -1.0)
-    for o in names:
-        cos = np.maximum(cos, (orient_thumbs(ti, o) * tj).sum(axis=1))
+
+    def cosine(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        ti, tj = normalised_thumbs(thumbs[i]), normalised_thumbs(thumbs[j])
+        cos = np.full(len(i), -1.0)
+        for o in names:
+            cos = np.maximum(cos, (orient_thumbs(ti, o) * tj).sum(axis=1))
+        return cos
+
+    def judge(i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = cosine(i, j)
+        return c >= settings.min_cosine, c
+
+    rows = run.textured_rows()
+    s = homogeneity.sample(rows, run.comparisons, run.split_of, run.sigs.digests)
+    cos = cosine(s.i, s.j)
     said = homogeneity.verdict(s, lambda idx: cos[idx] >= settings.min_cosine, cos)
+    mask = None
+    if not said["inseparable"]:
+        parts, mask = homogeneity.within_parts(rows, run.comparisons, run.split_of, run.sigs.digests, run.paths,
+                                               judge)
+        said = {**said, **parts}
     run.stats[Thumbnail.name] = said
-    return [dataclasses.replace(m, weak=True) for m in found] if said["inseparable"] else found
+    return homogeneity.weaken(found, said["inseparable"], mask)
 
 
 class Thumbnail(Detector):

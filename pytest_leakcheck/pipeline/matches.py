@@ -247,7 +247,26 @@ def _incremental(run: SearchRun, policy: Policy, chosen: Sequence[tuple[Detector
     if prev is None or changed.any() or (new_of_old < 0).any():
         run.store.save_snapshot(key, _match_arrays(run, result), kind="matches")
     _near_misses(run, f"{key}:near-misses", fresh=prev is None, searched=prev is None or bool(changed.any()))
+    _verdicts(run, f"{key}:verdicts", [d.name for d, _ in chosen], searched=prev is None or bool(changed.any()))
     return result, beside
+
+
+def _verdicts(run: SearchRun, key: str, names: Sequence[str], *, searched: bool) -> None:
+    """Each reused detector's figures (``stats[name]``: what ``homogeneity`` found of this dataset) kept
+    beside its matches: a search with nothing changed reuses the matches, weak as that verdict made
+    them, and its report still says why they are warnings."""
+    if searched:
+        kept = {n: run.stats[n] for n in names if isinstance(run.stats.get(n), dict)}
+        run.store.put_meta({key: json.dumps(kept)})
+        return
+    stored = run.store.get_meta(key)
+    try:
+        last = json.loads(stored) if stored else {}
+    except ValueError:  # the store is trusted, but a damaged row only loses a note
+        return
+    for name, figures in (last.items() if isinstance(last, dict) else ()):
+        if name in names and isinstance(figures, dict):
+            run.stats.setdefault(name, figures)
 
 
 def _near_misses(run: SearchRun, key: str, *, fresh: bool, searched: bool) -> None:

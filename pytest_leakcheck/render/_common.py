@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..detectors import registry
 from ..detectors.base import Detector
+from ..detectors.homogeneity import noted
 from ..files.names import display, log_line
 from ..report.model import COPY_KINDS, Finding, Link, Member
 
@@ -69,7 +70,7 @@ def inseparable_lines(stats: dict) -> list[str]:
     out = []
     for d in registry():
         mine = stats.get(d.section)
-        if isinstance(mine, dict) and mine.get("inseparable") and (text := d.summary(mine)):
+        if noted(mine) and (text := d.summary(mine)):
             out.append(f"note: {text}")
     return out
 

@@ -135,4 +135,45 @@ def test_a_page_with_one_field_filled_otherwise_is_no_copy(tmp_path: Path) -> No
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     pair = frozenset(("train/form_1.jpg", "test/form_2.jpg"))
     assert _links(report)[pair][0] == "same-scene"
-    assert report.stats["turned_copy"] == {"judged": 1, "copies": 0, "level": turned_copy.LEVEL}
+    assert report.stats["turned_copy"] == {"judged": 1, "copies": 0, "weak": 0, "level": turned_copy.LEVEL,
+                                           "error_level": turned_copy.LEVEL, "impostors_near": 0,
+                                           "impostors_further": 0}
+
+
+def test_impostors_crowding_under_the_level_raise_it() -> None:
+    """The probe's ``brush``: 1,513 judged pairs in the band under LEVEL, 850 under that; the turned copies
+    there score 0.93-0.99, different parts 0.86-0.90.  ``chess``: 6 and 2, too few to say anything."""
+    from pytest_leakcheck.detectors import turned_copy as tc
+
+    crowded = [0.83] * 30 + [0.80] * 10 + [0.87] * 5 + [0.95] * 5
+    said = tc.impostor_level(crowded)
+    assert said["raised"] and said["error_level"] == pytest.approx(tc.LEVEL + tc.BAND)
+    assert said["impostors_near"] == 30 and said["impostors_further"] == 10
+    # A level in the tail of the impostors: fewer lie just under it than further down.
+    assert "raised" not in tc.impostor_level([0.83] * 30 + [0.80] * 40 + [0.95] * 5)
+    chess = [0.8324, 0.8379, 0.8472, 0.8503, 0.8557, 0.83, 0.79, 0.80]
+    assert tc.impostor_level(chess) == {"impostors_near": 6, "impostors_further": 2}
+    text = tc.DETECTOR.summary({"judged": 50, "copies": 5, "weak": 5, **said})
+    assert "30 other turned pairs of this dataset agree in detail just under 0.86" in text
+    assert "under 0.90 from them: those 5 are warnings" in text
+
+
+def test_turned_copies_under_a_raised_level_are_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the dataset's impostors crowd under LEVEL, a turned copy at 0.87 is a weak link (a warning) and
+    one at 0.95 an error; a verdict under LEVEL leaves the same-scene match as it was."""
+    from types import SimpleNamespace
+
+    from pytest_leakcheck.search.kernels import Match
+
+    scores = {(0, 1): 0.87, (2, 3): 0.95, (4, 5): 0.70}
+    scores.update({(10 + 2 * k, 11 + 2 * k): 0.84 for k in range(30)})  # the crowd under LEVEL
+    matches = [Match(i, j, "same-scene", 40.0, "identity", weak=True) for i, j in scores]
+    run = SimpleNamespace(memo={turned_copy.POINTS_MEMO: dict.fromkeys(scores)}, stats={},
+                          sigs=SimpleNamespace(has=lambda *names: True))
+    monkeypatch.setattr(turned_copy, "_greys", lambda run, rows: {})
+    monkeypatch.setattr(turned_copy, "_verdict", lambda m, greys, points: scores[m.i, m.j])
+    out = {(m.i, m.j): m for m in turned_copy.DETECTOR.refine(run, turned_copy.DETECTOR.default, matches)}
+    assert (out[0, 1].detector, out[0, 1].weak) == ("turned-copy", True)
+    assert (out[2, 3].detector, out[2, 3].weak) == ("turned-copy", False)
+    assert out[4, 5].detector == "same-scene"
+    assert run.stats["turned_copy"]["raised"] and run.stats["turned_copy"]["weak"] == 1
