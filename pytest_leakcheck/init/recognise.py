@@ -13,6 +13,7 @@ prints: the CLI shows :class:`Layout`'s lines.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,6 +163,41 @@ def _images(root: Path) -> list[str]:
     return out
 
 
+#: Words beside a split word in a split folder's name (``data_train``, ``train_images``, ``Testing_Data``).
+_LOOSE_WORDS = frozenset({"data", "dataset", "set", "images", "image", "imgs", "img", "photos", "pictures",
+                          "files", "samples", "split"})
+
+
+def loose_split(name: str) -> str | None:
+    """``test`` for ``tests``, ``data_train``, ``train_images`` or ``Testing_Data``: one split word
+    (or its plural) among a folder name's letter runs, the others only words like ``data``."""
+    words = [w for w in re.split(r"[^a-z]+", name.lower()) if w]
+    splits = {split_word(w) or split_word(w[:-1]) if w.endswith("s") else split_word(w) for w in words}
+    splits.discard(None)
+    rest = [w for w in words if not (split_word(w) or (w.endswith("s") and split_word(w[:-1])))]
+    return splits.pop() if len(splits) == 1 and all(w in _LOOSE_WORDS for w in rest) else None
+
+
+def _loose_siblings(found: dict[str, list[str]], root: Path, files: list[str]) -> None:
+    """Split folders named loosely (``training/`` beside ``tests/``; ``data_train/`` beside
+    ``data_valid/``), taken only when one parent holds two or more splits so named: a lone
+    ``tests/`` is as often a code repository's tests as a split (probe 3, docs/field.md)."""
+    if len(found) >= 2:
+        return
+    taken = {f for fs in found.values() for f in fs}
+    by_parent: dict[str, dict[str, list[str]]] = {}
+    for folder in sorted({f.rsplit("/", 1)[0] for f in files if "/" in f} | set(folders(root, MAX_DEPTH))):
+        parts = folder.split("/")
+        split = split_word(parts[-1]) if folder in taken else loose_split(parts[-1])
+        if split and len(parts) <= MAX_DEPTH and not any(loose_split(p) for p in parts[:-1]):
+            by_parent.setdefault("/".join(parts[:-1]), {}).setdefault(split, []).append(folder)
+    for siblings in by_parent.values():
+        if len(siblings) >= 2:
+            for split, names in siblings.items():
+                found.setdefault(split, [])
+                found[split] += [n for n in names if n not in found[split]]
+
+
 def _folders(root: Path, files: list[str]) -> Guess | None:
     """Split folders at any depth (``train/``, ``data/v1/test/``), class folders below them."""
     found: dict[str, list[str]] = {}
@@ -173,6 +209,7 @@ def _folders(root: Path, files: list[str]) -> Guess | None:
         # A folder named `test` inside a split folder is a class, not a split.
         if split and not any(split_word(p) for p in parts[:-1]):
             found.setdefault(split, []).append(folder)
+    _loose_siblings(found, root, files)
     if not found:
         return None
     rows: dict[str, list[tuple[str, str | None]]] = {}

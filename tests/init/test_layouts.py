@@ -72,3 +72,22 @@ def test_a_data_yaml_whose_paths_are_elsewhere_is_named_when_folders_are_used(tm
     assert 'train: ["data/train/**"]' in layout.splits_yaml
     (line,) = [w for w in layout.warnings if w.startswith("data.yaml")]
     assert "D:/yolo/data/train/images" in line and "not used" in line
+
+
+def test_split_folders_named_loosely_are_taken_in_pairs(tmp_path: Path) -> None:
+    """``training/`` beside ``tests/``, ``data_train/`` beside ``data_valid/``: splits; a lone ``tests/``
+    beside ``src/`` is a code repository's tests, not a split."""
+    from pytest_leakcheck.testing import photo, save
+
+    for k, folder in enumerate(["training/a", "training/b", "tests/a", "data_train/x", "data_valid/x"]):
+        save(photo(k, (48, 36)), tmp_path / "one" / folder / f"p{k}.jpg")
+        save(photo(k + 10, (48, 36)), tmp_path / "one" / folder / f"q{k}.jpg")
+    layout = recognise.detect(tmp_path / "one")
+    text = layout.splits_yaml
+    assert "tests/**" in text and "training/**" in text and "data_train/**" in text and "data_valid/**" in text
+    assert {recognise.loose_split(n) for n in ("tests", "Testing_Data", "train_images")} == {"test", "train"}
+    assert recognise.loose_split("test_outputs") is None and recognise.loose_split("contest") is None
+    save(photo(1, (48, 36)), tmp_path / "two" / "train" / "p.jpg")
+    save(photo(2, (48, 36)), tmp_path / "two" / "val" / "p.jpg")
+    save(photo(3, (48, 36)), tmp_path / "two" / "src" / "tests" / "fixture.jpg")
+    assert "tests" not in recognise.detect(tmp_path / "two").splits_yaml
