@@ -44,6 +44,19 @@ def test_init_prints_and_writes_a_warning_for_a_group_holding_a_large_share(tmp_
     assert "#   WARNING: group subj000 would hold 30 of 90 files" in (tmp_path / "leakcheck.yaml").read_text()
 
 
+def test_init_warns_of_a_group_far_larger_than_the_others(tmp_path: Path, run_cli) -> None:
+    """Chest X-rays: ``IM-0429-0001`` is a child's id, and one token count for every name makes
+    ``NORMAL2-IM`` a group of 120 of 1,000 files (12 %, under the share warning) beside groups of 2."""
+    names = [f"IM-{n // 2:04d}-000{n % 2}" for n in range(880)] + [f"NORMAL2-IM-{n:04d}-0001" for n in range(120)]
+    for n, name in enumerate(names):
+        path = tmp_path / ("train", "val", "test")[n % 3] / f"{name}.jpeg"
+        path.parent.mkdir(exist_ok=True)
+        path.touch()
+    code, out, _ = run_cli("init", str(tmp_path))
+    assert code == 0
+    assert "Warning: group NORMAL2-IM would hold 120 files, 60 times the median group (2)" in out, out
+
+
 def test_a_training_run_beside_the_data_is_not_a_split(tmp_path: Path) -> None:
     """Ultralytics writes ``runs/detect/train/`` (plots, predictions: images) beside a YOLO export;
     a held-out repository's ``init`` proposed it as training data."""
