@@ -104,3 +104,22 @@ def test_split_folders_named_loosely_are_taken_in_pairs(tmp_path: Path) -> None:
     save(photo(2, (48, 36)), tmp_path / "two" / "val" / "p.jpg")
     save(photo(3, (48, 36)), tmp_path / "two" / "src" / "tests" / "fixture.jpg")
     assert "tests" not in recognise.detect(tmp_path / "two").splits_yaml
+
+
+def test_split_folders_win_over_a_coco_export_listing_fewer_of_their_images(tmp_path: Path) -> None:
+    """A Roboflow COCO export whose ``<split>/_annotations.coco.json`` leaves some of the folder's
+    images out (wrist-coco: 90 of 117, the 27 left out being the copies across splits): every image
+    of a split folder is in that split, so the folders are read, and init says why."""
+    from pytest_leakcheck.testing import photo, save
+
+    for split, n in (("train", 6), ("valid", 4)):
+        listed = []
+        for k in range(n):
+            save(photo(k + (20 if split == "valid" else 0), (48, 36)), tmp_path / split / f"{k}.jpg")
+            if k % 2 == 0:
+                listed.append({"id": k, "file_name": f"{k}.jpg", "width": 48, "height": 36})
+        (tmp_path / split / "_annotations.coco.json").write_text(
+            json.dumps({"images": listed, "annotations": [], "categories": []}))
+    layout = recognise.detect(tmp_path)
+    assert 'train: ["train/**"]' in layout.splits_yaml and "coco" not in layout.splits_yaml
+    assert any("split folders hold 10 images, 5 more" in w for w in layout.warnings)
