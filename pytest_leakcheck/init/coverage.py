@@ -77,7 +77,7 @@ def choose(guesses: list[tuple[Guess, Coverage]]) -> tuple[Guess, Coverage, tupl
     if pick is None:
         pick = max(range(len(guesses)), key=lambda k: (guesses[k][1].rank(), -k))
     guess, coverage = guesses[pick]
-    passed = tuple(f"{_what(g)} {_summary(c)}; {_what(guess)} {_summary(coverage)}: those are used"
+    passed = tuple(f"{what(g)} {_summary(c)}; {what(guess)} {_summary(coverage)}: those are used"
                    for g, c in guesses[:pick])
     return guess, coverage, passed
 
@@ -108,7 +108,7 @@ _NAMES = {"coco": "the COCO files", "lists": "the split lists", "yolo": "the YOL
           "webdataset": "the tar shards"}
 
 
-def _what(guess: Guess) -> str:
+def what(guess: Guess) -> str:
     """``the COCO files``: the source of a guess, by the key its ``splits:`` text opens with."""
     lines = guess.splits_yaml.splitlines()
     key = lines[1].strip().split(":", 1)[0] if len(lines) > 1 else ""

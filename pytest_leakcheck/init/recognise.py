@@ -130,25 +130,25 @@ def _guess(root: Path, files: list[str]) -> tuple[Guess | None, tuple[str, ...],
     beside a Roboflow export gave a policy of that split alone, and ``check`` then passed.
     """
     measured: list[tuple[Guess, coverage.Coverage]] = []
+    by_folder = _folders(root, files)
     for guess in sources.guesses(root, files):
         measured.append((guess, coverage.measure(guess, files)))
         if measured[-1][1].covers:
             break
     else:
-        by_folder = _folders(root, files)
         if by_folder is not None:
             measured.append((by_folder, coverage.measure(by_folder, files)))
     if not measured:
         return None, (), ()
     guess, covered, passed = coverage.choose(measured)
-    wider = _wider_folders(root, files, guess, covered)
+    wider = _wider_folders(files, by_folder, guess, covered)
     if wider is not None:
         (guess, covered), said = wider
         passed = (*passed, said)
     return guess, passed, coverage.warnings(covered)
 
 
-def _wider_folders(root: Path, files: list[str], guess: Guess,
+def _wider_folders(files: list[str], by_folder: Guess | None, guess: Guess,
                    covered: coverage.Coverage) -> tuple[tuple[Guess, coverage.Coverage], str] | None:
     """The split folders instead of a source that agrees with them but lists fewer of their images.
 
@@ -156,7 +156,6 @@ def _wider_folders(root: Path, files: list[str], guess: Guess,
     folder holds (``wrist-coco`` of benchmarks/field.py: 90 of 117; the 27 left out were the copies
     across splits); every image in a split folder is in that split, so the folders are read.
     """
-    by_folder = _folders(root, files)
     if by_folder is None or by_folder is guess:
         return None
     folder_rows = by_folder.assignment.rows
@@ -165,15 +164,9 @@ def _wider_folders(root: Path, files: list[str], guess: Guess,
     wide = coverage.measure(by_folder, files)
     if not (agrees and wide.covers and wide.assigned > covered.assigned):
         return None
-    said = (f"the split folders hold {wide.assigned} images, {wide.assigned - covered.assigned} more than the "
-            f"{_source_name(guess)} list: the split folders are used")
+    said = (f"the split folders hold {wide.assigned} images, {wide.assigned - covered.assigned} more than "
+            f"{coverage.what(guess)} list: the split folders are used")
     return (by_folder, wide), said
-
-
-def _source_name(guess: Guess) -> str:
-    """What kind of source a guess reads, from its policy text (``coco``, ``lists``...)."""
-    line = guess.splits_yaml.splitlines()[1:2]
-    return line[0].strip().rstrip(":") + " files" if line else "source"
 
 
 def _with_group_column(yaml: str, column: str, indent: str) -> str:
