@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -182,33 +182,91 @@ def test_file_system_failing_mid_plan_puts_every_file_back(tiny_fs: Path, run_cl
     assert not (root / ".leakcheck/split-apply.journal").exists()
 
 
+# The apply runs in a child that stops itself at a known point of its K-th move, says so on a pipe
+# and waits there for the test's SIGKILL: the kill lands mid-apply on a fast machine or a loaded one
+# (a timed kill could miss a short apply, and the test then had to skip).  The seam is this script,
+# a test's own: nothing in the package reads it, so no data or environment can reach it.
+_PAUSED_APPLY = """\
+import os, signal, sys
+from pytest_leakcheck.split import moves
+point, k, fd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+real_move, real_link = moves._move, os.link
+count = 0
+
+def stop_here():
+    os.write(fd, b"!")
+    signal.pause()  # SIGKILL ends the process here
+
+def link(src, dst, **kw):  # the journal's own link comes before the first move (count 0)
+    if point == "journaled" and count == k:
+        stop_here()
+    real_link(src, dst, **kw)
+    if point == "linked" and count == k:
+        stop_here()
+
+def move(*args):
+    global count
+    count += 1
+    real_move(*args)
+    if point == "moved" and count == k:
+        stop_here()
+
+os.link, moves._move = link, move
+from pytest_leakcheck.cli import main
+sys.exit(main(sys.argv[4:]))
+"""
+#: The move the apply stops at; the plan has more than that (asserted), so the kill is mid-apply.
+_KTH = 7
+
+
+def _apply_until_killed(argv: list[str], env: dict[str, str], point: str) -> None:
+    """Run ``argv`` (a ``split --apply``) until it stops at ``point`` of move ``_KTH``, then SIGKILL it."""
+    ready, write_end = os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", _PAUSED_APPLY, point, str(_KTH), str(write_end), *argv],
+                             env=env, pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.close(write_end)
+    try:
+        # A hang guard, not a timing: the child says it stopped, or it ended (the pipe closes: b"").
+        said = os.read(ready, 1) if select.select([ready], [], [], 300)[0] else b""
+        assert said == b"!", f"the apply never reached move {_KTH} ({point}): exit {child.poll()}"
+    finally:
+        os.close(ready)
+        if child.poll() is None:
+            child.send_signal(signal.SIGKILL)
+        child.communicate()
+    assert child.returncode == -signal.SIGKILL
+
+
 @pytest.mark.slow
-def test_apply_killed_outright_is_rolled_back_by_the_journal(tmp_path: Path) -> None:
-    """SIGKILL at a random moment of a long apply: `split --rollback` puts every file back."""
+@pytest.mark.parametrize(("point", "away"), [("journaled", _KTH - 1), ("linked", _KTH - 1), ("moved", _KTH)])
+def test_apply_killed_outright_is_rolled_back_by_the_journal(tmp_path: Path, point: str, away: int) -> None:
+    """SIGKILL mid-apply (after move K's journal line, between its link and unlink, after it):
+    a rerun is refused, `split --rollback` puts every file back, then the apply completes."""
     root = tmp_path / "ds"
-    copies = {f"data/test/c{k:03d}/copy.jpg": f"data/train/dog/x{k:03d}.jpg" for k in range(150)}
+    copies = {f"data/test/c{k:03d}/copy.jpg": f"data/train/dog/x{k:03d}.jpg" for k in range(3 * _KTH)}
     _tree(root, copies)
     before = _files(root)
     journal = root / ".leakcheck/split-apply.journal"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    argv = [sys.executable, "-m", "pytest_leakcheck", "split", "--policy", str(root / "leakcheck.yaml"), "-j", "1"]
-    subprocess.run(argv, env=env, check=True, capture_output=True)  # warm the store: the apply is what dies
-    child = subprocess.Popen([*argv, "--apply"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while not journal.exists() and child.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.001)
-    time.sleep(0.05)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    if not journal.exists():
-        pytest.skip("the apply finished before the kill landed")
-    # Every file away from where it was: the copies, and whole train components moved into test to
-    # keep its share (no split falls below half of it).
-    moved = sum(1 for rel in before if not (root / rel).exists())
-    refused = subprocess.run([*argv, "--apply"], env=env, capture_output=True, text=True)
+    argv = ["split", "--policy", str(root / "leakcheck.yaml"), "-j", "1"]
+    cli = [sys.executable, "-m", "pytest_leakcheck", *argv]
+    subprocess.run(cli, env=env, check=True, capture_output=True)  # warms the store: the apply is what dies
+    _apply_until_killed([*argv, "--apply"], env, point)
+    assert journal.exists()
+    # Exactly the moves before the stop are away from where they were ("linked": the K-th file has
+    # its new name too, and its old one still).
+    assert sum(1 for rel in before if not (root / rel).exists()) == away
+    refused = subprocess.run([*cli, "--apply"], env=env, capture_output=True, text=True)
     assert refused.returncode == EXIT_USAGE and "split --rollback" in refused.stderr
-    done = subprocess.run([*argv, "--rollback"], env=env, capture_output=True, text=True)
+    done = subprocess.run([*cli, "--rollback"], env=env, capture_output=True, text=True)
     assert done.returncode == EXIT_CLEAN, done.stderr
-    assert f"put {moved} files back" in done.stdout
+    assert f"put {away} files back" in done.stdout
     assert _files(root) == before
+    assert not journal.exists()
+    # Nothing lost either way: the same plan now applies whole, and it had more than K moves.
+    applied = subprocess.run([*cli, "--apply"], env=env, capture_output=True, text=True)
+    assert applied.returncode == EXIT_CLEAN, applied.stderr
+    moved = int(applied.stdout.split("moved ", 1)[1].split()[0])
+    assert moved > _KTH
+    assert sorted(_files(root).values()) == sorted(before.values())
     assert not journal.exists()
