@@ -21,12 +21,16 @@ class RunOptions:
     for that work (default: local processes); see :mod:`executors`.  ``progress``
     hears of each long stage (progress.py).  ``use_cache=False``: a temporary
     store (deleted when the run ends) instead of the policy's ``cache``.
+    ``state_slot``: a run that is not the check (`leakcheck split`'s pooled check) keeps its
+    search state in a slot of the store of its own, so the check's stays (``Store._slotted``),
+    and saves no last report.
     """
 
     jobs: int | None = None
     executor: str | Executor | None = None
     progress: Progress = SILENT
     use_cache: bool = True
+    state_slot: str = ""
 
     @property
     def pool(self) -> Executor | None:

@@ -169,6 +169,7 @@ def run(
     own = store is None
     if store is None:
         store = open_policy_store(policy, opts.use_cache)
+    slot, store.slot = store.slot, opts.state_slot
     try:
         with executors.connect(opts.executor) as ex, _without_cycle_collection():
             connected = replace(opts, executor=ex)
@@ -180,6 +181,7 @@ def run(
             discard_if_new(store)
         raise
     finally:
+        store.slot = slot
         if own:
             store.close()
 
@@ -252,6 +254,6 @@ def _computed(policy: Policy, store: Store, focus: Iterable[str] | None, t0: flo
     stats["unassigned"] = sum(1 for i in inv.issues if i.kind == "unassigned")  # compared with nothing
     report = replace(findings.build(found, inv, sigs, policy, focus=wanted, extra=groups.findings(inv)),
                      stats=stats, warnings=tuple(store.warnings))
-    if focus is None:  # what `leakcheck report --html` reuses while nothing changes
+    if focus is None and not store.slot:  # what `leakcheck report --html` reuses while nothing changes
         saved.save(store, saved.state_key(inv), report)
     return Run(report, inv, sigs)

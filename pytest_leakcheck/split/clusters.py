@@ -30,7 +30,8 @@ def clusters_and_groups(policy: Policy, pooled: Policy, *, store: Any = None,
     from ..pipeline.run import RunOptions, run, store_location
     from ..store import pseudonyms
 
-    opts = opts or RunOptions()
+    # A slot of its own in the store: the pooled check's search state must not replace the check's.
+    opts = replace(opts or RunOptions(), state_slot="split")
     rules = metagroups.rules(policy)
     checked = replace(pooled, groups=rules, ungrouped="own-group") if rules else pooled
     done = run(checked, store=store, opts=opts)

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from . import blobs, consistent, trust
+from . import blobs, consistent, keys, trust
 
 from ..errors import StoreDamaged, StoreError
 from ..files.atomic import own_folder
@@ -99,6 +99,7 @@ class Store:
         self.warnings: list[str] = []
         #: This run made the file: a run that fails to write it (a full disk) removes it again.
         self.created = False
+        self.slot = ""  #: the slot of the search state this run saves ("": the check's): keys.slotted
 
     # -- files --------------------------------------------------------------
     def lookup_files(self, paths: list[str]) -> dict[str, tuple[int, int, bytes]]:
@@ -164,7 +165,7 @@ class Store:
         array at a time: a snapshot of a million images is never held twice,
         once as the stored bytes and once as the arrays.
         """
-        arrays = self._read_snapshot(key)
+        arrays = self._read_snapshot(keys.slotted(self.slot, key))
         wrong = None if arrays is None else consistent.problem(key, arrays)
         if wrong is not None:  # valid checksums, contents no run writes: damage like any other
             raise StoreDamaged(f"a stored snapshot is inconsistent: {wrong}", path=str(self.path) if self.path else None)
@@ -203,6 +204,7 @@ class Store:
         """
         header, blocks = blobs.layout(arrays)
         size = len(header) + sum(b.nbytes for b in blocks)
+        key, kind = keys.slotted(self.slot, key), keys.slotted(self.slot, kind + ":")[:-1]
         with self._transaction():
             self._drop_snapshots(kind)
             if not hasattr(self.conn, "blobopen"):  # SQLite before Python 3.11: the value is bound whole
