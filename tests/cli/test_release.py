@@ -27,7 +27,10 @@ pytest.importorskip("build")
 
 
 def _run(*cmd: object, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True)
+    # Without the caller's PYTHONPATH: a checkout on it (`PYTHONPATH=. pytest`) would be what a fresh
+    # venv imports, and the wheel would never be tested.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, env=env)
 
 
 @pytest.fixture(scope="module")
