@@ -8,7 +8,7 @@ scan, so one stray file cannot hide a leak elsewhere.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -51,6 +51,8 @@ class Inventory:
     issues: tuple[FileIssue, ...]
     #: Files and folders the policy's ``ignore`` skipped: tells "ignore hides everything" from a wrong glob.
     ignored: int = 0
+    #: path -> label, from a split source's label column (a table's, a Hugging Face dataset's).
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -183,10 +185,16 @@ def _walk_url(policy: Policy) -> Listing:
     return Listing(kept, [], len(images) - len(kept))  # type: ignore[arg-type]
 
 
+def _read(policy: Policy) -> splitsources.Assignment:
+    """What the split source holds: rows (path -> [(split, group)]), split names, images inside
+    shards, and labels where it has a label column."""
+    assert policy.split_sources is not None
+    return splitsources.read(policy.split_sources, policy.root, policy.files.extensions)  # type: ignore[arg-type]
+
+
 def _read_rows(policy: Policy) -> tuple[Rows, tuple[str, ...], tuple[tuple[str, int, int], ...]]:
     """Rows of the split source: path -> [(split, group)], split names, and images inside shards."""
-    assert policy.split_sources is not None
-    found = splitsources.read(policy.split_sources, policy.root, policy.files.extensions)  # type: ignore[arg-type]
+    found = _read(policy)
     return found.rows, found.names, found.members
 
 
@@ -201,8 +209,10 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
     listing = _walk_url(policy) if sources.is_url(policy.root) else _with_frames(_walk(policy.root, policy, progress),
                                                                                   policy.root)
     progress.done()
+    labels: Mapping[str, str] = {}
     if policy.split_sources is not None:
-        rows, names, members = _read_rows(policy)
+        found = _read(policy)
+        rows, names, members, labels = found.rows, found.names, found.members, found.labels
         policy = with_splits(policy, names)
         if members:  # images inside shards are listed as the files are
             listing = Listing(sorted([*listing.files, *((p, sources.Stat(size, mtime)) for p, size, mtime in members)],
@@ -232,7 +242,8 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
         # The splits its files would fall in: then it may hide a leak, an error by `files.unreadable`.
         splits = split_of(rel) or split_of(rel + "/\x00")
         issues.append(FileIssue("not_examined", rel, splits, why + "; not examined"))
-    return Inventory(policy=policy, records=tuple(records), issues=tuple(issues), ignored=listing.ignored)
+    return Inventory(policy=policy, records=tuple(records), issues=tuple(issues), ignored=listing.ignored,
+                     labels=labels)
 
 
 def _with_frames(listing: Listing, root: Path) -> Listing:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..dataset import groups, inventory, metagroups
+from ..dataset import groups, inventory, labels, metagroups
 from ..files import members
 from ..policy.load import Policy, load
 from ..progress import SILENT, Progress
@@ -43,7 +43,7 @@ from ..errors import StoreError
 from ..store import pseudonyms
 from ..store.db import Store, discard_if_new, open_store, recovering
 from ..store.storefile import locate
-from . import findings, matches, preflight, saved
+from . import conflicts, findings, matches, preflight, saved
 from .options import RunOptions
 
 __all__ = ["Focus", "Run", "RunOptions", "check", "focused", "last_or_check", "open_policy_store", "run",
@@ -254,6 +254,7 @@ def _computed(policy: Policy, store: Store, focus: Iterable[str] | None, t0: flo
     stats["unassigned"] = sum(1 for i in inv.issues if i.kind == "unassigned")  # compared with nothing
     report = replace(findings.build(found, inv, sigs, policy, focus=wanted, extra=groups.findings(inv)),
                      stats=stats, warnings=tuple(store.warnings))
+    report = conflicts.apply(report, labels.of(inv), policy.label_conflict)
     if focus is None and not store.slot:  # what `leakcheck report --html` reuses while nothing changes
         saved.save(store, saved.state_key(inv), report)
     return Run(report, inv, sigs)

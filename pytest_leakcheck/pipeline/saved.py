@@ -38,6 +38,8 @@ def state_key(inv: Inventory) -> str:
         h.update(repr((r.path, r.split, r.group, r.size, r.mtime_ns)).encode("utf-8", "surrogateescape"))
     for i in inv.issues:
         h.update(repr((i.kind, i.path, i.splits, i.detail)).encode("utf-8", "surrogateescape"))
+    # A relabelled row (a table's label column) changes which copies are label conflicts.
+    h.update(repr(sorted(inv.labels.items())).encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 

@@ -58,6 +58,8 @@ class Policy:
     split_names: tuple[str, ...] = ()
     pairs: tuple[tuple[str, str], ...] = ()
     within_split: str = "warning"
+    #: One picture under two labels within a split (``pipeline/conflicts.py``): error, warning or off.
+    label_conflict: str = "warning"
     detectors: detectors.Detectors = field(default_factory=detectors.default)
     augmentations: tuple[str, ...] = DEFAULT_AUGMENTATIONS
     files: FileRules = field(default_factory=FileRules)
@@ -127,9 +129,15 @@ def _globs(ctx: Ctx, raw: Any, at: tuple[str, ...]) -> tuple[str, ...]:
     return patterns
 
 
+def _label_conflict(ctx: Ctx, raw: Any) -> str:
+    """``pairs.label_conflict``: the severity of one picture under two labels within a split."""
+    raw = ctx.mapping(raw, ("pairs",), ("compare", "within_split", "label_conflict"))
+    return ctx.choice(raw.get("label_conflict", "warning"), ("pairs", "label_conflict"), SEVERITIES)
+
+
 def _pairs(ctx: Ctx, raw: Any, names: tuple[str, ...]) -> tuple[tuple[tuple[str, str], ...], str]:
     at = ("pairs",)
-    raw = ctx.mapping(raw, at, ("compare", "within_split"))
+    raw = ctx.mapping(raw, at, ("compare", "within_split", "label_conflict"))
     within = ctx.choice(raw.get("within_split", "warning"), (*at, "within_split"), SEVERITIES)
     compare = raw.get("compare", "all")
     if compare == "all":
@@ -228,6 +236,7 @@ def load(path: str | Path, *, need_manifest: bool = True) -> Policy:
         split_names=names,
         pairs=pairs,
         within_split=within,
+        label_conflict=_label_conflict(ctx, raw.get("pairs")),
         detectors=detectors.parse(ctx, raw.get("detectors")),
         augmentations=tuple(dict.fromkeys(augs)),
         files=_files(ctx, raw.get("files")),

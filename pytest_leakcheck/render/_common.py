@@ -83,6 +83,8 @@ def headline(f: Finding, max_members: int = 4) -> str:
     if len(f.members) > max_members:
         names += f" and {len(f.members) - max_members} more"
     what = {"identical-file": "same bytes", "identical-pixels": "same decoded pixels"}.get(f.kind)
+    if f.kind == "label-conflict":
+        return f"label-conflict in {f.split_pair}: {names}; {f.message}"
     if what is None:
         parts = signal_parts(f.pairs[0].signals if f.pairs else f.evidence)
         if f.orientation != "identity":
@@ -128,10 +130,13 @@ def _describe(f: Finding) -> list[str]:
         lines.append(f"    {path.ljust(width)}  {split.ljust(split_width) if link else split}{link}".rstrip())
     if len(f.members) > 10:
         lines.append(f"    ... and {len(f.members) - 10} more files in this cluster")
+    if f.kind == "label-conflict" or (f.message and f.kind in ("identical-file", "identical-pixels",
+                                                                "near-duplicate")):
+        lines.append(f"    {f.message}")  # the labels: data, escaped with the line (finding_lines)
     if f.kind in ("identical-file", "identical-pixels"):
         what = "same bytes" if f.kind == "identical-file" else "same decoded pixels, different files"
         lines.append(f"    evidence: {what}")
-    elif f.kind == "near-duplicate":
+    elif f.kind in ("near-duplicate", "label-conflict"):
         best = f.pairs[0] if f.pairs else None
         parts = []
         if best is not None:
@@ -142,7 +147,7 @@ def _describe(f: Finding) -> list[str]:
             if best.orientation != "identity":
                 parts.append(f"{best.b} = {best.a} after {best.orientation}")
         lines.append("    evidence: " + ", ".join(parts))
-    elif f.message:
+    elif f.message and f.kind != "label-conflict":
         lines.append(f"    {f.message}")
     if f.kind == "shared-scene" and f.pairs:  # its strongest link, across splits when one is
         best = f.pairs[0]

@@ -20,6 +20,8 @@ FIXES = {
     "near-duplicate": _COPIES + "; a false alarm: `leakcheck judge ID distinct --reason WHY`",
     "same-scene": "another shot of the same scene: a leak for classification (move it into its partner's "
                   "split), the test itself for retrieval (`same_scene: {severity: off}`)",
+    "label-conflict": "one picture under two labels: keep the copy whose label is right and delete the other "
+                      "(`pairs.label_conflict` sets how it is reported)",
     "group-split": "keep every file of a group in one split (`leakcheck split` moves as few as possible: "
                    "files between split folders, or rows with --keep MANIFEST)",
     "split-share": "move files between splits until each share is inside its `split_share` bounds",
@@ -41,6 +43,7 @@ SHORT_FIXES = {
     "identical-pixels": "keep each cluster of copies in one split (`leakcheck split` plans it)",
     "near-duplicate": "keep each cluster of copies in one split (`leakcheck split` plans it)",
     "same-scene": "keep each scene's shots in one split (`leakcheck split` plans it)",
+    "label-conflict": "keep one copy, with the right label",
     "group-split": "keep each group in one split (`leakcheck split` plans it)",
     "split-share": "move files until each split's share is in bounds",
 }

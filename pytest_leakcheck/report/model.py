@@ -25,6 +25,7 @@ KINDS = (
     "identical-pixels",
     "near-duplicate",
     "same-scene",
+    "label-conflict",
     "shared-scene",
     "group-split",
     "split-share",
@@ -36,8 +37,9 @@ KINDS = (
     "not-examined",
     "ungrouped-file",
 )
-#: Kinds that say "these files are copies of each other": a cluster of members.
-COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene")
+#: Kinds that say "these files are copies of each other": a cluster of members.  A
+#: ``label-conflict`` is a cluster of copies within one split that carry different labels.
+COPY_KINDS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene", "label-conflict")
 #: Copy kinds whose links are equality (transitive): such clusters cannot chain.
 EXACT_KINDS = ("identical-file", "identical-pixels")
 #: Kinds about single files rather than about copies across splits.

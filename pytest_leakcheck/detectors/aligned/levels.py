@@ -169,6 +169,7 @@ def alike(cal: dict[str, Any], data: pairs.Data, p: pairs.Plan, digests: Sequenc
         out["neighbour_level"], out["neighbours_on"] = level, int(len(rank))
         out["error_threshold"] = max(out["error_threshold"], level)
         out["within_error_threshold"] = max(out.get("within_error_threshold", level), level)
+        out.update(_neighbour_warning(cal, rank))
     comparisons = [(a, b) for a, t in p.targets.items() for b in t]
     s = homogeneity.sample(p.rows, comparisons, p.split_of, digests, homogeneity.ROWS // 2)
     score = (np.nan_to_num(pairs.pair_scores(data, s.i, s.j, None, always=1), nan=-1.0)
@@ -183,6 +184,22 @@ def alike(cal: dict[str, Any], data: pairs.Data, p: pairs.Plan, digests: Sequenc
             "within_error_threshold": max(out.get("within_error_threshold", out["error_threshold"]), within)}
 
 
+def _neighbour_warning(cal: dict[str, Any], rank: np.ndarray) -> dict[str, Any]:
+    """The warning levels raised to where the retrieved neighbours reach at the warning rate.
+
+    The warning rate is per row searched, and a row is compared with its nearest
+    candidates, not with a random image: on a clean ImageFolder of phone photos
+    (``clothing`` of probe 3) different garments on one floor aligned at 0.87-0.92,
+    over the 0.870 that upside-down impostors set, and made 141 warnings.  The
+    levels the impostors set stay those of hash and thumbnail matches
+    (``hash_threshold``): a hash hit is evidence of its own, which aligned only checks.
+    """
+    level = round(calibrate(rank, float(cal["asked_false_alarms_per_10k"])), 4)
+    warn, within = float(cal["threshold"]), float(cal.get("within_threshold", cal["threshold"]))
+    return {"neighbour_warning_level": level, "hash_threshold": warn, "within_hash_threshold": within,
+            "threshold": max(warn, level), "within_threshold": max(within, level)}
+
+
 def levels_of(cal: dict[str, float], within: np.ndarray, hashed: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Warning and error level of each pair, by whether it lies within a split; ``hashed``: the error
     level of a hash or thumbnail match, the impostors' (before ``alike`` raised it, where it did).
@@ -192,11 +209,12 @@ def levels_of(cal: dict[str, float], within: np.ndarray, hashed: bool = False) -
     signal, which random pairs of the dataset were checked against already:
     at the raised level, 24 of the 38 pHash error links on ``eggs`` (``benchmarks/field.py``; the
     sampled ones all burst shots of one egg) fell to warnings."""
-    warn = np.where(within, cal.get("within_threshold", cal["threshold"]), cal["threshold"])
+    warn_x, warn_w = cal["threshold"], cal.get("within_threshold", cal["threshold"])
     err_x, err_w = cal["error_threshold"], cal.get("within_error_threshold", cal["error_threshold"])
     if hashed and not cal.get("inseparable"):
+        warn_x, warn_w = cal.get("hash_threshold", warn_x), cal.get("within_hash_threshold", warn_w)
         err_x, err_w = cal.get("hash_error_threshold", err_x), cal.get("within_hash_error_threshold", err_w)
-    return warn, np.where(within, err_w, err_x)
+    return np.where(within, warn_w, warn_x), np.where(within, err_w, err_x)
 
 
 def strong(found: pairs.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None) -> np.ndarray:
