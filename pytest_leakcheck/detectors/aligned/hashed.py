@@ -54,11 +54,30 @@ def held_levels(run: SearchRun, cal: dict[str, Any], ij: np.ndarray) -> Held:
     split_of = np.array(run.split_of, dtype=object)
     within = split_of[ij[:, 0]] == split_of[ij[:, 1]]
     warn, hashed = levels_of(cal, within, hashed=True)
+    alike = lookalike_level(cal)
+    if alike is None:
+        return Held(warn, hashed, warn)
     _, own = levels_of(cal, within)
     tied = same_group(run.groups, ij)
     # A hit within SURE_BITS is spared the small set's floor, never the look-alikes' level.
-    alike = float(cal.get("neighbour_level", -np.inf)) + float(cal.get("hair", HAIR))
     return Held(warn, np.where(tied, hashed, own), np.where(tied, warn, np.maximum(warn, alike)))
+
+
+def lookalike_level(cal: dict[str, Any]) -> float | None:
+    """The score (with the hair) a hash match must reach where no group ties its files: the level
+    this dataset's look-alike neighbours set (``levels.alike``), or None where it binds nothing new.
+
+    None where there is none, or where it leaves no room for a copy (1 or more with the hair): then
+    each image's third-nearest neighbour is itself a near-identical copy (three augmentations of one
+    source, the next frames of a video), the sample measured copy families, not look-alikes, and
+    the impostors' level stands.  On ``cones`` (``benchmarks/field.py``: Roboflow augmentations and
+    video frames) it is 1.0, and holding its pHash 0 links to it made 12 of its 14 error findings
+    warnings, every audited one a copy."""
+    level = cal.get("neighbour_level")
+    if level is None:
+        return None
+    alike = float(level) + float(cal.get("hair", HAIR))
+    return alike if alike < 1.0 else None
 
 
 def same_group(groups: Sequence[str | None] | None, ij: np.ndarray) -> np.ndarray:
