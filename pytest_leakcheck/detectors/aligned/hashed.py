@@ -32,7 +32,8 @@ class Held:
     warn: np.ndarray
     #: Error level: the impostors' within one group, aligned's own (look-alikes) elsewhere.
     err: np.ndarray
-    #: Where a pHash hit within SURE_BITS needs no more than the warning level (see :func:`_sure_hash`).
+    #: What a pHash hit within SURE_BITS on a small set is held to (:func:`_sure_hash`): the warning
+    #: level, and the look-alike level too where no group ties the pair.
     sure: np.ndarray
 
 
