@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -58,19 +59,24 @@ def test_one_group_keeps_the_impostors_level(monkeypatch: pytest.MonkeyPatch) ->
     assert got == [(0, 1, "phash", False), (2, 3, "phash", True), (4, 5, "phash", True)]
 
 
+def _receipts(root: Path, groups: str) -> Any:
+    """The check of 36 receipts of three templates split 27/9, a re-saved copy and a resized one in test."""
+    for t in range(3):
+        for k in range(12):
+            save(receipt(t, 100 * t + k), root / f"{'train' if k < 9 else 'test'}/r{t}_{k:02d}.jpg", quality=90)
+    save(receipt(0, 3), root / "test/copy.jpg", quality=80)
+    save(resized(receipt(1, 105), 0.7), root / "test/smaller.png")
+    write_policy(root, POLICY + groups + "detectors:\n  aligned: {severity: error}\n")
+    return check(root / "leakcheck.yaml", use_cache=False)
+
+
 @pytest.mark.slow
 def test_template_documents_are_not_copies_a_resaved_one_is(tmp_path: Path) -> None:
     """Receipts printed from three shop templates (same header and rules, other items and totals),
     split at random: none of them is an error-level leak, though pHash and the thumbnail link many.
     A train receipt re-saved as a JPEG in test is an error; one resized to 70 % as a PNG keeps a
     warning (at 32 px its thin print aliases: 0.93, under this set's look-alike level)."""
-    for t in range(3):
-        for k in range(12):
-            save(receipt(t, 100 * t + k), tmp_path / f"{'train' if k < 9 else 'test'}/r{t}_{k:02d}.jpg", quality=90)
-    save(receipt(0, 3), tmp_path / "test/copy.jpg", quality=80)
-    save(resized(receipt(1, 105), 0.7), tmp_path / "test/smaller.png")
-    write_policy(tmp_path, POLICY + "detectors:\n  aligned: {severity: error}\n")
-    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    report = _receipts(tmp_path, "")
     errors = [{m.path for m in f.members} for f in report.findings if f.severity == "error"]
     assert errors == [{"test/copy.jpg", "train/r0_03.jpg"}]
     linked = [{m.path for m in f.members} for f in report.findings if f.kind == "near-duplicate"]
@@ -87,3 +93,14 @@ def test_a_lookalike_level_that_leaves_no_room_for_a_copy_binds_nothing(monkeypa
     monkeypatch.setitem(LEVELS, "error_threshold", 1.0)
     got = _refined(monkeypatch, [Match(0, 1, "phash", 0.0), Match(2, 3, "phash", 6.0)], [0.96, 0.8], None)
     assert got == [(0, 1, "phash", False), (2, 3, "phash", True)]
+
+
+@pytest.mark.slow
+def test_a_policy_group_reaches_the_verdict(tmp_path: Path) -> None:
+    """With a group rule that puts each template's receipts in one group (as if each were one
+    subject's re-shots), the hash matches between them are judged within one group again: errors,
+    beside the group-split findings, where without the rule there were none."""
+    report = _receipts(tmp_path, "groups:\n  - regex: '(?P<group>r[0-9])_'\n")
+    linked = [f for f in report.findings if f.kind == "near-duplicate" and f.severity == "error"]
+    assert any(len({m.path.split("/")[1][:2] for m in f.members} - {"co", "sm"}) == 1 and len(f.members) > 2
+               for f in linked)
