@@ -135,3 +135,31 @@ def streamed_png(path: Path, size: tuple[int, int], channels: int = 3, depth: in
         + chunk(b"IEND", b"")
     )
     return path
+
+
+def receipt(template: int, seed: int, size: tuple[int, int] = (480, 800)) -> Image.Image:
+    """A scanned receipt printed from one shop's ``template``: the same header, rules and line layout
+    for every ``seed``, another date, items and total (random digits) in the same places.
+
+    Receipts of one template are different documents that share their low frequencies, as SROIE's
+    receipts of one shop do: what a hash or a 32 px square sees of them is their layout."""
+    shop, own = np.random.default_rng(template), np.random.default_rng(10_000 + seed)
+    w, h = size
+    img = Image.new("L", size, 255)
+    draw = ImageDraw.Draw(img)
+    top = int(shop.integers(h // 10, h // 5))
+    for k in range(4):  # the shop's header: fixed words, centred
+        text = "".join(chr(int(c)) for c in shop.integers(65, 91, int(shop.integers(8, 20))))
+        draw.text((w // 2, top + 22 * k), text, fill=20, anchor="mt", font_size=18)
+    rows = int(shop.integers(5, 9))
+    for k in range(rows + 2):  # the rules and the item lines: fixed places, other words and figures
+        y = top + 110 + 34 * k
+        draw.line((20, y, w - 20, y), fill=90, width=1)
+        item = "".join(chr(int(c)) for c in own.integers(48, 91, int(own.integers(6, 14))))
+        draw.text((24, y + 8), item, fill=25, font_size=15)
+        draw.text((w - 24, y + 8), f"{own.integers(1, 999)}.{own.integers(0, 99):02d}", fill=25, anchor="rt",
+                  font_size=15)
+    dx, dy = (int(v) for v in own.integers(-3, 4, 2))  # the scan is never placed quite the same
+    paper = np.asarray(img.transform(size, Image.Transform.AFFINE, (1, 0, dx, 0, 1, dy), fillcolor=255), np.float32)
+    paper = np.clip(paper + own.normal(0, 4, paper.shape), 0, 255).astype(np.uint8)
+    return Image.fromarray(paper, "L").convert("RGB")

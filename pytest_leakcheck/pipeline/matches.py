@@ -87,6 +87,7 @@ def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, opts
         progress=opts.progress,
         executor=opts.pool,
         primary=primary,
+        groups=tuple(r.group for r in inv.records),
     )
 
 

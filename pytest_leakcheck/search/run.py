@@ -69,6 +69,9 @@ class SearchRun:
     #: content); the search compares only these, and identical-file links the rest
     #: to them, so N copies cost N rows, never N² pairs.  None: every row.
     primary: np.ndarray | None = None
+    #: Each row's group by the policy's rules (a burst, a portion, a patient), None where it has none:
+    #: provenance that ties a pair (``aligned.hashed.held_levels``).  None: no groups known.
+    groups: tuple[str | None, ...] | None = None
     #: Results one detector computes and may be asked for again in the same run (its own
     #: matches, then other detectors' through ``refine``), keyed by the detector's own keys.
     memo: dict[object, object] = field(default_factory=dict)

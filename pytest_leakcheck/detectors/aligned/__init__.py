@@ -99,10 +99,10 @@ class Aligned(Detector):
         return levels.find(run, settings)
 
     def refine(self, run: SearchRun, settings: AlignedSettings, matches: list[Match]) -> list[Match]:
-        """Hash and thumbnail matches take the pair's aligned verdict (``levels.refine``)."""
-        from . import levels
+        """Hash and thumbnail matches take the pair's aligned verdict (``hashed.refine``)."""
+        from . import hashed
 
-        return levels.refine(run, settings, matches)
+        return hashed.refine(run, settings, matches)
 
     def strength(self, match: Match, settings: AlignedSettings) -> float:
         return match.value

@@ -307,7 +307,7 @@ def test_hash_hits_take_the_aligned_levels(monkeypatch: pytest.MonkeyPatch) -> N
                            "within_error_threshold": 0.92}},
         sigs=SimpleNamespace(valid=np.ones(6, bool), digests=tuple(bytes([k]) * 32 for k in range(6))),
         orientations=("identity", "hflip"), split_of=("train", "test", "train", "test", "train", "test"),
-        focus=None, memo={})
+        focus=None, memo={}, groups=None)
     hits = [Match(0, 1, "phash", 4.0), Match(2, 1, "thumbnail", 0.97), Match(0, 3, "phash", 2.0, "hflip"),
             Match(0, 2, "phash", 1.0), Match(4, 5, "phash", 3.0, "rot90"), Match(4, 5, "identical_file", 0.0)]
     with open_store(None) as run.store:  # refine remembers its scores there

@@ -1,0 +1,197 @@
+"""Hash and thumbnail matches judged by alignment (``refine``): the level each is held to, and its verdict.
+
+Split from ``levels.py``, which sets the levels; here they are applied to
+the matches other detectors found.  A hash match is held to the impostors'
+error level only where provenance says a re-shot is expected (both files
+in one group of the policy); elsewhere to aligned's own error level, which
+this dataset's look-alike neighbours raised (:func:`held_levels`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...search.kernels import Match
+from ...search.run import SearchRun
+from ...store import keys
+from . import hires_levels
+from . import pairs
+from . import state
+from .families import DESC_FAMILY
+from .levels import COVERED, HAIR, fine_level, levels_of
+
+
+@dataclasses.dataclass(frozen=True)
+class Held:
+    """The levels each of a run's hash matches is held to (arrays over the matches)."""
+
+    warn: np.ndarray
+    #: Error level: the impostors' within one group, aligned's own (look-alikes) elsewhere.
+    err: np.ndarray
+    #: What a pHash hit within SURE_BITS on a small set is held to (:func:`_sure_hash`): the warning
+    #: level, and the look-alike level too where no group ties the pair.
+    sure: np.ndarray
+
+
+def held_levels(run: SearchRun, cal: dict[str, Any], ij: np.ndarray) -> Held:
+    """Warning and error level of each pair ``ij`` of hash matches.
+
+    pHash and the 16 px thumbnail see less than the 32 px square aligned
+    scores, so a hash match is held to what aligned's own matches are held
+    to: the error level that this dataset's look-alike neighbours raised
+    (``levels.alike``).  The exception is a pair provenance already ties,
+    both files in one group of the policy (one burst, one portion, one
+    patient): there a re-shot is expected, the hash is evidence the 32 px
+    square cannot give, and the impostors' level stands.  On ``eggs``
+    (``benchmarks/field.py``) 116 of its 118 pHash and thumbnail error links
+    lie within one burst; on the probe's receipts (SROIE, no groups) every
+    error link but one joined two receipts of one shop's template, at pHash
+    0-8 and 32 px 0.86-0.97 under the look-alike level 0.985, the one copy at 0.9999.
+    """
+    split_of = np.array(run.split_of, dtype=object)
+    within = split_of[ij[:, 0]] == split_of[ij[:, 1]]
+    warn, hashed = levels_of(cal, within, hashed=True)
+    alike = lookalike_level(cal)
+    if alike is None:
+        return Held(warn, hashed, warn)
+    _, own = levels_of(cal, within)
+    tied = same_group(run.groups, ij)
+    # A hit within SURE_BITS is spared the small set's floor, never the look-alikes' level.
+    return Held(warn, np.where(tied, hashed, own), np.where(tied, warn, np.maximum(warn, alike)))
+
+
+def lookalike_level(cal: dict[str, Any]) -> float | None:
+    """The score (with the hair) a hash match must reach where no group ties its files: the level
+    this dataset's look-alike neighbours set (``levels.alike``), or None where it binds nothing new.
+
+    None where there is none, or where it leaves no room for a copy (1 or more with the hair): then
+    each image's third-nearest neighbour is itself a near-identical copy (three augmentations of one
+    source, the next frames of a video), the sample measured copy families, not look-alikes, and
+    the impostors' level stands.  On ``cones`` (``benchmarks/field.py``: Roboflow augmentations and
+    video frames) it is 1.0, and holding its pHash 0 links to it made 12 of its 14 error findings
+    warnings, every audited one a copy."""
+    level = cal.get("neighbour_level")
+    if level is None:
+        return None
+    alike = float(level) + float(cal.get("hair", HAIR))
+    return alike if alike < 1.0 else None
+
+
+def same_group(groups: Sequence[str | None] | None, ij: np.ndarray) -> np.ndarray:
+    """Whether both files of each pair have a group and it is the same one."""
+    if groups is None or not len(ij):
+        return np.zeros(len(ij), bool)
+    g = np.array(groups, dtype=object)
+    a, b = g[ij[:, 0]], g[ij[:, 1]]
+    return np.array([x is not None and x == y for x, y in zip(a, b)], bool)
+
+
+def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
+    """Hash and thumbnail matches take the pair's aligned verdict, in whatever orientation they were found.
+
+    A hash hit is a candidate that alignment can check: the first image
+    turned as the hash found it (mirrored, rotated), the pair is aligned
+    and judged by detail (every such pair, whatever its 16 px
+    correlation) and held to the levels of :func:`held_levels`.  Below the
+    warning level it is dropped (a low-texture
+    picture whose hash or thumbnail is near many unrelated ones, in any
+    orientation); below the error level it is a weak link.  Measured on
+    the visible CIFAR half: every listed near-duplicate pHash finds
+    scores 0.84 or more, pairs of different classes 0.6 or less.
+    """
+    cal = run.stats.get("aligned")
+    if not cal:
+        return matches
+    matches = _left_to_aligned(run, matches)
+    check = [n for n, m in enumerate(matches) if m.detector in ("phash", "thumbnail")]
+    if not check:
+        return matches
+    data = pairs.prepare(run.sigs, "hflip" in run.orientations, None)
+    ij = np.array([(matches[n].i, matches[n].j) for n in check], np.int64)
+    flip = np.array([matches[n].orientation == "hflip" for n in check])
+    turned = [o if o not in COVERED else "identity" for o in (matches[n].orientation for n in check)]
+    scores = _scores(run, data, ij, flip, turned, [matches[n].orientation for n in check])
+    held = held_levels(run, cal, ij)
+    out = list(matches)
+    hair = float(cal.get("hair", HAIR))
+    # Error-level verdicts between large images are judged at 96 px too, as aligned's own pairs are.
+    asked = pairs.Pairs(ij[:, 0], ij[:, 1], scores, flip)
+    insep = bool(cal.get("inseparable"))
+    # A match already weak (its hash inseparable here, ``homogeneity``) stays weak whatever the
+    # 96 px look says, so it is not looked at: on a fixed camera (``chess`` of
+    # ``benchmarks/field.py``) those were most of the check's time.
+    weak_in = np.array([matches[n].weak for n in check], bool)
+    todo = np.isfinite(scores) & (scores >= held.err + hair) & ~weak_in & (not insep)
+    cal = fine_level(run, ij[todo, 0], ij[todo, 1])
+    fs = hires_levels.judge(run, asked, todo, cal, turned)
+    low = (fs < float(cal.get("fine_threshold", -np.inf))) | insep
+    for k, n in enumerate(check):
+        s = scores[k]
+        if not np.isfinite(s):
+            continue  # no candidate to score (an invalid row): left as the hash found it
+        weak = (s < (held.sure[k] if _sure_hash(matches[n], cal) else held.err[k] + hair)) or low[k]
+        out[n] = None if s < held.warn[k] else dataclasses.replace(matches[n], weak=True) if weak else matches[n]
+    return [m for m in out if m is not None]
+
+
+def _left_to_aligned(run: SearchRun, matches: list[Match]) -> list[Match]:
+    """``matches`` without those of a hash that cannot tell copies from the rest of this dataset
+    (``homogeneity``), in a view aligned's own search covers; their count in the hash's stats.
+
+    Such a match is no evidence (random pairs of the dataset pass the hash too) and could only
+    be a warning, and aligned's own search already looks at every image in these views.  On a
+    fixed camera (``chess`` of ``benchmarks/field.py``: 17,600 of them) scoring them was a third
+    of the check's time and changed nothing but how many links one shared-scene note counts.
+    A turned match is kept and scored: no other search looks at that view."""
+    left: dict[str, int] = {}
+    out = []
+    for m in matches:
+        stats = run.stats.get(m.detector)
+        if (m.weak and m.orientation in COVERED and m.detector in ("phash", "thumbnail")
+                and isinstance(stats, dict) and stats.get("inseparable")):
+            left[m.detector] = left.get(m.detector, 0) + 1
+        else:
+            out.append(m)
+    for name, n in left.items():
+        run.stats[name] = {**run.stats[name], "left_to_aligned": n}
+    return out
+
+
+#: A pHash hit within this many bits, in whatever orientation, is a copy on its own evidence.
+SURE_BITS = 2
+
+
+def _sure_hash(m: Match, cal: dict[str, Any]) -> bool:
+    """Whether a small set's conservative error floor must not demote ``m``: the floor is for
+    aligned's own weak evidence, and a pHash hit within ``SURE_BITS`` is not weak evidence (a
+    mirrored CIFAR copy at distance 0 that aligns at 0.764 is a copy, mirrored or not).  It still
+    needs aligned's warning level (no texture-free coincidence), and a hash that random pairs of
+    this dataset pass (``homogeneity``) is no evidence: its matches come here already weak."""
+    return bool(cal.get("small_sample")) and m.detector == "phash" and not m.weak and m.value <= SURE_BITS
+
+
+def _scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: np.ndarray, turned: list[str],
+            orientations: list[str]) -> np.ndarray:
+    """``pairs.pair_scores`` of the matches, those scored by an earlier check taken from the store.
+
+    A check that changes something remembers today's scores; a focus check (the hook, a
+    pull request) reads them and writes nothing."""
+    key = keys.digest(("refined", state.STORE_VERSION, DESC_FAMILY.name, DESC_FAMILY.params))
+    pair_keys = state.pair_keys(run.sigs.digests, ij[:, 0], ij[:, 1], orientations)
+    known = state.known_scores(run.store, key)
+    todo = np.array([k not in known for k in pair_keys], bool)
+    scores = np.array([known.get(k, np.nan) for k in pair_keys], np.float64)
+    if todo.any():
+        # Once per key: a pair that phash and thumbnail both found in one orientation is one score.
+        first = {pair_keys[n]: n for n in reversed(np.flatnonzero(todo).tolist())}
+        t = np.array(sorted(first.values()), np.int64)
+        got = pairs.pair_scores(data, ij[t, 0], ij[t, 1], flip[t], always=1, turned=[turned[n] for n in t])
+        new = dict(zip((pair_keys[n] for n in t), got.tolist()))
+        scores[todo] = [new[k] for k, d in zip(pair_keys, todo) if d]
+    if run.focus is None and (todo.any() or len(known) != len(pair_keys)):
+        state.save_scores(run.store, key, pair_keys, scores)
+    return scores
