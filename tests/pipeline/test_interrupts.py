@@ -184,13 +184,18 @@ def test_pixel_digest_of_a_vanished_or_changed_file_is_not_cached(dataset: Path)
 # --------------------------------------------------------------------------
 # Class 9: SIGTERM and Ctrl-C in a real subprocess
 
-# Each decode sleeps a little, in the forked workers too, so the signal
-# reliably lands while the pool is decoding.
+# Each decode sleeps a little, in the forked workers too, and the first one
+# leaves a mark (argv[1], taken off before the CLI reads argv): the test waits
+# for the mark, not for a guessed time, so the signal lands while the pool is
+# decoding on a machine of any speed or load.
 _SLOW = (
-    "import sys, time\n"
+    "import os, sys, time\n"
     "from pytest_leakcheck.signals import families as signals\n"
+    "mark = sys.argv.pop(1)\n"
     "real = signals._thumb\n"
     "def slow(*args):\n"
+    "    if not os.path.exists(mark):\n"
+    "        open(mark, 'a').close()\n"
     "    time.sleep(0.05)\n"
     "    return real(*args)\n"
     "signals._thumb = slow\n"
@@ -232,6 +237,17 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def _decoding(proc: subprocess.Popen, mark: Path) -> set[int]:
+    """Wait until the check's pool has started decoding (the first slowed decode's mark); its workers."""
+    deadline = time.monotonic() + 300  # a hang guard only: reaching it fails the test
+    while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert mark.exists(), "the check never started decoding"
+    workers = _children(proc.pid)
+    assert len(workers) >= 2, "the check decodes without its pool"
+    return workers
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -250,21 +266,17 @@ def _alive(pid: int) -> bool:
         (signal.SIGINT, "group", EXIT_INTERRUPTED),  # Ctrl-C in a terminal
     ],
 )
-def test_signal_stops_workers_and_exits_with_its_code(big: Path, sig: int, target: str, code: int) -> None:
+def test_signal_stops_workers_and_exits_with_its_code(big: Path, sig: int, target: str, code: int,
+                                                     tmp_path: Path) -> None:
     store = big / ".leakcheck/cache.sqlite"
     if store.exists():  # each case starts cold, so the signal lands while decoding
         shutil.rmtree(store.parent)
-    cmd = [sys.executable, "-c", _SLOW, "check", "--policy", str(big / "leakcheck.yaml"), "--jobs", "2"]
+    mark = tmp_path / "decoding"
+    cmd = [sys.executable, "-c", _SLOW, str(mark), "check", "--policy", str(big / "leakcheck.yaml"), "--jobs", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
-        workers: set[int] = set()
-        deadline = time.monotonic() + 120
-        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            workers = _children(proc.pid)
-            time.sleep(0.02)
-        assert len(workers) >= 2, "the check never started its pool"
-        time.sleep(0.3)  # well into decoding: 300 files at 50 ms each over 2 workers take 7 s
+        workers = _decoding(proc, mark)  # 300 files at 50 ms each over 2 workers: 7 s left to decode
         if target == "group":
             os.killpg(proc.pid, sig)
         else:
@@ -294,20 +306,17 @@ def test_signal_stops_workers_and_exits_with_its_code(big: Path, sig: int, targe
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_workers_exit_when_the_check_is_killed_outright(big: Path) -> None:
+def test_workers_exit_when_the_check_is_killed_outright(big: Path, tmp_path: Path) -> None:
     """SIGKILL leaves no handler to run: the workers notice their parent is gone and exit by themselves."""
     store = big / ".leakcheck/cache.sqlite"
     if store.exists():
         shutil.rmtree(store.parent)
-    cmd = [sys.executable, "-c", _SLOW, "check", "--policy", str(big / "leakcheck.yaml"), "--jobs", "2"]
+    mark = tmp_path / "decoding"
+    cmd = [sys.executable, "-c", _SLOW, str(mark), "check", "--policy", str(big / "leakcheck.yaml"), "--jobs", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    workers: set[int] = set()
     try:
-        workers: set[int] = set()
-        deadline = time.monotonic() + 120
-        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            workers = _children(proc.pid)
-            time.sleep(0.02)
-        assert len(workers) >= 2, "the check never started its pool"
+        workers = _decoding(proc, mark)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
         deadline = time.monotonic() + 60
@@ -315,6 +324,6 @@ def test_workers_exit_when_the_check_is_killed_outright(big: Path) -> None:
             time.sleep(0.1)
         assert [p for p in workers if _alive(p)] == []
     finally:
-        for p in workers if "workers" in locals() else ():
+        for p in workers:
             if _alive(p):
                 os.kill(p, signal.SIGKILL)
