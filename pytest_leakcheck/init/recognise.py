@@ -155,8 +155,14 @@ def _wider_folders(files: list[str], by_folder: Guess | None, guess: Guess,
     A Roboflow COCO export's ``<split>/_annotations.coco.json`` may list fewer images than its
     folder holds (``wrist-coco`` of benchmarks/field.py: 90 of 117; the 27 left out were the copies
     across splits); every image in a split folder is in that split, so the folders are read.
+    Not where the folders' extra images are a copy left behind outside the folders a YOLO
+    data.yaml names (``Coverage.stray_folders``): those are not in any split the data.yaml trains on.
     """
     if by_folder is None or by_folder is guess:
+        return None
+    stray = {f for f, _ in covered.stray_folders}
+    extra = [p for p in by_folder.assignment.rows if p not in guess.assignment.rows]
+    if stray and all(any(p == f or p.startswith(f + "/") for f in stray) for p in extra):
         return None
     folder_rows = by_folder.assignment.rows
     agrees = all(folder_rows.get(p, [(None, None)])[0][0] == entries[0][0]

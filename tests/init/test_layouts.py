@@ -123,3 +123,37 @@ def test_split_folders_win_over_a_coco_export_listing_fewer_of_their_images(tmp_
     layout = recognise.detect(tmp_path)
     assert 'train: ["train/**"]' in layout.splits_yaml and "coco" not in layout.splits_yaml
     assert any("split folders hold 10 images, 5 more" in w for w in layout.warnings)
+
+
+def _yolo_resplit(root: Path, stray_own: bool) -> None:
+    """A YOLO export re-split into ``dataset_split/`` (named by its data.yaml), the old ``train/`` of
+    every image left beside it (pestrice of benchmarks/field.py); with ``stray_own`` one image of
+    that folder is its own, not a copy of a named split's."""
+    from pytest_leakcheck.testing import photo, save
+
+    for k in range(12):
+        split = "train" if k < 8 else "valid" if k < 10 else "test"
+        save(photo(k, (48, 36)), root / "dataset_split" / split / "images" / f"s{k}.jpg")
+        save(photo(k, (48, 36)), root / "train" / "images" / f"s{k}.jpg")
+    if stray_own:
+        save(photo(40, (48, 36)), root / "train" / "images" / "own.jpg")
+    (root / "data.yaml").write_text("train: ./dataset_split/train/images\nval: ./dataset_split/valid/images\n"
+                                    "test: ./dataset_split/test/images\nnc: 1\n")
+
+
+def test_a_copy_left_beside_a_yolo_resplit_is_not_a_split(tmp_path: Path) -> None:
+    """The data.yaml names the folders it trains on; a split-named folder it does not name, holding
+    only files named as its images, is a copy left behind: taken for train, it made every val and
+    test image an error.  init reads the data.yaml and says what the folder is."""
+    _yolo_resplit(tmp_path, stray_own=False)
+    layout = recognise.detect(tmp_path)
+    assert "yolo: data.yaml" in layout.splits_yaml and '"train/**"' not in layout.splits_yaml
+    assert any(w.startswith("folder train/ is named like a split but is not in the YOLO data.yaml")
+               for w in layout.warnings)
+
+
+def test_a_folder_with_images_of_its_own_is_still_a_split_the_data_yaml_left_out(tmp_path: Path) -> None:
+    """One image that is not a copy by name makes the folder data: the folders are read, as before."""
+    _yolo_resplit(tmp_path, stray_own=True)
+    layout = recognise.detect(tmp_path)
+    assert '"train/**"' in layout.splits_yaml
