@@ -21,7 +21,7 @@ from .. import detectors
 from . import coverage, groupids, metaprops
 from .. import sources
 from ..sources import yolo
-from ..sources.base import Assignment, Guess, folders, split_word, visible
+from ..sources.base import Assignment, Guess, folders, split_folder, split_word, visible
 from ..errors import UsageError
 from ..files import frames
 from ..files.escape import yaml_comment, yaml_scalar
@@ -161,8 +161,8 @@ def _wider_folders(files: list[str], by_folder: Guess | None, guess: Guess,
     if by_folder is None or by_folder is guess:
         return None
     stray = {f for f, _ in covered.stray_folders}
-    extra = [p for p in by_folder.assignment.rows if p not in guess.assignment.rows]
-    if stray and all(any(p == f or p.startswith(f + "/") for f in stray) for p in extra):
+    extra = (p for p in by_folder.assignment.rows if p not in guess.assignment.rows)
+    if stray and all(split_folder(p) in stray for p in extra):
         return None
     folder_rows = by_folder.assignment.rows
     agrees = all(folder_rows.get(p, [(None, None)])[0][0] == entries[0][0]
