@@ -141,7 +141,7 @@ def separable(run: SearchRun, name: str, prefix: str, level: int, found: list[Ma
     mask = None
     if not said["inseparable"]:
         parts, mask = homogeneity.within_parts(rows, run.comparisons, run.split_of, run.sigs.digests, run.paths,
-                                               judge)
+                                               homogeneity.PartJudge(judge, -float(level // 4)))
         said = {**said, **parts}
     run.stats[name] = {**(run.stats.get(name) or {}), **said}
     return homogeneity.weaken(found, said["inseparable"], mask)

@@ -107,8 +107,10 @@ def _separable(run: SearchRun, settings: ThumbnailSettings, names: list[str], fo
     said = homogeneity.verdict(s, lambda idx: cos[idx] >= settings.min_cosine, cos)
     mask = None
     if not said["inseparable"]:
+        # A quarter of the level's distance: unit vectors' squared distance is 2 (1 - cosine).
+        same = 1 - (1 - settings.min_cosine) / 16
         parts, mask = homogeneity.within_parts(rows, run.comparisons, run.split_of, run.sigs.digests, run.paths,
-                                               judge)
+                                               homogeneity.PartJudge(judge, same))
         said = {**said, **parts}
     run.stats[Thumbnail.name] = said
     return homogeneity.weaken(found, said["inseparable"], mask)

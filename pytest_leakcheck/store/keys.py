@@ -26,7 +26,7 @@ from typing import Any, Protocol
 #: The assembled signature arrays of the last full check (``store/snapshot.py``).
 SNAPSHOT_VERSION = "snapshot-v2"
 #: Matches of the incremental detectors between unchanged files (``pipeline/matches.py``).
-MATCHES_VERSION = "matches-v5"
+MATCHES_VERSION = "matches-v6"
 #: The image size every decode records, and its version.
 DIMS = ("dims", "v1")
 

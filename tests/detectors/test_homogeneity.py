@@ -174,8 +174,8 @@ def test_a_part_is_judged_by_every_partner_not_by_five_random_ones() -> None:
     split_of = ["train"] * 20 + ["test"] * 20
     digests = [bytes([k]) * 8 for k in range(40)]
     comparisons = [("train", "test")]
-    three = lambda i, j: ((i + j) % 7 < 3, np.zeros(len(i)))  # noqa: E731 - ~40 % pass: many partners
-    copy = lambda i, j: (j == (i + 20) % 40, np.zeros(len(i)))  # noqa: E731 - each row's one copy
+    three = homogeneity.PartJudge(lambda i, j: ((i + j) % 7 < 3, np.zeros(len(i))), 1.0)  # ~40 % pass
+    copy = homogeneity.PartJudge(lambda i, j: (j == (i + 20) % 40, np.zeros(len(i))), 1.0)  # its one copy
     assert homogeneity.part_verdict(rows, comparisons, split_of, digests, three)[0] > homogeneity.PART_COINCIDENCES
     assert homogeneity.part_verdict(rows, comparisons, split_of, digests, copy) == (0.0, 0)
     # Two foods of 20 shots each: each is a part; the whole dataset (in one folder) is none.
@@ -194,3 +194,39 @@ def test_a_cameras_file_names_make_no_part() -> None:
     paths = ([f"photos/IMG_20220730_2150{k:02d}.jpg" for k in range(30)]
              + [f"photos/litchi{k:03d}S(1).JPG" for k in range(30)])
     assert set(homogeneity.parts(paths, rows)) == {"litchi*", "litchi#s(#)"}
+
+
+def _families_and_lookalikes(family: bool) -> tuple[float, int] | None:
+    """20 test rows and 60 train rows; each test row passes with three train rows.  ``family``: the three
+    are versions of one picture (distance 0 to each other, a Roboflow export's brightness versions);
+    else three look-alikes (each at the level, 8, from the others)."""
+    rows = {"test": np.arange(0, 20), "train": np.arange(20, 80)}
+    split_of = ["test"] * 20 + ["train"] * 60
+    digests = [k.to_bytes(8, "big") for k in range(80)]
+
+    def distance(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        a, b = np.minimum(i, j), np.maximum(i, j)
+        partner = (a < 20) & (b >= 20) & ((b - 20) // 3 == a)
+        versions = (a >= 20) & ((a - 20) // 3 == (b - 20) // 3) & (a != b)
+        return np.where(partner, 0, np.where(versions, 0 if family else 8, 30))
+
+    judge = homogeneity.PartJudge(lambda i, j: (distance(i, j) <= 8, -distance(i, j).astype(float)), -2.0)
+    return homogeneity.part_verdict(rows, [("train", "test")], split_of, digests, judge)
+
+
+def test_versions_of_one_picture_are_one_partner_look_alikes_are_many() -> None:
+    """A part whose test images each have three versions of one picture in train (the held-out
+    ``pakcoy``: three brightness versions of each source) is separable: its matches are copies.  Three
+    different look-alike partners per image make the part fail, as before."""
+    assert _families_and_lookalikes(True) == (0.0, 0)
+    # Each test row passes with two look-alikes besides its nearest; a train row only with its test row.
+    assert _families_and_lookalikes(False) == (2 * 20 / 80, 40)
+
+
+def test_pictures_counts_a_family_once_and_caps_the_rows_it_sorts() -> None:
+    judge = homogeneity.PartJudge(lambda i, j: (np.ones(len(i), bool), -np.abs(i // 10 - j // 10).astype(float)),
+                                  0.0)
+    assert homogeneity.pictures(np.array([1, 2, 3, 11, 12, 25]), judge) == 3
+    assert homogeneity.pictures(np.zeros(0, np.int64), judge) == 0
+    many = np.arange(homogeneity.MAX_FAMILY_PARTNERS + 5) * 10  # every row its own picture
+    assert homogeneity.pictures(many, judge) == homogeneity.MAX_FAMILY_PARTNERS + 5
