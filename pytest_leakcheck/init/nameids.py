@@ -70,6 +70,9 @@ class NameIds:
     ids: dict[str, str]
     #: Why the suffix is no shot, frame or view (it does not restart per id), or "".
     refused: str = ""
+    #: Whether each id's suffix numbers fill most of their range (:func:`dense`): shots, frames or
+    #: slices of one subject, numbered in turn; not a class's sparse running numbers.
+    dense: bool = False
 
 
 def stem(path: str) -> tuple[str, str] | None:
@@ -141,8 +144,29 @@ def candidates(paths: list[str]) -> list[NameIds]:
             m = search(p)
             if m:
                 ids[p], suffixes[p] = m.group("group"), m.group(2)
-        out.append(NameIds(_regex(tail, shape), _readable(shape), ids, _restarts(ids, suffixes)))
+        out.append(NameIds(_regex(tail, shape), _readable(shape), ids, _restarts(ids, suffixes),
+                           dense(ids, suffixes)))
     return out
+
+
+#: Share of its numbers' range an id's suffixes must fill, for most ids, to be numbered in turn.
+DENSE = 0.5
+
+
+def dense(ids: dict[str, str], suffixes: dict[str, str]) -> bool:
+    """Whether, for most ids of two files or more, the last number of their suffixes fills at least
+    :data:`DENSE` of the range it spans.
+
+    Frames of a recording (``_1`` to ``_200``), shots of a portion (``S(1)`` to ``S(9)``) or slices of
+    a scan are numbered in turn, and a split at random keeps their union whole.  The running numbers
+    of a class (ImageNet's ``n01440764_10026``: 1,300 of about 50,000) are sparse."""
+    numbers: dict[str, set[int]] = {}
+    for p, suffix in suffixes.items():
+        found = re.findall(r"[0-9]+", suffix)
+        if found:
+            numbers.setdefault(ids[p], set()).add(int(found[-1][-9:]))
+    filled = [len(v) / (max(v) - min(v) + 1) for v in numbers.values() if len(v) > 1]
+    return bool(filled) and sum(f >= DENSE for f in filled) > len(filled) / 2
 
 
 def _restarts(ids: dict[str, str], suffixes: dict[str, str]) -> str:

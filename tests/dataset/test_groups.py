@@ -289,3 +289,20 @@ def test_split_share_validation(tmp_path: Path) -> None:
     text = textwrap.dedent(GLOBS + "split_share:\n  by: folders\n")
     with pytest.raises(PolicyError, match="by"):
         load(write_policy(tmp_path, text))
+
+
+def test_many_ungrouped_files_of_one_folder_are_one_finding(tmp_path: Path) -> None:
+    """Frames a rule reads beside files named by bare numbers (a held-out microscopy export: 272 of
+    them) are one warning for their folder, which counts them all and lists a few; a folder with a
+    handful keeps a warning a file."""
+    files = [f"train/images/{n:05d}.jpg" for n in range(12)] + [f"test/images/{n:05d}.jpg" for n in range(3)]
+    files += ["train/images/part01_1.jpg", "test/images/part01_2.jpg"]
+    _tree(tmp_path, files)
+    text = GLOBS + "groups:\n  - regex: '(?P<group>part\\d+)'\ngroup_split: 'off'\n"
+    found = [f for f in groups.findings(groups.resolve(inventory.scan(load(write_policy(tmp_path, text)))))
+             if f.kind == "ungrouped-file"]
+    folded = [f for f in found if len(f.members) > 1]
+    assert len(folded) == 1 and len(folded[0].members) == groups.UNGROUPED_SHOWN
+    assert "12 files in train/images/ (train 12)" in folded[0].message
+    assert sorted(f.members[0].path for f in found if f not in folded) == [
+        "test/images/00000.jpg", "test/images/00001.jpg", "test/images/00002.jpg"]

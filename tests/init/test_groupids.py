@@ -204,3 +204,26 @@ def test_frames_of_a_video_are_grouped_by_their_video() -> None:
     # Photos in a Roboflow export are still grouped by their source photograph.
     photos = [f"train/{_rf(f'IMG_{2440 + s}', k)}" for s in range(8) for k in range(3)]
     assert "source_name: roboflow" in groupids.propose(_splits(photos), {}, {}).yaml
+
+
+def test_frames_of_recordings_split_at_random_are_grouped_by_recording() -> None:
+    """A microscopy time-lapse export (held out): frames `DR-WT-561-0321_<n>` of a few recordings, split
+    at random by frame, beside files named by bare numbers.  Every recording is in both splits, which
+    is the leak, not a sign of classes: the frames are numbered in turn.  The bare numbers stay
+    ungrouped (the rule reads 70 % of the files)."""
+    paths = [f"{'valid' if (7 * k + r) % 5 == 0 else 'train'}/images/{_rf(f'DR-WT-561-03{r:02d}_{k}', k)}"
+             for r in range(4) for k in range(1, 50)]
+    paths += [f"train/images/{n:06d}.jpg" for n in range(80)]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    regex = re.search(r"regex: '(.*)'", proposal.yaml).group(1)
+    assert _ids(regex, paths) == {f"DR-WT-561-03{r:02d}" for r in range(4)}
+    assert "4 ids appear in more than one split (train and valid)" in proposal.found[0]
+
+
+def test_a_class_s_running_numbers_in_every_split_make_no_group() -> None:
+    """ImageNet's names in a layout without labels (a YOLO export): the synset before a sparse running
+    number is the class, in every split; it is not a subject whose shots are numbered in turn."""
+    paths = [f"{split}/images/n0{c}44076{c}_{(7919 * k * (c + 3)) % 40000 + 1}.JPEG"
+             for split in ("train", "val") for c in range(5) for k in range(1, 9)]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert proposal.yaml == "" and "every split" in proposal.note
