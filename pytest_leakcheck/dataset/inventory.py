@@ -102,6 +102,7 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
     found: list[tuple[str, os.stat_result]] = []
     outside: list[tuple[str, str, bool]] = []
     unexamined: list[tuple[str, str]] = []
+    unlisted: dict[tuple[str, str], list[str]] = {}
     ignored = 0
     ignore = _any_glob(policy.ignore)
 
@@ -159,13 +160,43 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
                     # is_file() comes from the folder listing: a FIFO named x.jpg
                     # would otherwise hang the read.
                     found.append((rel, entry.stat(follow_symlinks=False)))
+                elif (suffix := _unlisted_image(name, exts)) and entry.is_file(follow_symlinks=False):
+                    unlisted.setdefault((base, suffix), []).append(rel)
             except OSError as exc:  # a stat that fails (a name too long, an I/O error): named, not skipped
                 unexamined.append((rel, f"cannot examine it: {exc.strerror or exc}"))
         progress.advance(len(found) - before)
     found.sort(key=lambda item: item[0])
     outside.sort()
+    unexamined += _unlisted_found(unlisted)
     unexamined.sort()
     return Listing(found, outside, ignored, unexamined)  # type: ignore[arg-type]
+
+
+#: Suffixes of image formats a camera, a scanner or an editor writes that ``files.extensions`` may not
+#: list (RAW files beside their JPEGs, JPEG XL, JPEG 2000, Photoshop, netpbm): such files are named
+#: in the report, never skipped in silence (a folder of them is one finding).
+IMAGE_LIKE = (".heic", ".heif", ".avif", ".jxl", ".jp2", ".j2k", ".jpf", ".jpx", ".jpe", ".jfif", ".dng", ".cr2",
+              ".cr3", ".nef", ".arw", ".orf", ".rw2", ".raf", ".pef", ".srw", ".psd", ".exr", ".tga", ".pgm",
+              ".ppm", ".pbm", ".pnm", ".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+
+
+def _unlisted_image(name: str, exts: tuple[str, ...]) -> str:
+    """The suffix of an image format ``exts`` leaves out (``.heic``), or ""."""
+    low = name.lower()
+    if low.endswith(exts) or name.startswith("."):
+        return ""
+    return next((s for s in IMAGE_LIKE if low.endswith(s)), "")
+
+
+def _unlisted_found(unlisted: dict[tuple[str, str], list[str]]) -> list[tuple[str, str]]:
+    """One unexamined entry per folder and suffix of images ``files.extensions`` leaves out, at its first file."""
+    out = []
+    for (folder, suffix), rels in sorted(unlisted.items()):
+        rels.sort()
+        what = "this file" if len(rels) == 1 else f"{len(rels)} files ending {suffix} in {folder or './'} (this one first)"
+        out.append((rels[0], f"{what}: an image format `files.extensions` does not list (add {suffix} to it, "
+                              "or `ignore:` such files)"))
+    return out
 
 
 def _walk_url(policy: Policy) -> Listing:

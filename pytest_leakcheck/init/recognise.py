@@ -23,11 +23,11 @@ from .. import sources
 from ..sources import yolo
 from ..sources.base import Assignment, Guess, folders, split_folder, split_word, visible
 from ..errors import UsageError
-from ..files import frames
+from ..files import frames, suffixes
 from ..files.escape import yaml_comment, yaml_scalar
 from ..files.globs import literal
 
-IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".dcm", ".dicom")
+IMAGE_EXTS = suffixes.IMAGES
 #: How deep split folders are looked for.
 MAX_DEPTH = 6
 

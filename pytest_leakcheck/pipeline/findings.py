@@ -18,6 +18,7 @@ from ..report.model import EXACT_KINDS, KINDS, Finding, Link, Member, Pair, Repo
 from ..policy.load import Policy
 from ..orientation import inverse
 from ..sources.base import split_folder
+from ..signals import heif
 from ..signals.families import Signatures
 from . import clusters, unseen
 
@@ -384,8 +385,11 @@ def _unreadable(inv: Inventory, sigs: Signatures, severity: str) -> list[Finding
     ones) are listed together, so ids stay unique, as for a cluster of copies."""
     by_key: dict[str, list[int]] = {}
     for row in sorted(sigs.errors):
-        # A file that could not be read has no digest; its path keys it.
-        by_key.setdefault(sigs.digests[row].hex() or "path:" + inv.records[row].path, []).append(row)
+        # A file that could not be read has no digest; its path keys it.  Files no installed decoder
+        # reads (HEIC without pillow-heif) are one finding: one reason, one fix.
+        key = ("reason:" + sigs.errors[row] if sigs.errors[row] == heif.NEEDS
+               else sigs.digests[row].hex() or "path:" + inv.records[row].path)
+        by_key.setdefault(key, []).append(row)
     split_order = {s: n for n, s in enumerate(inv.splits)}
     out = []
     for rows in by_key.values():

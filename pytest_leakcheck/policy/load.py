@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import detectors
-from ..files import globs, remote as sources
+from ..files import globs, remote as sources, suffixes
 from . import grouprules
 from .. import sources as splitsources
 from ..validate import AUGMENTATIONS, SEVERITIES, Ctx, inside, read_yaml, remote, type_name
@@ -29,7 +29,7 @@ DEFAULT_BASELINE_NAME = ".leakcheck-baseline.yaml"
 # judges each turned hash hit by detail (the first image turned as the hash found
 # it), which drops the low-texture coincidences that once made this too noisy.
 DEFAULT_AUGMENTATIONS = AUGMENTATIONS
-DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".dcm", ".dicom")
+DEFAULT_EXTENSIONS = suffixes.IMAGES
 # Pillow's own bomb limit is 2 * 89.5 Mpx; a dataset image larger than this is
 # almost certainly a mistake or an attack, and decoding it could exhaust memory.
 DEFAULT_MAX_PIXELS = 178_956_970

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 import numpy as np
 from PIL import Image, ImageOps
 
-from . import dicom
+from . import dicom, heif
 
 #: Pixel buffer (bytes) Pillow may allocate to decode one image.  Pillow
 #: decodes most formats (PNG, TIFF, WebP...) only whole, so this bounds the
@@ -82,6 +82,8 @@ def open_image(data: bytes, max_pixels: int) -> Image.Image:
             return dicom.image(data, max_pixels, MAX_DECODE_BYTES)
         except (ValueError, dicom.NoPydicom) as exc:
             raise Unreadable(str(exc)) from None
+    if heif.is_heif(data) and not heif.ensure():
+        raise Unreadable(heif.NEEDS)
     with warnings.catch_warnings():
         # Pillow warns above 89 Mpx and raises above 179 Mpx; our own limit
         # below is the one the policy controls.

@@ -40,12 +40,13 @@ from typing import Any
 
 from ..errors import PolicyError
 from ..files.escape import yaml_scalar
+from ..files import suffixes
 from ..files.names import excerpt
 from ..validate import Ctx, inside
 from .base import SPLIT_WORDS, Assignment, Guess, Rows, SourceFile, SplitSources, add, clean_path, per_split, under
 
 KIND = "lists"
-IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+IMAGE_EXTS = suffixes.PICTURES
 #: A longer line is refused with its number: no image name is that long.
 MAX_LINE = 4096
 #: List names init takes for each split (with ``_list``, ``_files``, ``_ids`` or ``_images`` after them:

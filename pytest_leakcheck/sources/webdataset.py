@@ -22,7 +22,7 @@ from typing import Any
 from ..files import jsontext
 from ..validate import Ctx
 from ..errors import PolicyError
-from ..files import members
+from ..files import members, suffixes
 from .base import Assignment, Guess, Rows, SplitSources, add
 from .shards import guess_globs, listing, parse_globs
 from .shards import parse as parse_shards
@@ -30,7 +30,7 @@ from ..files.escape import yaml_scalar
 
 KIND = "webdataset"
 SUFFIXES = (members.TAR,)
-IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+IMAGE_EXTS = suffixes.PICTURES
 #: A sample's .json member is read for its group only up to this size.
 MAX_JSON = 1 << 20
 

@@ -21,12 +21,13 @@ from typing import Any
 
 from ..validate import Ctx, inside, read_yaml
 from ..errors import PolicyError
+from ..files import suffixes
 from ..files.names import excerpt
 from .base import SPLIT_WORDS, Assignment, Guess, Rows, SourceFile, SplitSources, add, clean_path
 
 KIND = "yolo"
 SPLIT_KEYS = ("train", "val", "test")
-IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+IMAGE_EXTS = suffixes.PICTURES
 
 
 def parse(ctx: Ctx, raw: Any, root: Path, kind: str = KIND) -> SplitSources:

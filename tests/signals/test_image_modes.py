@@ -364,7 +364,17 @@ def _seed_files() -> dict[str, bytes]:
         "rgb.tif": _encoded(img, "TIFF"),
         "deflate.tif": _encoded(img, "TIFF", compression="tiff_adobe_deflate"),
         "f.tif": _encoded(Image.fromarray(deep.astype(np.float32)), "TIFF"),
+        "rgb.avif": _encoded(img, "AVIF", quality=70),
+        "rgb.heic": _heic(img),
     }
+
+
+def _heic(img: Image.Image) -> bytes:
+    """A HEIC file, written by the real pillow-heif (the `heif` extra): libheif parses what a pull request adds."""
+    from pytest_leakcheck.signals import heif
+
+    assert heif.ensure(), "pillow-heif (the heif extra) is part of the test install"
+    return _encoded(img, "HEIF", quality=70)
 
 
 SEEDS = _seed_files()
@@ -399,7 +409,7 @@ def mutation_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @given(seed=st.sampled_from(sorted(SEEDS)), mutations=st.lists(MUTATION, min_size=1, max_size=4))
 @example(seed="rgb.tif", mutations=[("flip", 72, 0)])  # strip offsets as a rational: TypeError
 def test_mutated_image_bytes_never_raise(mutation_dir: Path, seed: str, mutations: list) -> None:
-    """Bit flips, truncation and inserted junk in real JPEG, PNG and TIFF files give a full
+    """Bit flips, truncation and inserted junk in real JPEG, PNG, TIFF, AVIF and HEIC files give a full
     signature row or an error message (an `unreadable-image` finding), never an exception."""
     data = _mutate(SEEDS[seed], mutations)
     path = mutation_dir / seed
