@@ -248,6 +248,12 @@ def _decoding(proc: subprocess.Popen, mark: Path) -> set[int]:
     return workers
 
 
+def _as_from_a_terminal() -> None:
+    """SIGINT as a terminal's Ctrl-C meets it: a suite started in the background by a shell without job
+    control (``nohup bash .ci/run &``) inherits SIGINT ignored, and Python keeps an ignored SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -274,7 +280,7 @@ def test_signal_stops_workers_and_exits_with_its_code(big: Path, sig: int, targe
     mark = tmp_path / "decoding"
     cmd = [sys.executable, "-c", _SLOW, str(mark), "check", "--policy", str(big / "leakcheck.yaml"), "--jobs", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_as_from_a_terminal)
     try:
         workers = _decoding(proc, mark)  # 300 files at 50 ms each over 2 workers: 7 s left to decode
         if target == "group":
