@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..files import frames, globs, members, remote as sources
+from ..files import frames, globs, members, remote as sources, suffixes
 from .. import sources as splitsources
 from ..sources.base import Rows
 from ..errors import PolicyError
@@ -172,12 +172,10 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
     return Listing(found, outside, ignored, unexamined)  # type: ignore[arg-type]
 
 
-#: Suffixes of image formats a camera, a scanner or an editor writes that ``files.extensions`` may not
-#: list (RAW files beside their JPEGs, JPEG XL, JPEG 2000, Photoshop, netpbm): such files are named
-#: in the report, never skipped in silence (a folder of them is one finding).
-IMAGE_LIKE = (".heic", ".heif", ".avif", ".jxl", ".jp2", ".j2k", ".jpf", ".jpx", ".jpe", ".jfif", ".dng", ".cr2",
-              ".cr3", ".nef", ".arw", ".orf", ".rw2", ".raf", ".pef", ".srw", ".psd", ".exr", ".tga", ".pgm",
-              ".ppm", ".pbm", ".pnm", ".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+#: Image formats ``files.extensions`` may not list: the pictures read by default (a policy's own list
+#: may drop some) and the formats not read (``suffixes.UNREAD``).  Such files are named in the report,
+#: never skipped in silence (a folder of them is one finding).
+IMAGE_LIKE = suffixes.PICTURES + suffixes.UNREAD
 
 
 def _unlisted_image(name: str, exts: tuple[str, ...]) -> str:

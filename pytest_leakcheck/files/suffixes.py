@@ -10,3 +10,7 @@ PICTURES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".bmp", ".gif", ".tif", ".
             ".heic", ".heif")
 #: Every suffix read as an image by default (``files.extensions``): pictures and DICOM (the `dicom` extra).
 IMAGES = PICTURES + DICOM
+#: Image formats a camera, a scanner or an editor writes that are not read by default (RAW files beside
+#: their JPEGs, JPEG XL, JPEG 2000, Photoshop, OpenEXR, Targa, netpbm): the scan names such files.
+UNREAD = (".jxl", ".jp2", ".j2k", ".jpf", ".jpx", ".dng", ".cr2", ".cr3", ".nef", ".arw", ".orf", ".rw2", ".raf",
+          ".pef", ".srw", ".psd", ".exr", ".tga", ".pgm", ".ppm", ".pbm", ".pnm")
