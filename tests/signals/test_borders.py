@@ -104,3 +104,51 @@ def test_a_padded_copy_is_still_a_copy(tmp_path: Path) -> None:
         frozenset({"train/landscape.jpg", "test/landscape_letterbox.jpg"}),
     }
     assert all(f.kind == "near-duplicate" and f.severity == "error" for f in clusters.values())
+
+
+def road(seed: int, size: tuple[int, int] = (960, 540)) -> Image.Image:
+    """A photo whose lower fifth is a grey road: near border (nearly every pixel within the
+    tolerance), with small dark specks over 2 % of it that averaging dilutes more or less
+    depending on the shape the picture is squeezed to."""
+    import numpy as np
+
+    w, h = size
+    img = np.asarray(soft(seed, size)).copy()
+    band = h // 5
+    rng = np.random.default_rng(seed)
+    specks = np.zeros((band, w))
+    for _ in range(int(0.02 * band * w / 16)):
+        y, x = rng.integers(0, band - 4), rng.integers(0, w - 4)
+        specks[y:y + 4, x:x + 4] = 50
+    grain = rng.normal(0, 2, (band, w))
+    img[h - band:] = np.clip(np.array([132, 133, 137]) + (specks + grain)[..., None], 0, 255).astype(np.uint8)
+    return Image.fromarray(img)
+
+
+def _relative(box: tuple[int, int, int, int] | None, size: tuple[int, int]) -> tuple[float, ...]:
+    w, h = size
+    return (0.0, 0.0, 1.0, 1.0) if box is None else (box[0] / w, box[1] / h, box[2] / w, box[3] / h)
+
+
+def test_a_stretched_copy_meets_the_same_border() -> None:
+    """A band that is near border (a grey road) is judged alike at any size and shape: the search
+    runs on a square, as the signatures do.  On each image's own shape it was border in a 640 x 640
+    resize and not in the 1920 x 1080 frame, which gave one picture two hashes 14 bits apart (a
+    dashcam frame and its Roboflow resize, a held-out probe)."""
+    img = road(3)
+    boxes = []
+    for size in ((960, 540), (640, 640), (1280, 720), (480, 480), (416, 416)):
+        copy = jpeg_quality(img.resize(size, Image.Resampling.BILINEAR), 85)
+        boxes.append(_relative(decode.content_box(copy), size))
+    assert all(abs(a - b) <= 0.02 for box in boxes for a, b in zip(box, boxes[0])), boxes
+
+
+def test_a_stretched_copy_of_a_photo_with_a_road_is_found(tmp_path: Path) -> None:
+    save(road(21), tmp_path / "train/frame.jpg", quality=92)
+    save(road(21).resize((640, 640), Image.Resampling.BILINEAR), tmp_path / "test/frame_sq.jpg", quality=85)
+    for k in range(8):
+        save(road(60 + k), tmp_path / f"train/other_{k}.jpg", quality=92)
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n")
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    errors = [f for f in report.findings if f.severity == "error"]
+    assert [sorted(m.path for m in f.members) for f in errors] == [["test/frame_sq.jpg", "train/frame.jpg"]]
