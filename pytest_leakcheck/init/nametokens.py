@@ -25,6 +25,11 @@ webcam pano portrait hdr raw thumb thumbnail output out export exported crop cro
 mvi imag wp
 """.split())
 
+#: Words that introduce a counter: a prefix ending on one cuts the id before its number (``IM`` of
+#: ``NORMAL2-IM-0384-0001``; ``IM-0384`` itself is a child's id in that chest X-ray set, so ``im`` is
+#: not generic).
+COUNTED = GENERIC | {"im"}
+
 _DATE8 = re.compile(r"^(19[89]\d|20[0-4]\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
 _TIME = re.compile(r"^([01]\d|2[0-3])([0-5]\d)([0-5]\d)(\d{0,3})$")
 _YEAR = re.compile(r"^(19[89]\d|20[0-4]\d)$")
@@ -84,6 +89,11 @@ def not_an_id(group: str, name: str) -> str | None:
         return "a time"
     if all(m == "generic" for m in mine):
         return "a generic word"
+    cut = tokens(group + ".x")[-1].lower()
+    if re.sub(r"\d+", "", cut) in COUNTED and not any(c.isdigit() for c in cut) and k < len(tokens(name)):
+        # ``NORMAL2-IM`` of ``NORMAL2-IM-0384-0001``: a camera's word introduces the counter that
+        # follows it, so a prefix ending on it cuts every subject of a class into one group.
+        return "cut at a generic word"
     return None
 
 
