@@ -53,15 +53,10 @@ MIN_BORDER = 0.02
 #: Cropping keeps at least this share of each side, else that axis is left whole:
 #: a small logo on a white page is the picture, not a sliver of it.
 MIN_CONTENT = 0.25
-#: Side of the square the border search looks at: every image is reduced (or stretched) to it
-#: first, as the signatures' square is (BASE), so that a copy stretched to another shape meets
-#: the same lines.  Searched on each image's own shape (128 px on the long side), a grey road
-#: along a dashcam frame's lower edge was border in its 640 x 640 Roboflow resize (98-100 % of
-#: each line within tolerance) and not in the 1920 x 1080 original (96-98 %): one picture, two
-#: hashes 14 bits apart (``tests/signals/test_borders.py``).  Smaller images are searched as they are.
-PROBE = 64
+#: Longest side the border search looks at; larger decodes are reduced first.
+PROBE = 128
 #: Changes whenever the decode path changes, invalidating cached signals.
-DECODE_PATH = (f"draft{DRAFT}-detail{DETAIL}from{DETAIL_FROM}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}sq{PROBE}"
+DECODE_PATH = (f"draft{DRAFT}-detail{DETAIL}from{DETAIL_FROM}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}"
                f"-lanczos{BASE}-v4")
 PIXELS_PARAMS = "rgba-exif-v2"
 
@@ -194,8 +189,8 @@ def content_box(rgb: Image.Image) -> tuple[int, int, int, int] | None:
     of a side, is left as it is.
     """
     w, h = rgb.size
-    side = min(PROBE, max(w, h))
-    probe = rgb if (w, h) == (side, side) or max(w, h) <= PROBE else rgb.resize((side, side), Image.Resampling.BOX)
+    scale = max(1, -(-max(w, h) // PROBE))
+    probe = rgb.reduce(scale) if scale > 1 else rgb
     a = np.asarray(probe, dtype=np.int16)
     ph, pw = a.shape[:2]
     if ph < 8 or pw < 8:
@@ -210,8 +205,8 @@ def content_box(rgb: Image.Image) -> tuple[int, int, int, int] | None:
     left, right = _trimmed(_border_depth(cols), _border_depth(cols[::-1]), pw)
     if not (top or bottom or left or right):
         return None
-    # Probe line k covers image lines k*w/pw .. (k+1)*w/pw (rows likewise): the box keeps whole lines.
-    return (-(-left * w // pw), -(-top * h // ph), (pw - right) * w // pw, (ph - bottom) * h // ph)
+    # Probe line k covers image lines k*scale .. (k+1)*scale - 1 (the last one fewer).
+    return left * scale, top * scale, min(w, (pw - right) * scale), min(h, (ph - bottom) * scale)
 
 
 def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
