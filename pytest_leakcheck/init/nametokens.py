@@ -77,10 +77,12 @@ def not_an_id(group: str, name: str) -> str | None:
     """Why the leading tokens ``group`` of file ``name`` are no subject id, or None when they may be one.
 
     Refused: any date or time among them (a prefix cut at a moment groups by
-    day or by hour), or nothing but generic words.
+    day or by hour), nothing but generic words, or a prefix ending on the word
+    that introduces the name's counter.
     """
-    k = len(tokens(group + ".x"))
-    mine = kinds(tokens(name))[:k] if k else []
+    parts, whole = tokens(group + ".x"), tokens(name)
+    k = len(parts)
+    mine = kinds(whole)[:k] if k else []
     if not mine:
         return None
     if "date" in mine:
@@ -89,8 +91,7 @@ def not_an_id(group: str, name: str) -> str | None:
         return "a time"
     if all(m == "generic" for m in mine):
         return "a generic word"
-    cut = tokens(group + ".x")[-1].lower()
-    if re.sub(r"\d+", "", cut) in COUNTED and not any(c.isdigit() for c in cut) and k < len(tokens(name)):
+    if parts[-1].lower() in COUNTED and k < len(whole):
         # ``NORMAL2-IM`` of ``NORMAL2-IM-0384-0001``: a camera's word introduces the counter that
         # follows it, so a prefix ending on it cuts every subject of a class into one group.
         return "cut at a generic word"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from pytest_leakcheck.dataset import groups, inventory
-from pytest_leakcheck.init import recognise
+from pytest_leakcheck.init import nameids, recognise
 from pytest_leakcheck.policy.load import load
 
 from ..conftest import write_policy
@@ -58,18 +59,11 @@ def test_init_does_not_cut_an_id_at_the_word_before_its_number(tmp_path: Path, r
     assert code == 0
     assert "Found: group ids in file names (the id before -<number>)" in out, out
     assert "would hold" not in out, out
-    from pytest_leakcheck.policy.load import load
-
-    policy = load(tmp_path / "leakcheck.yaml")
-    import re
-
-    regex = re.compile(str(policy.groups[0].value))
+    regex = re.compile(str(load(tmp_path / "leakcheck.yaml").groups[0].value))
     assert regex.search("test/NORMAL2-IM-0007-0001.jpeg")["group"] == "NORMAL2-IM-0007"
     assert regex.search("train/IM-0429-0001.jpeg")["group"] == "IM-0429"
-    from pytest_leakcheck.init.nameids import not_an_id
-
-    assert not_an_id("NORMAL2-IM", "NORMAL2-IM-0384-0001.jpeg") == "cut at a generic word"
-    assert not_an_id("IM-0384", "IM-0384-0001.jpeg") is None
+    assert nameids.not_an_id("NORMAL2-IM", "NORMAL2-IM-0384-0001.jpeg") == "cut at a generic word"
+    assert nameids.not_an_id("IM-0384", "IM-0384-0001.jpeg") is None
 
 
 def test_a_training_run_beside_the_data_is_not_a_split(tmp_path: Path) -> None:
