@@ -313,6 +313,11 @@ def run_dataset(source: field_sources.Source, args: argparse.Namespace) -> dict:
         # Judge again (audit CSVs, provenance) without running the check again: the timings are the last run's.
         result = {k: v for k, v in json.loads(previous.read_text()).items() if k not in MEASURED}
         result.update(measure(source, root, json.loads((out / "report.json").read_text()), out, args))
+        pixels = out / "report-pixels.json"
+        if pixels.is_file() and result.get("recall_bursts_pixels"):
+            splits = file_splits(policy)
+            truth = field_truth.build(splits, None, source.numbers_identify)
+            result["recall_bursts_pixels"] = recall(json.loads(pixels.read_text()), truth.bursts, splits)
         return result
     policy.unlink(missing_ok=True)
     shutil.rmtree(root / ".leakcheck", ignore_errors=True)
@@ -345,7 +350,40 @@ def run_dataset(source: field_sources.Source, args: argparse.Namespace) -> dict:
     result["summary_line"] = summary[-1] if summary else ""
     result["summary_chars"] = len(result["summary_line"])
     result.update(measure(source, root, report, out, args))
+    result["recall_bursts_pixels"] = bursts_by_pixels(source, root, policy, out, args)
     return result
+
+
+def bursts_by_pixels(source: field_sources.Source, root: Path, policy: Path, out: Path,
+                     args: argparse.Namespace) -> dict[str, int] | None:
+    """Burst recall of a check whose policy has no group rule: what the pixels alone flag.
+
+    With the burst rule ``init`` proposes, a burst in two splits is one group-split finding and
+    its shots' pixel links inside the group are not reported apart, so the main check cannot say
+    whether the pixels would have found it (issue 37: "even when nothing in its names or metadata
+    says so").  Only for datasets with capture-time bursts across splits; a cold check of its own.
+    """
+    import yaml
+
+    splits = file_splits(policy)
+    truth = field_truth.build(splits, None, source.numbers_identify)
+    if not any(truth.bursts.values()):
+        return None
+    raw = yaml.safe_load(policy.read_text())
+    raw.pop("groups", None)
+    raw.pop("cache", None)
+    # Beside the dataset's own policy: its globs and tables are relative to the policy's folder.
+    bare = root / "leakcheck-pixels-only.yaml"
+    bare.write_text(yaml.safe_dump(raw, sort_keys=False))
+    report_path = out / "report-pixels.json"
+    try:
+        code, _, err, _, _ = cli("check", "--policy", str(bare), "--format", "json", "-o", str(report_path),
+                                 "-j", str(args.jobs), "-q", "--no-cache", timeout=args.timeout)
+    finally:
+        bare.unlink(missing_ok=True)
+    if code not in (0, 1):
+        return {"known": 0, "error": 0, "any": 0}
+    return recall(json.loads(report_path.read_text()), truth.bursts, splits)
 
 
 def measure(source: field_sources.Source, root: Path, report: dict, out: Path, args: argparse.Namespace) -> dict:
@@ -434,9 +472,11 @@ def row(r: dict) -> str:
 
 
 def _with_groups(r: dict) -> str:
-    """Bursts flagged at error by a finding of any kind (the group rule init proposed, too)."""
-    g = r.get("recall_bursts_all_kinds")
-    return f"; {g['error']} at error with groups" if g and g["known"] else ""
+    """Bursts flagged at error by a finding of any kind (the group rule init proposed, too), and
+    by the pixels of a check without the group rule (error level; any level)."""
+    g, p = r.get("recall_bursts_all_kinds"), r.get("recall_bursts_pixels")
+    text = f"; {g['error']} at error with groups" if g and g["known"] else ""
+    return text + (f"; no group rule: {p['error']} at error, {p['any']} any" if p and p["known"] else "")
 
 
 def _warn_text(r: dict) -> str:
