@@ -309,8 +309,12 @@ def impostor_level(scores: list[float]) -> dict[str, Any]:
 
 def _params() -> str:
     from ..signals.decode import DECODE_PATH
+    from .same_scene.features import MIN_SIDE
 
-    return "scene-grey-" + hashlib.blake2b(f"side{SIDE};dzip;{DECODE_PATH};v1".encode(), digest_size=8).hexdigest()
+    # The images that carry a row (MIN_SIDE) are part of it: a store's "\0" for a 150 px image,
+    # written when same-scene skipped it, must not stand once it is searched.
+    return "scene-grey-" + hashlib.blake2b(f"side{SIDE};min{MIN_SIDE};dzip;{DECODE_PATH};v1".encode(),
+                                           digest_size=8).hexdigest()
 
 
 @lru_cache(maxsize=1)

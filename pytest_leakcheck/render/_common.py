@@ -64,6 +64,21 @@ def calibration_text(stats: dict) -> str:
     return "".join(f"; {text}" for text in said if text)
 
 
+def unsearched_lines(stats: dict) -> list[str]:
+    """A note when ``same-scene`` searched only some of the images: a re-shot among the rest is not
+    looked for, and "checked: same-scene" alone would read as if it had been (issue 37, a probe of
+    2,830 coin crops of 150 px: none searched, nothing said)."""
+    scene = stats.get("same_scene")
+    if not isinstance(scene, dict) or not int(scene.get("skipped", 0) or 0):
+        return []
+    from ..detectors.same_scene.features import MIN_SIDE
+
+    searched, skipped = int(scene.get("images", 0) or 0), int(scene["skipped"])
+    return [f"note: same-scene searched {searched} of {searched + skipped} images for other shots of a "
+            f"scene; {skipped} are under {MIN_SIDE} px or too plain to carry keypoints, and only their "
+            f"copies are looked for"]
+
+
 def inseparable_lines(stats: dict) -> list[str]:
     """A note per detector that could not tell copies from the rest of this dataset: shown by
     default, since it explains why that detector raised no error (the levels are in ``--verbose``)."""

@@ -32,8 +32,14 @@ FEATURES = 384
 #: re-shot pairs of the 1,024 px multi-view set as 480 did, at half its cost.
 SIDE = 320
 #: Images whose long side is below this are not searched: too few keypoints to judge a
-#: geometry (CIFAR's 32 px, thumbnails).  The shared decode keeps its small draft for them.
-MIN_SIDE = DETAIL_FROM
+#: geometry (CIFAR's 32 px, icons).  The shared decode keeps its small draft for them.
+MIN_SIDE = 96
+#: Images smaller than this (long side) are enlarged twice over for the keypoint search (at
+#: most to SIDE): ORB's 19 px patch and 6-level pyramid find too few corners in a 150 px
+#: crop.  On 2,830 coin crops of 150 x 150 (kaa/coins-dataset, a held-out probe; docs/field.md)
+#: nothing was searched below 200 px, and the same crops enlarged to 300 px linked the coins
+#: of a layout photographed twice across train and test.
+ENLARGE_BELOW = DETAIL_FROM
 #: ORB's pyramid: 6 levels 1.2 apart (a re-shot a step nearer or farther is found at
 #: another level) and a 19 px patch and border at the working side.
 LEVELS, SCALE, PATCH = 6, 1.2, 19
@@ -69,8 +75,21 @@ def empty_row() -> bytes:
 
 
 def working_side(width: int, height: int) -> int:
-    """The long side keypoints are sought at for a photo of this size: its own, at most SIDE."""
-    return min(max(width, height), SIDE)
+    """The long side keypoints are sought at for a photo of this size: its own, at most SIDE;
+    twice its own below ENLARGE_BELOW."""
+    long = max(width, height)
+    return min(2 * long if long < ENLARGE_BELOW else long, SIDE)
+
+
+def at_side(grey: np.ndarray, side: int) -> np.ndarray:
+    """``grey`` enlarged so that its long side is ``side`` (a small image), else as it is."""
+    import cv2
+
+    h, w = grey.shape
+    if max(h, w) >= side:
+        return grey
+    s = side / max(h, w)
+    return cv2.resize(grey, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_CUBIC)
 
 
 def extract(grey: np.ndarray, features: int = FEATURES) -> bytes:

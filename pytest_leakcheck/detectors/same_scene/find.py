@@ -47,12 +47,13 @@ def _row(decoded: Decoded, family: Family) -> bytes:
     w, h = decoded.size
     if max(w, h) < features.MIN_SIDE:
         return features.empty_row()  # too small to carry keypoints (CIFAR's 32 px): not searched
-    return features.extract(detail_grey(decoded, features.working_side(w, h)))
+    side = features.working_side(w, h)
+    return features.extract(features.at_side(detail_grey(decoded, side), side))
 
 
 FAMILY = Family(
     "scene", f"orb{features.FEATURES}x{features.LEVELS}@{features.SCALE}p{features.PATCH};side{features.SIDE};"
-             f"min{features.MIN_SIDE};{DECODE_PATH};v2",
+             f"min{features.MIN_SIDE}x2<{features.ENLARGE_BELOW};{DECODE_PATH};v2",
     features.HEAD_LAYOUT, _row, variable=True,
 )
 

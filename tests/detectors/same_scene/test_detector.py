@@ -115,10 +115,29 @@ def test_small_images_never_reach_the_keypoint_search(tmp_path: Path, monkeypatc
 
 def test_images_too_small_for_keypoints_are_skipped(tmp_path: Path) -> None:
     for k in range(4):
-        save(photo(k), tmp_path / f"{'test' if k == 0 else 'train'}/{k}.jpg", quality=90)  # 160 x 120
+        save(photo(k, (80, 60)), tmp_path / f"{'test' if k == 0 else 'train'}/{k}.jpg", quality=90)
     (tmp_path / "leakcheck.yaml").write_text(ON)
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     assert report.stats["same_scene"] == {"images": 0, "skipped": 4}
+    # Not examined is said, by default: "checked: same-scene" alone would read as if they were searched.
+    text = render(report, "text")
+    assert "note: same-scene searched 0 of 4 images" in text and f"under {features.MIN_SIDE} px" in text
+
+
+def test_small_crops_of_one_scene_are_linked_across_splits(tmp_path: Path) -> None:
+    """150 px crops (coins cut from phone photos) are enlarged for the keypoint search: a crop of a
+    scene shot again, a step aside, is found; crops of other scenes are not linked."""
+    place = scene(7, (600, 450), (3, 3))
+    save(view(place, 20, 15, size=(150, 150), extent=(300, 300)), tmp_path / "train/a.jpg", quality=90)
+    save(view(place, 50, 30, tilt=10, size=(150, 150), extent=(300, 300)), tmp_path / "test/a.jpg", quality=90)
+    for k in range(6):
+        other = scene(200 + k, (600, 450), (3, 3))
+        save(view(other, 20, 15, size=(150, 150), extent=(300, 300)),
+             tmp_path / f"{'test' if k % 3 == 0 else 'train'}/other_{k}.jpg", quality=90)
+    (tmp_path / "leakcheck.yaml").write_text(ON)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert report.stats["same_scene"]["images"] == 8
+    assert _scene_pairs(report) == {frozenset(("train/a.jpg", "test/a.jpg"))}
 
 
 def test_rows_are_compact_and_keep_only_what_was_found() -> None:
