@@ -106,14 +106,14 @@ def _separable(run: SearchRun, settings: ThumbnailSettings, names: list[str], fo
     cos = cosine(s.i, s.j)
     said = homogeneity.verdict(s, lambda idx: cos[idx] >= settings.min_cosine, cos)
     mask = None
+    # A quarter of the level's distance: unit vectors' squared distance is 2 (1 - cosine).
+    same = 1 - (1 - settings.min_cosine) / 16
     if not said["inseparable"]:
-        # A quarter of the level's distance: unit vectors' squared distance is 2 (1 - cosine).
-        same = 1 - (1 - settings.min_cosine) / 16
         parts, mask = homogeneity.within_parts(rows, run.comparisons, run.split_of, run.sigs.digests, run.paths,
                                                homogeneity.PartJudge(judge, same))
         said = {**said, **parts}
     run.stats[Thumbnail.name] = said
-    return homogeneity.weaken(found, said["inseparable"], mask)
+    return homogeneity.weaken(found, said["inseparable"], mask, lambda m: homogeneity.turned_version(m, m.value >= same))
 
 
 class Thumbnail(Detector):

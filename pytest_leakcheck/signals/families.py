@@ -104,7 +104,7 @@ def search_orientations(orientations: Iterable[str]) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4)
-def _dct_matrix(n: int) -> np.ndarray:
+def dct_matrix(n: int) -> np.ndarray:
     """scipy's unnormalised DCT-II as a matrix: y = C @ x."""
     k = np.arange(n)
     return 2.0 * np.cos(np.pi * k[:, None] * (2 * k[None, :] + 1) / (2 * n))
@@ -133,7 +133,7 @@ def _phash_of(square: np.ndarray, hash_size: int) -> np.ndarray:
     takes, the middle value or the halved sum of the two middle ones, read off
     a sort: ``np.median``'s checks and dispatch cost more than the 8 x 8 DCT.
     """
-    c = _dct_matrix(square.shape[0])
+    c = dct_matrix(square.shape[0])
     low = (c @ square @ c.T)[:hash_size, :hash_size]
     ordered = np.sort(low, axis=None)
     mid = len(ordered) // 2

@@ -32,7 +32,7 @@ import numpy as np
 from ...progress import no_tick
 from ...search import lists, multiview
 from ...signals.families import Signatures
-from . import alignment, descriptors
+from . import alignment, descriptors, turned
 
 # Query rows per verification block; their candidate lists are padded to the block's longest.
 _BLOCK = 1024
@@ -472,6 +472,7 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     back = alignment.verify(data.grey[cand[qi, kk]].astype(np.float32), qi[:, None], flip[qi, kk][:, None],
                             alignment.References(grey, tmpl2), always=1, tiles=False)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
+    turned.drop_copies(fwd, grey, cand, data.grey)
     return fwd.reshape(n, groups, p.k).max(2)
 
 
