@@ -313,7 +313,8 @@ def said(name: str, stats: Any) -> str:
     except (TypeError, ValueError):  # a saved report may say anything
         return ""
     left = stats.get("left_to_aligned")
-    also = (f"; {left} in views aligned searches are left to it"
+    also = (f"; {left} of its matches, upright or mirrored, were not reported: aligned searches those "
+            "views itself"
             if isinstance(left, int) and not isinstance(left, bool) and left > 0 else "")
     return (f"{name} cannot tell copies from other images of this dataset "
             f"({passing} of {pairs} random pairs pass its level): its matches are warnings only{also}")

@@ -79,14 +79,11 @@ def _indexed(ta: Any, tb: Any, names: list[str], min_cosine: float, same: bool,
     return ia[order], ib[order], cos[order], kk[order]
 
 
-def _separable(run: SearchRun, settings: ThumbnailSettings, names: list[str], found: list[Match]) -> list[Match]:
-    """``found``, made warnings when random pairs of this dataset reach ``min_cosine`` too
-    (``homogeneity``): a fixed camera's shots share one thumbnail.  The same within each part of
-    the dataset (a folder, a file-name prefix): there, only matches touching it."""
+def _cosine(run: SearchRun, names: list[str]) -> Any:
+    """Cosine of rows ``i`` to rows ``j``, the nearest over the searched orientations."""
     import numpy as np
 
     from ..search.kernels import normalised_thumbs, orient_thumbs
-    from . import homogeneity
 
     thumbs = run.sigs.arrays["thumb"]
 
@@ -97,14 +94,34 @@ def _separable(run: SearchRun, settings: ThumbnailSettings, names: list[str], fo
             cos = np.maximum(cos, (orient_thumbs(ti, o) * tj).sum(axis=1))
         return cos
 
+    return cosine
+
+
+def _whole_verdict(run: SearchRun, settings: ThumbnailSettings, names: list[str]) -> dict[str, Any]:
+    """Whether random pairs of the whole dataset reach ``min_cosine`` (``hashing.whole_verdict``)."""
+    from . import homogeneity
+
+    s = homogeneity.sample(run.textured_rows(), run.comparisons, run.split_of, run.sigs.digests)
+    cos = _cosine(run, names)(s.i, s.j)
+    return homogeneity.verdict(s, lambda idx: cos[idx] >= settings.min_cosine, cos)
+
+
+def _separable(run: SearchRun, settings: ThumbnailSettings, names: list[str], found: list[Match],
+               said: dict[str, Any]) -> list[Match]:
+    """``found``, made warnings when random pairs of this dataset reach ``min_cosine`` too
+    (``homogeneity``): a fixed camera's shots share one thumbnail.  The same within each part of
+    the dataset (a folder, a file-name prefix): there, only matches touching it."""
+    import numpy as np
+
+    from . import homogeneity
+
+    cosine = _cosine(run, names)
+
     def judge(i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c = cosine(i, j)
         return c >= settings.min_cosine, c
 
     rows = run.textured_rows()
-    s = homogeneity.sample(rows, run.comparisons, run.split_of, run.sigs.digests)
-    cos = cosine(s.i, s.j)
-    said = homogeneity.verdict(s, lambda idx: cos[idx] >= settings.min_cosine, cos)
     mask = None
     # A quarter of the level's distance: unit vectors' squared distance is 2 (1 - cosine).
     same = 1 - (1 - settings.min_cosine) / 16
@@ -146,9 +163,16 @@ class Thumbnail(Detector):
         from ..search.kernels import cosine_pairs
         from ..signals.families import search_orientations
 
+        import numpy as np
+
+        from .hashing import Left
+
         names = list(search_orientations(run.orientations))
         thumbs = run.sigs.arrays["thumb"]
         rows = run.textured_rows()
+        said = _whole_verdict(run, settings, names)
+        left = Left.of(run, said)
+        gone_views = [names.index(v) for v in left.views if v in names] if left is not None else []
         out: list[Match] = []
         for a, b in run.comparisons:
             for ra, rb, same in run.sides(a, b, rows):
@@ -160,11 +184,17 @@ class Thumbnail(Detector):
                 else:
                     ia, ib, cos, kk = _indexed(thumbs[ra], thumbs[rb], names, settings.min_cosine, same, backend)
                 tex = run.texture(ra[ia]) & run.texture(rb[ib])
+                if left is not None:  # a view aligned covers, of a thumbnail that cannot tell copies apart here
+                    gone = tex & np.isin(kk, gone_views)
+                    left.count += int(gone.sum())
+                    tex &= ~gone
                 out += [
                     _upright(int(ra[x]), int(rb[y]), round(float(c), 4), names[int(o)])
                     for x, y, c, o in zip(ia[tex], ib[tex], cos[tex], kk[tex])
                 ]
-        return _separable(run, settings, names, out)
+        if left is not None and left.count:
+            said = {**said, "left_to_aligned": left.count}
+        return _separable(run, settings, names, out, said)
 
     def summary(self, stats: Any) -> str:
         from .homogeneity import said

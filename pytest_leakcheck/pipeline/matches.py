@@ -88,6 +88,8 @@ def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, opts
         executor=opts.pool,
         primary=primary,
         groups=tuple(r.group for r in inv.records),
+        # Whether aligned searches itself: then what other detectors would only count there is not made.
+        memo={"aligned_on": any(d.name == "aligned" for d, _ in detectors.enabled(policy))},
     )
 
 

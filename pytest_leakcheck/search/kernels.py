@@ -215,7 +215,7 @@ def cosine_pairs(
                 if same:
                     upper = ia + a0 < ib + b0
                     ia, ib = ia[upper], ib[upper]
-                exact = np.einsum("ij,ij->i", coef_a[ia], coef_b[ib])
+                exact = _rowwise_dots(coef_a, coef_b, ia, ib)
                 keep = exact >= min_cosine
                 found.append((ia[keep], ib[keep], exact[keep], np.full(keep.sum(), k)))
             if not found:
@@ -231,6 +231,20 @@ def cosine_pairs(
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty.astype(np.float32), empty
     return tuple(np.concatenate(parts) for parts in zip(*out))  # type: ignore[return-value]
+
+
+#: Pairs whose exact cosine is taken at once: the two gathered blocks of coefficients are
+#: ``_DOTS`` x side² floats each.  On a fixed camera nearly every pair passes the low-frequency
+#: bound, and gathering them all at once held 1.8 GB for 2,004 frames (a held-out probe).
+_DOTS = 1 << 15
+
+
+def _rowwise_dots(a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """``(a[ia] * b[ib]).sum(1)``, a bounded number of rows at a time."""
+    out = np.empty(len(ia), dtype=np.result_type(a.dtype, b.dtype))
+    for k in range(0, len(ia), _DOTS):
+        out[k:k + _DOTS] = np.einsum("ij,ij->i", a[ia[k:k + _DOTS]], b[ib[k:k + _DOTS]])
+    return out
 
 
 def oriented_within(

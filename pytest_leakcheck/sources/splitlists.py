@@ -340,11 +340,15 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
     own = images == (folder.relative_to(root).as_posix() if folder != root else "")
     for split in (s for s in SPLIT_WORDS if s in lists):
         rel = lists[split].relative_to(root).as_posix()
-        n = sum(1 for p, e in assignment.rows.items() if e[0][0] == split and p in on_disk)  # missing ones apart
+        n = sum(1 for p, e in assignment.rows.items() if any(x[0] == split for x in e) and p in on_disk)
         yaml += (f"    {split}: {yaml_scalar(rel)}\n" if own
                  else f"    {split}: {{file: {yaml_scalar(rel)}, images: {yaml_scalar(images or '.')}}}\n")
         under_images = f" (under {images}/)" if images else ""
         found.append(f"split list {rel}: {n} image{'s' * (n != 1)} in {split}{under_images}{_how(how[split])}")
+    twice = sum(1 for p, e in assignment.rows.items() if len({x[0] for x in e}) > 1 and p in on_disk)
+    if twice:  # a val.txt that is a copy of train.txt: every such image is in two splits, a leak
+        found.append(f"{twice} image{'s' * (twice != 1)} listed in more than one split "
+                     "(reported as ambiguous files: errors)")
     listed = set(assignment.rows)
     unlisted = sum(1 for f in files if f.startswith(images + "/" if images else "") and f not in listed)
     if unlisted:

@@ -55,8 +55,8 @@ def test_on_large_data_the_search_at_the_level_gives_the_same_near_misses(
     calls: list[tuple[int | None, int]] = []
     real = hashing.hash_matches
 
-    def counted(run, name, prefix, max_distance, reach=None):  # type: ignore[no-untyped-def]
-        found = real(run, name, prefix, max_distance, reach)
+    def counted(run, name, prefix, max_distance, reach=None, left=None):  # type: ignore[no-untyped-def]
+        found = real(run, name, prefix, max_distance, reach, left)
         calls.append((reach, sum(m.value > 8 for m in found)))
         return found
 

@@ -92,6 +92,24 @@ def test_a_copy_across_two_lists_fails_and_a_name_on_no_file_is_missing(tmp_path
     assert any(k != "missing-file" and paths == ("images/im0.png", "images/im3.png") for k, paths in kinds)
 
 
+def test_a_val_list_that_is_a_copy_of_train_is_every_file_ambiguous_not_a_missing_split(tmp_path: Path,
+                                                                                      run_cli) -> None:
+    """A VOC set whose val.txt repeats train.txt (held-out probe, docs/field.md): ``init`` says so, and the
+    check reports each file in two splits as an error, not a policy error calling the splits empty."""
+    _voc(tmp_path)
+    main = tmp_path / "VOC2012" / "ImageSets" / "Main"
+    (main / "val.txt").write_text((main / "train.txt").read_text())
+    layout = recognise.detect(tmp_path)
+    found = "\n".join(layout.found)
+    assert "val.txt: 5 images in val" in found and "5 images listed in more than one split" in found, found
+    write_policy(tmp_path, recognise.policy_text(layout))
+    code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    assert code == EXIT_LEAKS, err
+    report = json.loads(out)
+    ambiguous = {m["path"] for f in report["findings"] if f["kind"] == "ambiguous-file" for m in f["members"]}
+    assert ambiguous == {f"VOC2012/JPEGImages/2008_{n:06d}.jpg" for n in range(5)}
+
+
 @pytest.mark.parametrize("spec, key, message", [
     ("{train: nope.txt}", "splits.lists.train.file", "split list 'nope.txt' not found"),
     ("{train: {file: a.txt, images: ../x}}", "splits.lists.train.images", "outside the policy's folder"),
