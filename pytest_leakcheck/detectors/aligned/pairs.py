@@ -34,8 +34,7 @@ from ...search import lists, multiview
 from ...signals.families import Signatures
 from . import alignment, descriptors, turned
 
-# Query rows per verification block; their candidate lists are padded to the block's longest.
-_BLOCK = 1024
+_BLOCK = 1024  # query rows per verification block; their candidate lists are padded to the block's longest
 # Impostors whose best few forward candidates are also scored backwards.
 _REVERSE_TOP = 2
 # Impostor rows per calibration block.
@@ -472,7 +471,7 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     back = alignment.verify(data.grey[cand[qi, kk]].astype(np.float32), qi[:, None], flip[qi, kk][:, None],
                             alignment.References(grey, tmpl2), always=1, tiles=False)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
-    turned.drop_copies(fwd, grey, cand, data.grey)
+    turned.drop_copies(fwd, grey, cand, data.grey)  # an upside-down row meeting its own turned copy
     return fwd.reshape(n, groups, p.k).max(2)
 
 
