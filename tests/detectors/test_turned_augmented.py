@@ -1,10 +1,9 @@
 """An export augmented by turning: most pictures have flipped and turned, re-contrasted versions.
 
 A held-out Roboflow export of brain MRI slices (issue 37, docs/field.md) held flipped, turned and
-re-contrasted versions of its pictures, some uploaded twice under two names.  Its upside-down
-impostors met those versions, so ``aligned`` set its levels at 1.0; its name parts (``no*``, ``y*``)
-failed the part test on those versions; and 129 of the 131 held-out images with a copy in another
-split were warnings only.  The data here is built from numpy and Pillow; each test fails on the code
+re-contrasted versions of its pictures, some uploaded twice under two names.  Its name parts
+(``no*``, ``y*``) failed the look-alike part test on those versions, and 129 of the 131 held-out
+images with a copy in another split were warnings only.  The data here is built from numpy and Pillow; each test fails on the code
 before the change.
 """
 
@@ -51,8 +50,8 @@ def _export(root: Path, pictures: int = 120, leaked: int = 12) -> list[tuple[str
 def test_copies_in_an_export_augmented_by_turning_are_errors(tmp_path: Path) -> None:
     pairs = _export(tmp_path)
     report = check(write_policy(tmp_path, POLICY))
-    stats = report.stats["aligned"]
-    assert stats["turn_augmented"] and stats["error_threshold"] < 1.0, stats
+    # The upside-down impostors that met a version of themselves are turned copies, not impostors.
+    assert report.stats["aligned"]["turned_copies"] >= 100, report.stats["aligned"]
     errors = [{m.path for m in f.members} for f in report.findings if f.severity == "error"]
     found = [p for p in pairs if any(set(p) <= e for e in errors)]
     assert len(found) == len(pairs), (found, errors)

@@ -123,11 +123,7 @@ class Aligned(Detector):
             out += (f", {float(asked):g} asked: in a sample of {n} one impostor is already "
                     f"{float(stats.get('resolution_per_10k', 0)):g} per 10k")
         out += f"{_estimated(stats)})"
-        if stats.get("turn_augmented"):
-            out += (f"; error level {stats['error_threshold']:.3f}, at least a floor: the data holds turned "
-                    f"copies of many pictures ({int(stats.get('turned_copies', 0))} upside-down impostors met "
-                    f"one), so impostors aligning at {float(stats.get('error_floor', 0.85)):g} or more are not counted")
-        elif stats.get("small_sample"):
+        if stats.get("small_sample"):
             out += (f"; error level {stats['error_threshold']:.3f}, a conservative floor: "
                     f"{int(stats.get('images', n))} images are too few "
                     f"to estimate {float(stats['error_false_alarms_per_10k']):g} false alarms per 10k")

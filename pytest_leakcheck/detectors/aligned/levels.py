@@ -113,13 +113,10 @@ def calibration(data: pairs.Data, p: pairs.Plan, det: Any, digests: Sequence[byt
     """
     raw = pairs.impostors(data, p, digests, *([tick] if tick is not None else []),
                            **({"farm": farm} if farm is not None else {}))
-    turned = int(sum((v >= TURNED_COPY).sum() for v in raw.values()))
-    augmented = turned >= TURNED_SHARE * max(1, sum(len(v) for v in raw.values()))
-    cut = SMALL_ERROR_FLOOR if augmented else TURNED_COPY
-    imp = {kind: v[~(v >= cut)] for kind, v in raw.items()}
+    imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
     cross = imp["cross"] if len(imp["cross"]) else imp["within"]
     images = int(sum(len(r) for r in p.rows.values()))
-    small = too_small(images, det) or augmented
+    small = too_small(images, det)
     warn, err, measured, _ = levels(cross, det, small)
     within = levels(imp["within"], det, small) if len(imp["within"]) else (warn, err, measured, small)
     n = int(max(len(imp["cross"]), len(imp["within"])))
@@ -134,7 +131,7 @@ def calibration(data: pairs.Data, p: pairs.Plan, det: Any, digests: Sequence[byt
             "calibrated_on": n,
             # Sampling noise of the cross-split levels (warning, error): see levels_se.
             "levels_se": list(levels_se(cross, det)),
-            "turned_copies": turned, "turn_augmented": augmented}
+            "turned_copies": int(sum((v >= TURNED_COPY).sum() for v in raw.values()))}
 
 
 #: Which retrieved neighbour of each sampled image stands for an unrelated one: the third best across
@@ -167,11 +164,6 @@ def alike(cal: dict[str, Any], data: pairs.Data, p: pairs.Plan, digests: Sequenc
     if len(rank):
         level = round(calibrate(rank, float(cal["error_false_alarms_per_10k"])), 4)
         out["neighbour_level"], out["neighbours_on"] = level, int(len(rank))
-        if cal.get("turn_augmented") and level + float(cal.get("hair", HAIR)) >= 1.0:
-            # Each image's third-nearest is a copy of it (an export that keeps several turned and
-            # re-contrasted versions of each picture): copy families, not look-alikes, and the random
-            # pairs below still judge whether this data can be told apart at all.
-            return {**out, **_random_pairs(out, data, p, digests)}
         out["error_threshold"] = max(out["error_threshold"], level)
         out["within_error_threshold"] = max(out.get("within_error_threshold", level), level)
         out.update(_neighbour_warning(cal, rank))
@@ -257,14 +249,6 @@ def matches(found: pairs.Pairs, cal: dict[str, float], split_of: np.ndarray | No
 #: half: 0.85) and copies do (median 0.92): an upside-down image scoring this is a
 #: turned copy in the data, and is left out of the calibration.
 TURNED_COPY = 0.95
-#: Share of impostors at TURNED_COPY or more from which the data is taken to be augmented by turning
-#: (flips and turns of most pictures: 41 % of ``dental``'s impostors in ``benchmarks/field.py``, 37 %
-#: of a held-out brain MRI export's; ``deeppcb``'s symmetric board regions 9 %, the visible CIFAR
-#: half 0 of 8,000, ``eggs`` 0.6 %).  There its
-#: re-contrasted and re-framed turned copies align under TURNED_COPY as well (0.85-0.95, seen by eye)
-#: and would set the levels at 1.0, where no copy is an error: impostors from SMALL_ERROR_FLOOR up are
-#: left out too, and the error level is at least that floor, whatever the dataset's size.
-TURNED_SHARE = 0.2
 
 
 
