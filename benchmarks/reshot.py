@@ -51,8 +51,8 @@ import time
 from pathlib import Path
 
 SAME = {"entry": "castle"}  # folders that show one scene
-#: Photos under this long side are skipped by same_scene (``features.MIN_SIDE``): not counted as searched.
-MIN_SIDE = 200
+#: Photos under this long side are skipped by same_scene: not counted as searched.
+from pytest_leakcheck.detectors.same_scene.features import MIN_SIDE  # noqa: E402
 #: Folders of clean photos (no two of one scene): BSDS500, and the second source named above.
 DISTRACTORS = {"bsds", "imagenet"}
 
