@@ -8,8 +8,8 @@ photograph's copies share.  Two readings make it a defensible id:
 
 - a phone edit is the same photograph: iOS saves an edit of ``IMG_2447`` as
   ``IMG_E2447``, so ``E`` after ``IMG_`` is folded away;
-- an upload converted first keeps its own extension (``11_PNG_jpg.rf.…``): it is
-  dropped, so ``11_PNG`` is the number ``11``;
+- an upload converted first keeps its own extension (``11_PNG_jpg.rf.…``): ``11_PNG`` is
+  the number ``11`` (see below), while ``image_18_png`` stays apart from ``image_18``;
 - a source that is only a short number (``25``, ``9_2``) is not an id:
   numbered uploads merged into one project reuse the numbers for different
   pictures, so grouping by them would invent groups.  A capture time to the
@@ -67,9 +67,13 @@ def roboflow_source(path: str) -> str | None:
     m = _ROBOFLOW.search(path)
     if m is None:
         return None
-    source = _INNER_EXT.sub("", m.group(1))
-    if _ONLY_NUMBERS.match(source) and sum(c.isdigit() for c in source) < STAMP_DIGITS:
+    source = m.group(1)
+    bare = _INNER_EXT.sub("", source)
+    if _ONLY_NUMBERS.match(bare) and sum(c.isdigit() for c in bare) < STAMP_DIGITS:
         return None
+    # Otherwise the inner extension stays: ``image_18_png_jpg.rf.…`` (the upload image_18_png.jpg) and
+    # ``image_18_jpg.rf.…`` are two files of the source dataset, and in a held-out export of scanned
+    # documents two different pages (KacperTurek/Signature-Detection: 22 false group-split errors).
     return _EDIT.sub(r"\1_\2", source)
 
 

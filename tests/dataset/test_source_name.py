@@ -63,7 +63,11 @@ def test_an_unknown_tool_names_the_key(tmp_path: Path) -> None:
     (f"26.rf.{H}.jpg", None),
     # An upload converted before export keeps its extension: 11.PNG is the number 11, no id.
     (f"train/11_PNG_jpg.rf.{H}.jpg", None),
-    (f"Screen-Shot-2020-05-01_png_jpg.rf.{H}.jpg", "Screen-Shot-2020-05-01"),
+    # Otherwise the inner extension stays: image_18.png and image_18.jpg were two files of the source
+    # dataset (two different scanned pages in a held-out export), not one picture.
+    (f"Screen-Shot-2020-05-01_png_jpg.rf.{H}.jpg", "Screen-Shot-2020-05-01_png"),
+    (f"image_18_png_jpg.rf.{H}.jpg", "image_18_png"),
+    (f"image_18_jpg.rf.{H}.jpg", "image_18"),
     (f"img_jpg.rf.{'zz' * 16}.jpg", None),  # not a hash: no Roboflow name
     ("x.rf.jpg", None),
 ])
