@@ -59,6 +59,29 @@ def test_a_copy_turned_a_few_degrees_fails_the_build(turned: Path) -> None:
     assert turned_copy.LEVEL <= value <= 1.0
 
 
+def _sheared(img: Image.Image, degrees: float, shear: float) -> Image.Image:
+    """Roboflow's shear augmentation after its rotation: an affine map no similarity explains."""
+    w, h = img.size
+    turned = img.rotate(degrees, resample=Image.Resampling.BICUBIC)
+    # x' = x + shear * (y - h / 2): Pillow's AFFINE maps output to input pixels.
+    return turned.transform((w, h), Image.Transform.AFFINE, (1, shear, -shear * h / 2, 0, 1, 0),
+                            resample=Image.Resampling.BICUBIC)
+
+
+def test_a_copy_sheared_as_well_as_turned_fails_the_build(tmp_path: Path) -> None:
+    """An ultrasound export augmented by rotation and shear (a held-out probe): no similarity explains
+    the copy's points, an affine map does, and the copy agrees in detail once mapped back."""
+    original = view(scene(9), 60, 40)
+    save(original, tmp_path / "train/scan_20a.jpg", quality=92)
+    save(_sheared(original, 5.0, 0.18), tmp_path / "test/scan_20a_aug_3.jpg", quality=88)
+    _others(tmp_path)
+    (tmp_path / "leakcheck.yaml").write_text(POLICY)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    pair = frozenset(("train/scan_20a.jpg", "test/scan_20a_aug_3.jpg"))
+    assert _links(report)[pair] == ("turned-copy", "near-duplicate", "error"), _links(report)
+    assert len(_links(report)) == 1  # the unrelated photos stay unlinked
+
+
 def test_off_leaves_it_a_same_scene_warning(turned: Path, tmp_path: Path) -> None:
     """Without this detector the same pair is what same-scene alone says of it: a warning."""
     policy = tmp_path / "leakcheck.yaml"
