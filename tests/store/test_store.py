@@ -161,8 +161,11 @@ def test_no_pixels_are_stored(dataset: Path) -> None:
     n = report.stats["files"]
     cache = dataset / ".leakcheck/cache.sqlite"
     with closing(sqlite3.connect(cache)) as conn:
-        biggest = conn.execute("SELECT max(length(data)) FROM signatures WHERE family != 'fine'").fetchone()[0]
+        biggest = conn.execute("SELECT max(length(data)) FROM signatures "
+                               "WHERE family NOT IN ('fine', 'scene', 'scene_grey')").fetchone()[0]
         fine = conn.execute("SELECT max(length(data)) FROM signatures WHERE family = 'fine'").fetchone()[0]
+        scene = conn.execute("SELECT max(length(data)) FROM signatures WHERE family = 'scene'").fetchone()[0]
+        grey = conn.execute("SELECT max(length(data)) FROM signatures WHERE family = 'scene_grey'").fetchone()[0]
         rows = conn.execute("SELECT count(*) FROM files").fetchone()[0]
     assert rows == n
     # The largest row is the aligned detector's descriptors (on by default): a 32x32 grey
@@ -171,11 +174,14 @@ def test_no_pixels_are_stored(dataset: Path) -> None:
     # Large images (these 160 x 120 ones) also keep aligned's 96 px grey square, packed: at most
     # its 9,216 bytes and a few more, a sixth of the picture's pixels.
     assert fine <= 1 + 96 * 96 + 64
+    # Images of 96 px and more also keep same-scene's keypoints (position and descriptor, 36 bytes
+    # each, at most FEATURES) and turned-copy's grey image of at most 128 px, deflated: no colour.
+    assert scene <= 6 + 36 * 384 and grey <= 5 + 128 * 128 + 64
     # A 160x120 RGB image is 57,600 bytes of pixels; the store keeps under 12 kB per image
     # (8.5 kB measured at this size with the aligned descriptors, SQLite pages included),
     # and under 10 kB more for each large image's fine square (two 4 kB pages and its cell),
     # plus aligned's stored model (its retrieval index and levels), a fixed cost per store.
-    assert cache.stat().st_size < 12_000 * n + 10_000 * 20 + 64_000
+    assert cache.stat().st_size < 12_000 * n + 10_000 * 20 + 64_000 + 32_000 * 20
 
 
 def test_garbage_at_the_store_path_is_left_alone(dataset: Path) -> None:
