@@ -135,13 +135,10 @@ def small(width: int, height: int) -> bytes | None:
 def turn(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]) -> tuple[Turn, np.ndarray] | None:
     """The similarity (2 x 3, pixels of b to pixels of a) explaining ``points`` (x_a, y_a, x_b, y_b, 0..1)."""
     import cv2
-    import numpy as np
 
     if len(points) < MIN_POINTS:
         return None
-    pa = (points[:, 0:2] * np.array(size_a, np.float32)).astype(np.float32).reshape(-1, 1, 2)
-    pb = (points[:, 2:4] * np.array(size_b, np.float32)).astype(np.float32).reshape(-1, 1, 2)
-    cv2.setRNGSeed(len(points))  # the same verdict every run
+    pa, pb = _in_pixels(points, size_a, size_b)
     # 1.5 px at SIDE: same-scene's 3 px reprojection threshold at its 320 px, a little tighter.
     m, inliers = cv2.estimateAffinePartial2D(pb, pa, method=cv2.RANSAC, ransacReprojThreshold=1.5)
     if m is None or inliers is None:
@@ -172,14 +169,24 @@ def sheared(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]
 
     if len(points) < MIN_POINTS:
         return None
-    pa = (points[:, 0:2] * np.array(size_a, np.float32)).astype(np.float32).reshape(-1, 1, 2)
-    pb = (points[:, 2:4] * np.array(size_b, np.float32)).astype(np.float32).reshape(-1, 1, 2)
-    cv2.setRNGSeed(len(points))
+    pa, pb = _in_pixels(points, size_a, size_b)
     m, inliers = cv2.estimateAffine2D(pb, pa, method=cv2.RANSAC, ransacReprojThreshold=1.5)
     if m is None or inliers is None or float(inliers.mean()) < EXPLAINED:
         return None
     s = np.linalg.svd(m[:, :2], compute_uv=False)
     return m if s[1] > 0 and s[0] / s[1] - 1 >= SHEAR_FROM else None
+
+
+def _in_pixels(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Points of a and of b (x_a, y_a, x_b, y_b, 0..1) in pixels, as OpenCV's estimators take them; RANSAC
+    seeded by their count, so the same pair gets the same verdict every run."""
+    import cv2
+    import numpy as np
+
+    pa = (points[:, 0:2] * np.array(size_a, np.float32)).astype(np.float32).reshape(-1, 1, 2)
+    pb = (points[:, 2:4] * np.array(size_b, np.float32)).astype(np.float32).reshape(-1, 1, 2)
+    cv2.setRNGSeed(len(points))
+    return pa, pb
 
 
 def _correlation(x: np.ndarray, y: np.ndarray) -> float | None:
