@@ -13,6 +13,7 @@ prints: the CLI shows :class:`Layout`'s lines.
 from __future__ import annotations
 
 import os
+from collections import Counter
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,8 +94,11 @@ def policy_text(layout: Layout) -> str:
 
 def detect(root: Path) -> Layout:
     """Recognise the layout under ``root``; :class:`UsageError` when there is none to recognise."""
-    files = _images(root)
+    files, unread = _images(root)
     guess, passed_over, left_out = _guess(root, files)
+    if guess is None and unread:
+        raise UsageError(f"no splits recognised under {root}: {_unread_warning(unread)[0]}",
+                         fix="convert the images to PNG, or write leakcheck.yaml by hand (docs/sources.md)")
     if guess is None:
         raise UsageError(
             f"no splits recognised under {root}: no train/val/test folders, table of files with a split column "
@@ -116,7 +120,7 @@ def detect(root: Path) -> Layout:
     notes.append("orientations: copies in all 8 orientations are searched; `augmentations: [hflip]` "
                  "is faster for photos that always have an up")
     notes += detectors.init_notices()
-    warnings = (*passed_over, *left_out, *proposal.warnings)
+    warnings = (*_unread_warning(unread), *passed_over, *left_out, *proposal.warnings)
     if f"\n  {yolo.KIND}:" not in guess.splits_yaml:  # a data.yaml passed over is said, not silent
         warnings = (*yolo.unusable(root), *warnings)
     return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes), warnings)
@@ -183,20 +187,33 @@ def _with_group_column(yaml: str, column: str, indent: str) -> str:
     return yaml + f"{indent}columns: {{group: {yaml_scalar(column)}}}\n"
 
 
-def _images(root: Path) -> list[str]:
-    out = []
+def _images(root: Path) -> tuple[list[str], Counter[str]]:
+    """The image files under ``root``, and how many files of each format not read by default it holds."""
+    out: list[str] = []
+    unread: Counter[str] = Counter()
     for folder, dirs, names in os.walk(root):
         dirs[:] = visible(dirs)
         base = Path(folder).relative_to(root).as_posix()
         prefix = "" if base == "." else base + "/"
         out += [prefix + n for n in sorted(names) if not n.startswith(".") and (
             n.lower().endswith(IMAGE_EXTS) or (frames.unnamed(n) and frames.sniff(os.path.join(folder, n))))]
-    return out
+        unread.update(s for n in names if (s := next((u for u in suffixes.UNREAD if n.lower().endswith(u)), "")))
+    return out, unread
 
 
-#: Words beside a split word in a split folder's name (``data_train``, ``train_images``, ``Testing_Data``).
+def _unread_warning(unread: Counter[str]) -> tuple[str, ...]:
+    """A set of .jxl or RAW files is not "no image": say what is there and how to read it."""
+    if not unread:
+        return ()
+    kinds = ", ".join(f"{n} {s}" for s, n in unread.most_common())
+    return (f"files of formats not read by default are left out ({kinds}): list their suffixes under "
+            "`files: {extensions: [...]}` if Pillow reads them, or convert them",)
+
+
+#: Words beside a split word in a split folder's name (``data_train``, ``train_images``, ``Testing_Data``,
+#: GTSRB's ``Final_Training``).
 _LOOSE_WORDS = frozenset({"data", "dataset", "set", "images", "image", "imgs", "img", "photos", "pictures",
-                          "files", "samples", "split"})
+                          "files", "samples", "split", "final"})
 
 
 def loose_split(name: str) -> str | None:

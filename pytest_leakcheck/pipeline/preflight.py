@@ -44,7 +44,8 @@ def require_sight(inv: Inventory) -> None:
                      "so no split has an image", "narrow the `ignore` globs")
     names = ", ".join(f"`{s}`" for s in empty)
     key = _split_key(policy, empty[0])
-    raise _error(policy, key, f"split {names} has no images: {_why(inv, empty[0])}",
+    which = f"split {names} has" if len(empty) == 1 else f"splits {names} have"
+    raise _error(policy, key, f"{which} no images: {_why(inv, empty[0])}",
                  "fix the globs or rows of that split, or remove the split from the policy")
 
 
@@ -71,6 +72,11 @@ def _why(inv: Inventory, split: str) -> str:
     links = [i.path for i in inv.issues if i.kind == "outside_root" and split in i.splits]
     if links:
         return f"`{links[0]}` is a symbolic link out of root, which is not followed"
+    # Files of a format `files.extensions` leaves out (GTSRB's .ppm once) are found, only not read:
+    # say so, or the user hunts a glob typo that is not there.
+    unread = [i for i in inv.issues if i.kind == "not_examined" and split in i.splits]
+    if unread:
+        return f"`{unread[0].path}`: {unread[0].detail}"
     if inv.policy.split_sources is not None:
         return "none of the files listed for it is on disk under root"
     return "its globs match no image file under root"

@@ -166,3 +166,37 @@ def test_a_folder_with_images_of_its_own_is_still_a_split_the_data_yaml_left_out
     _yolo_resplit(tmp_path, stray_own=True)
     layout = recognise.detect(tmp_path)
     assert '"train/**"' in layout.splits_yaml
+
+
+def test_gtsrb_folders_of_ppm_signs_are_splits(tmp_path: Path) -> None:
+    """GTSRB as shipped: ``Final_Training/Images/<class>/*.ppm`` beside ``Final_Test/Images/*.ppm``.
+    Both folders are splits and their netpbm files are images (held out: init once saw no split)."""
+    from pytest_leakcheck.testing import photo
+
+    for k, rel in enumerate(["Final_Training/Images/00000/00000_00000.ppm", "Final_Training/Images/00000/00000_00001.ppm",
+                             "Final_Test/Images/00000.ppm", "Final_Test/Images/00001.ppm"]):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        photo(k, (32, 32)).save(tmp_path / rel)
+    assert recognise.loose_split("Final_Training") == "train" and recognise.loose_split("Final_Test") == "test"
+    layout = recognise.detect(tmp_path)
+    assert "Final_Training/**" in layout.splits_yaml and "Final_Test/**" in layout.splits_yaml
+    assert not any("not read by default" in w for w in layout.warnings)
+
+
+def test_files_of_an_unread_format_are_named_not_missed(tmp_path: Path) -> None:
+    """A tree of JPEG XL files beside a few JPEGs: init names the format and says how to read it."""
+    import pytest
+
+    from pytest_leakcheck.errors import UsageError
+    from pytest_leakcheck.testing import photo, save
+
+    for split in ("train", "test"):
+        save(photo(1 if split == "train" else 2, (48, 36)), tmp_path / "one" / split / "a.jpg")
+        for k in range(3):
+            (tmp_path / "one" / split / f"b{k}.jxl").write_bytes(b"\xff\x0a")
+    (line,) = [w for w in recognise.detect(tmp_path / "one").warnings if "not read by default" in w]
+    assert "(6 .jxl)" in line and "files: {extensions:" in line
+    (tmp_path / "two/raw").mkdir(parents=True)
+    (tmp_path / "two/raw/b.jxl").write_bytes(b"\xff\x0a")
+    with pytest.raises(UsageError, match=r"formats not read by default are left out \(1 \.jxl\)"):
+        recognise.detect(tmp_path / "two")

@@ -124,3 +124,34 @@ def test_split_folder_linked_outside_the_root_names_the_link(tmp_path: Path, run
     found = [f for f in json.loads(out)["findings"] if f["kind"] == "outside-root"]
     assert [(f["severity"], [m["path"] for m in f["members"]]) for f in found] == [
         ("error", ["test"]), ("error", ["test2/more"])]
+
+
+def test_a_split_of_an_unread_format_names_the_format(tmp_path: Path, run_cli: Callable) -> None:
+    """A split whose files are all of a format `files.extensions` leaves out is no glob typo: the
+    error names a file and the fix (held out: GTSRB's .ppm signs, once unread, were "no image")."""
+    save(photo(1), tmp_path / "train/a.jpg")
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test/c.jxl").write_bytes(b"\xff\x0a" + bytes(64))
+    (tmp_path / "leakcheck.yaml").write_text(GLOBS)
+    code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "--no-cache")
+    assert code == EXIT_USAGE, out + err
+    assert "split `test` has no images: `test/c.jxl`: this file: an image format `files.extensions` does not list" in err
+    assert "add .jxl to it" in err
+
+
+def test_netpbm_images_are_read_by_default(tmp_path: Path, run_cli: Callable) -> None:
+    """GTSRB ships .ppm signs and the ORL faces .pgm: both are pictures Pillow reads, checked by default."""
+    img = photo(1)
+    img.save(tmp_path / "train.ppm")
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train.ppm").rename(tmp_path / "train/a.ppm")
+    save(photo(2), tmp_path / "train/b.jpg")
+    (tmp_path / "test").mkdir()
+    img.convert("L").save(tmp_path / "test/a.pgm")
+    (tmp_path / "leakcheck.yaml").write_text(GLOBS)
+    code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "--no-cache",
+                             "--format", "json")
+    assert code == EXIT_LEAKS, out + err
+    found = json.loads(out)["findings"]
+    leaks = [sorted(m["path"] for m in f["members"]) for f in found if f["severity"] == "error"]
+    assert ["test/a.pgm", "train/a.ppm"] in leaks, found
