@@ -258,6 +258,9 @@ def _verdicts(run: SearchRun, key: str, names: Sequence[str], *, searched: bool)
     """Each reused detector's figures (``stats[name]``: what ``homogeneity`` found of this dataset) kept
     beside its matches: a search with nothing changed reuses the matches, weak as that verdict made
     them, and its report still says why they are warnings."""
+    # A detector's figures sit under its name or its Python spelling (``same_scene``, the images
+    # same-scene could not search: a warm run once lost that note).
+    names = [*names, *(n.replace("-", "_") for n in names)]
     if searched:
         kept = {n: run.stats[n] for n in names if isinstance(run.stats.get(n), dict)}
         run.store.put_meta({key: json.dumps(kept)})

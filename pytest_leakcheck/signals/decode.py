@@ -218,6 +218,7 @@ def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
     digest = hashlib.sha256(data).digest()
     if not data:
         return digest, False, "zero-byte file"
+    step = "decode"
     try:
         # Pillow warns about damaged metadata (bad TIFF tags, corrupt EXIF);
         # those are noise on the user's terminal, never a finding.
@@ -228,6 +229,7 @@ def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
             decoded.source, decoded.max_pixels = data, task.max_pixels
             out = {"dims": struct.pack("<qq", *decoded.size)}
             for f in task.families:
+                step = f.name
                 out[f.name] = f.compute(decoded, f)
         return digest, True, out
     except Unreadable as exc:
@@ -237,7 +239,14 @@ def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
     except Exception as exc:
         # Pillow's parsers raise almost any type on hostile bytes (a TIFF tag
         # of the wrong type gives TypeError): all of them mean a damaged file.
+        # An error of OpenCV's (a 2000x8 strip once broke ORB's pyramid) is ours, not the file's.
+        if type(exc).__module__.startswith("cv2"):
+            return digest, False, f"the `{step}` signature failed on this image ({_first_line(exc)}); please report it"
         return digest, False, f"corrupt or truncated image: {exc}"
+
+
+def _first_line(exc: BaseException) -> str:
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
 
 
 def pixel_digest(task: tuple[str, int, bytes]) -> tuple[bool, bytes] | None:

@@ -106,6 +106,8 @@ def extract(grey: np.ndarray, features: int = FEATURES) -> bytes:
     h, w = grey.shape
     if max(h, w) < MIN_SIDE // 2:  # the caller skips originals under MIN_SIDE; this guards the reduction
         return empty_row()
+    if min(h, w) <= 2 * PATCH:  # no corner fits a strip this thin, and ORB's pyramid would shrink it to 0 px
+        return np.array([0, w, h], "<u2").tobytes()
     orb = cv2.ORB_create(nfeatures=features, scaleFactor=SCALE, nlevels=LEVELS, edgeThreshold=PATCH,
                          patchSize=PATCH, fastThreshold=10)
     kp, d = orb.detectAndCompute(np.ascontiguousarray(grey), None)

@@ -269,3 +269,30 @@ sys.exit(rc)
     assert out.returncode == 143 and "terminated" in out.stderr, out.stderr
     assert time.monotonic() - t < 30  # it did not wait for the workers' minute
     assert out.stdout.split()[-3:] == ["alive", "0", "2"], out.stdout
+
+
+def test_a_warm_check_says_what_same_scene_did_not_search(tmp_path: Path) -> None:
+    """The note on images too small for keypoints is the same on a warm run as on a cold one
+    (held out: 32 px GTSRB signs lost it once their signatures came from the store)."""
+    for k in range(4):
+        save(photo(k, (32, 32)), tmp_path / f"{'test' if k == 0 else 'train'}/{k}.png")
+    (tmp_path / "leakcheck.yaml").write_text(ON)
+    cold = check(tmp_path / "leakcheck.yaml", jobs=1)
+    warm = check(tmp_path / "leakcheck.yaml", jobs=1)
+    assert cold.stats["same_scene"] == warm.stats["same_scene"] == {"images": 0, "skipped": 4}
+    assert "note: same-scene searched 0 of 4 images" in render(warm, "text")
+
+
+def test_thin_strips_are_checked_not_called_corrupt(tmp_path: Path) -> None:
+    """A 2000x8 banner is an image like any other: ORB's pyramid would shrink it to nothing and the
+    file was once reported as corrupt (held out: a web-scraped logo set)."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    save(Image.fromarray(rng.integers(0, 255, (8, 2000, 3), np.uint8)), tmp_path / "test/strip.png")
+    save(Image.fromarray(rng.integers(0, 255, (3000, 8, 3), np.uint8)), tmp_path / "test/tall.png")
+    save(photo(3, (640, 480)), tmp_path / "train/a.jpg")
+    (tmp_path / "leakcheck.yaml").write_text(ON)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False, jobs=1)
+    assert [f for f in report.findings if f.kind == "unreadable-image"] == []
+    assert report.stats["same_scene"]["images"] + report.stats["same_scene"]["skipped"] == 3
