@@ -424,3 +424,22 @@ def test_mutated_image_bytes_never_raise(mutation_dir: Path, seed: str, mutation
         assert isinstance(result, str) and result
     pixels_ok, pixels = _pixel_digest((str(path), SPEC.max_pixels))
     assert isinstance(pixels, bytes) and (len(pixels) == 32 or not pixels_ok)
+
+
+def _opencv_fails(decoded: object, family: object) -> bytes:
+    import cv2
+
+    return cv2.resize(np.zeros((1, 1), np.uint8), (0, 0), fx=0, fy=0)  # raises cv2.error
+
+
+def test_an_opencv_failure_is_named_as_ours_not_a_corrupt_file(tmp_path: Path) -> None:
+    """A signature that OpenCV cannot compute for a sound image is reported as the signature's failure
+    (a thin strip once broke ORB's pyramid and was called "corrupt or truncated")."""
+    from pytest_leakcheck.signals.decode import SignTask, sign
+    from pytest_leakcheck.signals.families import Family
+
+    save(photo(1), tmp_path / "a.jpg")
+    family = Family("scene_n", "test", None, _opencv_fails)  # type: ignore[arg-type]
+    _, ok, why = sign(SignTask(str(tmp_path / "a.jpg"), 10**8, (family,)))
+    assert not ok and isinstance(why, str)
+    assert why.startswith("the `scene_n` signature failed on this image (") and "corrupt" not in why
