@@ -50,7 +50,7 @@ HIGH_DEPTH = frozenset({"I;16", "I;16B", "I;16L", "I;16N", "I", "F"})
 #: Bytes per pixel of Pillow's in-memory image, by mode (4 for the rest).
 _STORAGE = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16B": 2, "I;16L": 2, "I;16N": 2}
 #: Part of every signature fingerprint: changing any constant above changes it.
-PATH = f"range8-mem{MAX_DECODE_BYTES >> 20}M-strips{LARGE}to{REDUCED}"
+PATH = f"range8-mem{MAX_DECODE_BYTES >> 20}M-strips{LARGE}to{REDUCED}-alphawhite"
 
 #: EXIF orientation -> the transpose that makes the image upright (as ImageOps.exif_transpose).
 _UPRIGHT = {
@@ -132,16 +132,29 @@ def upright_rgb(img: Image.Image, orient: int) -> Image.Image:
     large images are mapped and reduced strip by strip, then turned upright.
     """
     if img.mode not in HIGH_DEPTH and img.width * img.height <= LARGE:
-        return ImageOps.exif_transpose(img).convert("RGB")
+        return _on_white(ImageOps.exif_transpose(img))
     img.load()
     fx, fy = _factors(img.width, img.height)
     if img.mode in HIGH_DEPTH:
         out = _mapped(img, fx, fy).convert("RGB")
     else:
-        parts = [_reduce(img.crop(box).convert("RGB"), fx, fy) for box in _strips(img, fy, 4)]
+        parts = [_reduce(_on_white(img.crop(box)), fx, fy) for box in _strips(img, fy, 4)]
         out = Image.fromarray(np.concatenate([np.asarray(p) for p in parts]))
     op = _UPRIGHT.get(orient)
     return out if op is None else out.transpose(op)
+
+
+def _on_white(img: Image.Image) -> Image.Image:
+    """RGB as the picture shows on a page: transparent pixels white, whatever colour they store.
+
+    A logo's PNG may keep black under its transparent pixels and its JPEG copy sits on white;
+    dropping the alpha channel made them two pictures (held out: a web-scraped logo set).
+    """
+    if img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in img.info:
+        rgba = img.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
+    return img.convert("RGB")
 
 
 def _factors(w: int, h: int) -> tuple[int, int]:
