@@ -134,8 +134,19 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
         if not np.isfinite(s):
             continue  # no candidate to score (an invalid row): left as the hash found it
         weak = (s < (held.sure[k] if _sure_hash(matches[n], cal) else held.err[k] + hair)) or low[k]
-        out[n] = None if s < held.warn[k] else dataclasses.replace(matches[n], weak=True) if weak else matches[n]
+        if s < held.warn[k] and not _kept_below(matches[n]):
+            out[n] = None
+        else:
+            out[n] = dataclasses.replace(matches[n], weak=True) if weak or s < held.warn[k] else matches[n]
     return [m for m in out if m is not None]
+
+
+def _kept_below(m: Match) -> bool:
+    """Whether a hash hit that aligns below the warning level is still said, as a warning: a pHash
+    within ``SURE_BITS``.  Flat pictures never reach here (hashes match textured images only), and
+    where the impostors of a dataset align well (symmetric traffic signs turned upside down set
+    aligned's levels at 0.97), dropping it hid adjacent frames of one sign track at pHash 2."""
+    return m.detector == "phash" and m.value <= SURE_BITS
 
 
 def _left_to_aligned(run: SearchRun, matches: list[Match]) -> list[Match]:
