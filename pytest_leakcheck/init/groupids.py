@@ -33,6 +33,7 @@ import statistics
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from ..files import exportnames
 from ..files.escape import yaml_comment
 from . import nameids, nametokens
@@ -115,7 +116,10 @@ def _by_regex(paths: list[str], pattern: str) -> dict[str, str]:
     return out
 
 
-def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]]) -> list[Candidate]:
+def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]],
+               labels: dict[str, str] | None = None) -> list[Candidate]:
+    """Every id init weighs, in the order it is tried; ``labels`` (class folders) qualify a track number
+    that recurs under several classes (``nameids.qualified``)."""
     paths = list(splits)
     out = []
     columns = Counter(c for values in extra.values() for c in values)
@@ -133,7 +137,8 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]]) -> list
             ids, refused = {}, ""
         out.append(Candidate(f"file names ({k} leading token{'s' * (k > 1)})", name_regex(k), None, ids, refused))
     for found in nameids.candidates(paths):  # read in the upload's name of an export too: a video holds many
-        refused = found.refused or _refused(found.ids, nameids.not_an_id)
+        found = nameids.qualified(found, labels or {})
+        refused = found.refused or _refused(found.ids, partial(nameids.not_an_id, numbers=found.tracks))
         out.append(Candidate(f"file names (the id before {found.suffix})", found.regex, None, found.ids, refused,
                              suffixed=True, numbered=found.dense))
     for level in range(1, MAX_FOLDERS + 1):
@@ -246,7 +251,7 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
     """The group rule (or column) to write, with its evidence; or a note saying why there is none."""
     classes = _classes(splits, labels)
     passed: list[str] = []
-    found = candidates(splits, extra)
+    found = candidates(splits, extra, labels)
     for c in found:
         if not c.applies:  # no file is named so: nothing to say
             continue

@@ -84,44 +84,139 @@ def _head(path: Path) -> bytes:
         return b""
 
 
-def _bursts(root: Path, splits: dict[str, str]) -> Proposal | None:
+@dataclasses.dataclass(frozen=True)
+class _Times:
+    """Each photo's capture time (EXIF, else its name; None without one), where it came from, its camera."""
+
+    paths: tuple[str, ...]
+    times: tuple[float | None, ...]
+    exif: tuple[bool, ...]
+    cameras: tuple[bytes, ...]
+
+    def exif_only(self) -> _Times:
+        return dataclasses.replace(self, times=tuple(t if e else None for t, e in zip(self.times, self.exif)))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Chain:
+    """A "burst" that is no camera's: more than LONG_BURST shots timed by their names, or evenly spaced."""
+
+    shots: int
+    span: float
+    #: The median spacing of its shots, in seconds.
+    step: float
+    named: bool
+    even: bool
+
+
+def _read_times(root: Path, paths: list[str]) -> _Times:
     from ..signals.metadata import capture_time, exif_fields
 
     times: list[float | None] = []
+    exif: list[bool] = []
     cameras: list[bytes] = []
-    from_exif = 0
-    paths = list(splits)
     for p in paths:
         fields = exif_fields(root / p)
         t = capture_time(fields.get("DateTimeOriginal", ""), fields.get("SubsecTimeOriginal", ""))
-        from_exif += t is not None
+        exif.append(t is not None)
         times.append(t if t is not None else metagroups.name_time(p))
         cameras.append("\x1f".join(fields.get(k, "") for k in ("Make", "Model", "BodySerialNumber")).encode())
-    timed = [t for t in times if t is not None]
-    if len(timed) < SHARE * len(paths):
+    return _Times(tuple(paths), tuple(times), tuple(exif), tuple(cameras))
+
+
+def _bursts(root: Path, splits: dict[str, str]) -> Proposal | None:
+    """The burst rule; with ``time: exif`` when only names chain files a script wrote; or why there is none."""
+    found = _read_times(root, list(splits))
+    if sum(t is not None for t in found.times) < SHARE * len(found.paths):
         return None
-    gap = _gap(times, cameras)
+    numbers = _numbers(found)
+    if numbers is None:
+        return None
+    chains = _not_bursts(found, numbers[1])
+    if not chains:
+        return _burst_rule(found, numbers, splits, "")
+    worst = max(chains, key=lambda c: c.shots)
+    spacing = f"{worst.step:g} s apart" if worst.even else f"a median {worst.step:g} s apart"
+    why = (f"one chain of {worst.shots} photos {spacing} over {worst.span:.0f} s, timed by "
+           f"{'their file names' if worst.named else 'EXIF'}: times a script wrote, not a camera's burst")
+    if all(c.named for c in chains) and any(found.exif):  # the names lie; the cameras' own times may not
+        exif = found.exif_only()
+        by_exif = _numbers(exif)
+        if by_exif is not None and not _not_bursts(exif, by_exif[1]):
+            named = sum(t is not None for t in found.times) - sum(found.exif)
+            return _burst_rule(exif, by_exif, splits, f"{why}; the rule reads EXIF times only ({named} photos "
+                               "timed by their names alone are left ungrouped)")
+    return Proposal("", None, (), f"groups: no burst rule proposed: {why}; if a camera took some in bursts, "
+                    "add a `burst` rule for them by hand (docs/policy-groups.md)")
+
+
+def _numbers(found: _Times) -> tuple[float, tuple[int | None, ...]] | None:
+    """The proposed gap and each photo's burst under it, or None: no gap, or too few shots in bursts."""
+    gap = _gap(list(found.times), list(found.cameras))
     if gap is None:
         return None
-    numbers = metagroups.bursts(times, cameras, gap)
+    numbers = metagroups.bursts(found.times, found.cameras, gap)
+    sizes = Counter(n for n in numbers if n is not None)
+    if sum(k for k in sizes.values() if k > 1) < REPEAT * sum(t is not None for t in found.times):
+        return None  # a few close shots in a collection are not a burst set
+    return gap, tuple(numbers)
+
+
+#: Share of a chain's spacings within EVEN of its median for it to be evenly spaced (a script's clock).
+EVEN_SHARE = 0.9
+EVEN = 0.05
+
+
+def _not_bursts(found: _Times, numbers: tuple[int | None, ...]) -> list[_Chain]:
+    """Bursts of more than LONG_BURST shots whose times all come from names, or come at a fixed interval.
+
+    A camera's burst of one subject is 2 to a few dozen shots.  Hundreds chained by times in file names
+    are when a script wrote them (510 OCR word crops named `YYYYMMDDHHMMSS.png`, a second apart), and so
+    are hundreds at one interval to the 20th (an export stamping EXIF as it goes).
+    """
+    members: dict[int, list[int]] = {}
+    for i, n in enumerate(numbers):
+        if n is not None:
+            members.setdefault(n, []).append(i)
+    out = []
+    for idx in members.values():
+        if len(idx) <= LONG_BURST:
+            continue
+        ts = sorted(t for i in idx if (t := found.times[i]) is not None)  # a shot in a burst has a time
+        steps = [b - a for a, b in zip(ts, ts[1:])]
+        step = statistics.median(steps)
+        even = step > 0 and sum(abs(d - step) <= EVEN * step for d in steps) >= EVEN_SHARE * len(steps)
+        named = not any(found.exif[i] for i in idx)
+        if named or even:
+            out.append(_Chain(len(idx), ts[-1] - ts[0], step, named, even))
+    return out
+
+
+def _burst_rule(found: _Times, bursts: tuple[float, tuple[int | None, ...]], splits: dict[str, str],
+                exif_only: str) -> Proposal:
+    """The rule for ``bursts`` (gap, and each photo's burst; ``time: exif`` when ``exif_only`` says why)."""
+    gap, numbers = bursts
     sizes = Counter(n for n in numbers if n is not None)
     shots = [k for k in sizes.values() if k > 1]
-    if sum(shots) < REPEAT * len(timed):  # a few close shots in a collection are not a burst set
-        return None
     per: dict[int, set[str]] = {}
-    for p, n in zip(paths, numbers):
+    for p, n in zip(found.paths, numbers):
         if n is not None:
             per.setdefault(n, set()).add(splits[p])
     spanning = sum(1 for s in per.values() if len(s) > 1)
+    from_exif = sum(e and t is not None for e, t in zip(found.exif, found.times))
+    timed = sum(t is not None for t in found.times)
     source = (f"EXIF DateTimeOriginal in {from_exif} photos" if from_exif else "")
-    named = len(timed) - from_exif
+    named = timed - from_exif
     source += (", " if source and named else "") + (f"timestamps in {named} file names" if named else "")
     line = (f"photo bursts from capture times ({source}): {len(shots)} burst{'s' * (len(shots) != 1)} "
             f"of 2 or more shots "
             f"within {gap:g} s of each other (up to {max(shots)} shots), {spanning} in more than one split")
-    proposal = _rule(f"burst: {{gap: {gap:g}s}}", "capture times", line, len(timed) == len(paths),
-                     f"{len(shots)} bursts within {gap:g} s, {spanning} in more than one split")
-    return dataclasses.replace(proposal, warnings=_long_bursts(times, numbers, len(timed)))
+    rule = f"burst: {{gap: {gap:g}s{', time: exif' * bool(exif_only)}}}"
+    evidence = f"{len(shots)} bursts within {gap:g} s, {spanning} in more than one split"
+    proposal = _rule(rule, "EXIF capture times" if exif_only else "capture times", line, timed == len(found.paths),
+                     evidence)
+    return dataclasses.replace(proposal, found=proposal.found + ((exif_only,) if exif_only else ()),
+                               warnings=_long_bursts(list(found.times), list(numbers), timed))
 
 
 def _long_bursts(times: list[float | None], numbers: list[int | None], timed: int) -> tuple[str, ...]:

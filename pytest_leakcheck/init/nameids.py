@@ -20,7 +20,12 @@ Two readings keep the candidates honest:
   is a batch of different pictures, not a subject;
 - an id that is only a number, or only a camera's word and a counter
   (``IMG_0001``, ``DSC01234``, ``frame12``), names no subject (``nametokens``
-  refuses dates, times and generic words; ``groupids`` applies it).
+  refuses dates, times and generic words; ``groupids`` applies it).  One
+  exception: a number before a separator and a frame number that restarts
+  under each id and runs in turn (GTSRB's ``00038_00011``: track 38, frame 11)
+  is a track or a sequence (:attr:`NameIds.tracks`).  Such numbers recur under
+  several class folders for different tracks, so there the id is read with its
+  folder (:func:`qualified`: ``00001/00038``).
 
 The regexes hold character classes, escaped literals and greedy quantifiers
 only: RE2 (``policy/userregex.py``) reads them as Python's ``re`` does, so the
@@ -32,7 +37,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import nametokens
 
@@ -73,6 +78,8 @@ class NameIds:
     #: Whether each id's suffix numbers fill most of their range (:func:`dense`): shots, frames or
     #: slices of one subject, numbered in turn; not a class's sparse running numbers.
     dense: bool = False
+    #: Whether a bare number may be an id here (:func:`tracks`): frames numbered in turn after it.
+    tracks: bool = False
 
 
 def stem(path: str) -> tuple[str, str] | None:
@@ -144,9 +151,53 @@ def candidates(paths: list[str]) -> list[NameIds]:
             m = search(p)
             if m:
                 ids[p], suffixes[p] = m.group("group"), m.group(2)
-        out.append(NameIds(_regex(tail, shape), _readable(shape), ids, _restarts(ids, suffixes),
-                           dense(ids, suffixes)))
+        refused, numbered = _restarts(ids, suffixes), dense(ids, suffixes)
+        out.append(NameIds(_regex(tail, shape), _readable(shape), ids, refused, numbered,
+                           tracks(tail, shape, numbered and not refused)))
     return out
+
+
+#: Separators before a frame number that make a bare number a track: ``00038_00011``, ``12-004``.
+TRACK_SEPARATORS = frozenset("_-")
+
+
+def tracks(tail: str, shape: tuple[str, ...], numbered: bool) -> bool:
+    """Whether bare numbers before a suffix of ``shape`` may be ids: a track or sequence number.
+
+    Only when the frame numbers after them restart under each id and run in turn (``numbered``), after
+    a separator alone.  ``001(2).jpg`` is the second file a browser or a file manager saved as
+    ``001.jpg``: a counter whose numbers clashed, different pictures.  A Roboflow upload's bare
+    number is never one: projects that merge numbered uploads reuse the numbers (``9_2_png.rf.…``).
+    """
+    return numbered and tail == PLAIN_TAIL and len(shape) == 2 and shape[0] in TRACK_SEPARATORS and shape[1] == "D"
+
+
+def qualified(found: NameIds, labels: dict[str, str]) -> NameIds:
+    """``found`` with each id read with its class folder, where one bare number is an id under several.
+
+    GTSRB numbers tracks per class: track ``00038`` of class ``00001`` and of class ``00003`` are two
+    signs, and one group of both would join them.  The folder that holds a file is its class (the
+    label, which is the same folder name in every split), so ``00001/00038`` is one track in every
+    split; ``found`` is kept when no number recurs, or the classes are not the folders holding the files.
+    """
+    if not found.tracks or not labels:
+        return found
+    under: dict[str, set[str]] = {}
+    for p, g in found.ids.items():
+        if g.isdigit() and p in labels:
+            under.setdefault(g, set()).add(labels[p])
+    held = sum(1 for p in found.ids if p in labels and _folder(p) == labels[p])
+    if not any(len(s) > 1 for s in under.values()) or held < 0.9 * len(found.ids):
+        return found
+    regex = found.regex.replace("(?P<group>", "(?P<group>[^/#]+/", 1)
+    ids = {p: f"{_folder(p)}/{g}" for p, g in found.ids.items()}
+    return replace(found, regex=regex, ids=ids)
+
+
+def _folder(path: str) -> str:
+    """The folder holding ``path``, by name ("" at the root)."""
+    parts = path.split("/")
+    return parts[-2] if len(parts) > 1 else ""
 
 
 #: Share of its numbers' range an id's suffixes must fill, for most ids, to be numbered in turn.
@@ -181,19 +232,21 @@ def _restarts(ids: dict[str, str], suffixes: dict[str, str]) -> str:
     return ""
 
 
-def not_an_id(group: str, name: str) -> str | None:
+def not_an_id(group: str, name: str, numbers: bool = False) -> str | None:
     """Why ``group`` (cut from file ``name``) names no subject, or None.
 
     Beside ``nametokens``' dates, times and generic words: a bare number (a
-    counter: numbered uploads reuse numbers) and a camera's word with a counter.
+    counter: numbered uploads reuse numbers), unless ``numbers`` (a track with
+    its frames numbered in turn: :func:`tracks`), and a camera's word with a counter.
     """
+    group = group.rsplit("/", 1)[-1]  # an id read with its class folder (``qualified``) is judged by its number
     base = re.split(r"[/#]", name)[-1]
     if base.startswith(group):  # a separator where the id ends: `20230711(2)` is the day 20230711
         base = f"{group}_{base[len(group):]}"
     why = nametokens.not_an_id(group, base)
     words = re.findall(r"[A-Za-z]+", group)
     if why is None and not words:
-        return "a bare number"
+        return None if numbers else "a bare number"
     if why is None and all(w.lower() in nametokens.GENERIC for w in words):
         return "a generic word and a number"
     return why

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import detectors
@@ -110,7 +110,7 @@ def detect(root: Path) -> Layout:
     splits = {p: entries[0][0] for p, entries in assignment.rows.items()}
     proposal = groupids.propose(splits, assignment.labels, assignment.extra)
     if proposal.column is None:  # a patient or burst read from inside the files says more than a name token
-        proposal = metaprops.propose(root, splits) or proposal
+        proposal = _inside(metaprops.propose(root, splits), proposal)
     splits_yaml, groups_yaml = guess.splits_yaml, proposal.yaml
     if proposal.column is not None and guess.columns_indent:
         splits_yaml = _with_group_column(splits_yaml, proposal.column, guess.columns_indent)
@@ -124,6 +124,16 @@ def detect(root: Path) -> Layout:
     if f"\n  {yolo.KIND}:" not in guess.splits_yaml:  # a data.yaml passed over is said, not silent
         warnings = (*yolo.unusable(root), *warnings)
     return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes), warnings)
+
+
+def _inside(inside: groupids.Proposal | None, names: groupids.Proposal) -> groupids.Proposal:
+    """The rule read from inside the files, unless it is none and the names gave one: then the names',
+    with why the inside gave none (times a script wrote chain no burst, and must not drop a name rule)."""
+    if inside is None:
+        return names
+    if inside.yaml or not names.yaml:
+        return inside
+    return replace(names, note="; ".join(n for n in (names.note, inside.note) if n))
 
 
 def _guess(root: Path, files: list[str]) -> tuple[Guess | None, tuple[str, ...], tuple[str, ...]]:

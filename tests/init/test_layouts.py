@@ -200,3 +200,18 @@ def test_files_of_an_unread_format_are_named_not_missed(tmp_path: Path) -> None:
     (tmp_path / "two/raw/b.jxl").write_bytes(b"\xff\x0a")
     with pytest.raises(UsageError, match=r"formats not read by default are left out \(1 \.jxl\)"):
         recognise.detect(tmp_path / "two")
+
+
+def test_a_name_rule_stays_when_the_times_in_names_chain_no_burst(tmp_path: Path) -> None:
+    """Subjects named before the second a script wrote each file: the write times chain all 120 files,
+    so no burst rule is proposed (held out, stop 50), and the subject rule found in the names stays,
+    with the reason beside it (before, the burst rule replaced it)."""
+    for k in range(120):
+        path = tmp_path / ("test" if k // 4 % 5 == 0 or k == 5 else "train")
+        path /= f"s{k // 4:02d}_20240517_1015{k // 4:02d}_{250 * (k % 4):03d}.jpg"
+        path.parent.mkdir(exist_ok=True)
+        path.touch()
+    layout = recognise.detect(tmp_path)
+    assert "burst:" not in layout.groups_yaml and "- regex:" in layout.groups_yaml
+    assert any(line.startswith("group ids in file names (1 leading token): 30 ids") for line in layout.found)
+    assert any("no burst rule proposed: one chain of 120 photos 0.25 s apart" in n for n in layout.not_set_up)

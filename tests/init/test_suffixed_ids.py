@@ -112,7 +112,13 @@ def test_the_roboflow_source_stays_when_the_number_after_a_word_is_a_running_cou
     (lambda n, k: f"frame{n:04d}v{k}.png", "a generic word"),
     (lambda n, k: f"202307{n + 10:02d}({k}).jpg", "a date"),
     (lambda n, k: f"Screenshot-2023-07-{n + 10:02d}({k}).png", "a date"),
-], ids=["number", "camera-counter", "phone-counter", "frame-counter", "day", "screenshot-day"])
+    # After a separator, frames numbered in turn make a bare number a track (GTSRB), but not these:
+    (lambda n, k: _rf(f"{n}_{k}", n + k), "a bare number"),  # Roboflow uploads reuse numbers
+    (lambda n, k: f"image_{n + 10}_{k}.png", "a generic word and a number"),
+    (lambda n, k: f"IMG_{n:04d}_{k}.jpg", "a generic word and a number"),
+    (lambda n, k: f"202307{n + 10:02d}_{k}.jpg", "a date"),
+], ids=["number", "camera-counter", "phone-counter", "frame-counter", "day", "screenshot-day",
+        "roboflow-number", "image-counter", "phone-counter-frame", "day-frame"])
 def test_numbers_dates_and_camera_counters_before_a_suffix_are_never_ids(make, why: str) -> None:
     """`001(2).jpg`, `DSC0001(2).JPG`, `20230711(2).jpg`: a counter, a camera's count or a day, not a subject."""
     paths = [f"{'train' if (n + k) % 3 else 'test'}/{make(n, k)}" for n in range(8) for k in range(1, 5)]
@@ -171,3 +177,48 @@ def test_a_suffixed_id_holding_a_large_share_is_warned_about_and_a_column_comes_
     # A subject column the table names is never second-guessed by a name id.
     extra = {p: {"subject_id": f"S{n % 5}"} for n, p in enumerate(paths)}
     assert groupids.propose(_splits(paths), {}, extra).column == "subject_id"
+
+
+def _tracks(root: Path | None = None) -> list[str]:
+    """GTSRB's names, `<class>/<track>_<frame>.png`: 3 classes of 3 tracks of 12 frames, frames split at
+    random (a third in test).  Track 00038 is a track of class 00001 and another of class 00003: GTSRB
+    numbers tracks per class."""
+    out = []
+    for c, ts in ((1, (5, 38, 49)), (2, (12, 17, 27)), (3, (38, 60, 61))):
+        for t in ts:
+            out += [f"{'test' if (7 * f + t) % 3 == 0 else 'train'}/{c:05d}/{t:05d}_{f:05d}.png" for f in range(12)]
+    for path in out if root else ():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).touch()
+    return out
+
+
+def test_track_numbers_before_frames_are_ids_read_with_their_class_folder(tmp_path: Path) -> None:
+    """GTSRB (held out, stop 50): `00038_00011.png` is frame 11 of track 38.  The track was refused as
+    "a bare number", and every track in both splits is the leak, not a sign of classes.  Frames
+    numbered in turn after a separator make the number a track; one number under two class folders
+    is two tracks, so the rule reads the folder too, and the check makes one group-split per track."""
+    from pytest_leakcheck.dataset import groups, inventory
+    from pytest_leakcheck.init import recognise
+    from pytest_leakcheck.policy.load import load
+
+    from ..conftest import write_policy
+
+    paths = _tracks(tmp_path)
+    layout = recognise.detect(tmp_path)
+    (regex,) = _regexes(layout.groups_yaml)
+    found = {p.split("/", 1)[1]: g for p, g in _groups(regex, paths).items()}  # by class, track and frame
+    assert found["00001/00038_00000.png"] == found["00001/00038_00011.png"] == "00001/00038"
+    assert found["00003/00038_00000.png"] == "00003/00038"
+    assert len(set(found.values())) == 9
+    write_policy(tmp_path, recognise.policy_text(layout))
+    inv = groups.resolve(inventory.scan(load(tmp_path / "leakcheck.yaml")))
+    assert len([f for f in groups.findings(inv) if f.kind == "group-split"]) == 9
+
+
+def test_track_numbers_in_one_folder_are_ids_without_it() -> None:
+    """Without class folders (or when no number recurs under two), the track number alone is the id."""
+    paths = [f"{p.split('/')[0]}/{p.split('/')[-1]}" for p in _tracks() if "/00003/" not in p]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    (regex,) = _regexes(proposal.yaml)
+    assert set(_groups(regex, paths).values()) == {f"{t:05d}" for t in (5, 38, 49, 12, 17, 27)}

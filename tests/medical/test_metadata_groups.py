@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -199,15 +200,55 @@ def test_the_owners_key_from_the_environment_wins_over_a_key_file(tmp_path: Path
     assert owned != b"k" * pseudonyms.SIZE and owned == pseudonyms.key(None) and len(owned) == pseudonyms.SIZE
 
 
-def test_a_burst_chaining_hundreds_of_files_is_proposed_with_a_warning(tmp_path: Path, run_cli) -> None:
-    """Write times of a script, 250 ms apart, chain every file into one burst: init says so."""
+def _written(root: Path, n: int, name: Callable[[int], str] | None = None) -> None:
+    """``n`` photos named by the second a script wrote them (``YYYYMMDDHHMMSS.png``), one a second."""
     from pytest_leakcheck.testing import photo, save
 
-    for k in range(120):
-        split = ("train", "test")[k % 2]
-        ms = 250 * k
-        save(photo(k, (48, 36)), tmp_path / split / f"IMG_20240517_1015{ms // 1000:02d}_{ms % 1000:03d}.jpg")
+    for k in range(n):
+        written = f"{(BASE_TIME + timedelta(days=1, seconds=k)).strftime('%Y%m%d%H%M%S')}.png"
+        save(photo(k, (48, 36)), root / ("train", "test")[k % 5 == 0] / (name(k) if name else written))
+
+
+def test_a_chain_of_hundreds_timed_by_names_is_no_burst_rule(tmp_path: Path, run_cli) -> None:
+    """A Korean OCR set (held out, stop 50): 510 word crops named `YYYYMMDDHHMMSS`, written a second
+    apart, chained into one 510-file group-split.  Init warned but proposed the rule; now it proposes
+    none and says why in one line."""
+    _written(tmp_path, 120, lambda k: f"IMG_20240517_1015{k // 4:02d}_{250 * (k % 4):03d}.jpg")
     code, out, err = run_cli("init", str(tmp_path))
     assert code == EXIT_CLEAN, err
-    assert "  - burst: {gap: 1s}\n" in (tmp_path / "leakcheck.yaml").read_text()
-    assert "one burst chains 120 of 120 timed photos over 30 s" in out + err
+    assert "burst:" not in (tmp_path / "leakcheck.yaml").read_text()
+    assert ("no burst rule proposed: one chain of 120 photos 0.25 s apart over 30 s, timed by their file names: "
+            "times a script wrote, not a camera's burst") in out
+
+
+def test_write_times_in_names_leave_the_camera_bursts_to_exif(tmp_path: Path, run_cli) -> None:
+    """Beside files a script named by the second, photos with EXIF capture times in real bursts: the
+    rule reads EXIF only (`time: exif`), and the check finds the one burst across splits."""
+    burst_tree(tmp_path)
+    _written(tmp_path, 110)
+    code, out, err = run_cli("init", str(tmp_path))
+    assert code == EXIT_CLEAN, err
+    assert "  - burst: {gap: 1s, time: exif}\n" in (tmp_path / "leakcheck.yaml").read_text()
+    assert "5 bursts of 2 or more shots within 1 s of each other (up to 4 shots), 1 in more than one split" in out
+    assert ("one chain of 110 photos 1 s apart over 109 s, timed by their file names: times a script wrote, not a "
+            "camera's burst; the rule reads EXIF times only (110 photos timed by their names alone") in out
+    write_policy(tmp_path, GLOBS.replace("val: [val/**], ", "") + FAST
+                 + "groups: [{burst: {gap: 1s, time: exif}}]\nungrouped: own-group\n")
+    _, findings = _check(run_cli, tmp_path)
+    assert [sorted(f["evidence"].items()) for f in findings if f["kind"] == "group-split"] == [
+        [("test", 1.0), ("train", 3.0)]]
+
+
+def test_a_long_chain_at_one_interval_is_no_burst_and_a_camera_s_burst_is() -> None:
+    """EXIF times at one interval to the twentieth over hundreds of shots are an export stamping them as it
+    goes; a camera's burst of 30 shots, or hundreds timed by EXIF at uneven spacings, stay bursts."""
+    from pytest_leakcheck.init import metaprops
+
+    def chains(times: list[float], exif: bool = True) -> list[metaprops._Chain]:
+        found = metaprops._Times(tuple(map(str, times)), tuple(times), (exif,) * len(times), (b"",) * len(times))
+        return metaprops._not_bursts(found, (0,) * len(times))
+
+    assert [(c.shots, c.named) for c in chains([0.5 * k for k in range(150)])] == [(150, False)]
+    assert chains([0.5 * k + 0.3 * (k % 3) for k in range(150)]) == []
+    assert chains([0.2 * k for k in range(30)], exif=False) == []
+    assert chains([0.2 * k for k in range(101)], exif=False)[0].named
