@@ -80,6 +80,16 @@ POINTS_MEMO = "same-scene-points"
 BAND, CROWD = 0.04, 20
 
 
+#: How far (a share of the first image's width or height) the second image's centre must land from the
+#: first's for a shift ``aligned`` never searched (its reach is 4 px of 32, an eighth): tiles cut from one
+#: scene with an overlap, crops a step apart.  A fixed camera's shots land within a few hundredths.
+SHIFT_FROM = 0.15
+#: The detail a pair only shifted must reach: a copy's overlapping pixels agree (tiles of one scene
+#: 0.95 and more), while a scene shot again from a step aside agrees less (parallax, light) and may
+#: come close to LEVEL (a chessboard shot again turned 2.3 degrees: 0.856).
+SHIFTED_LEVEL = 0.92
+
+
 @dataclass(frozen=True)
 class Turn:
     """The similarity taking the second image onto the first, in normalised coordinates."""
@@ -87,11 +97,18 @@ class Turn:
     angle: float  # degrees
     scale: float
     explained: float  # share of the points it explains
+    #: How far the second image's centre lands from the first's (share of the first's width or height).
+    shift: float = 0.0
 
     @property
     def unsearched(self) -> bool:
         off = abs(self.angle) % 90.0
         return min(off, 90.0 - off) >= TURN_FROM or not ZOOM_RANGE[0] <= self.scale <= ZOOM_RANGE[1]
+
+    @property
+    def shifted(self) -> bool:
+        """Only shifted, beyond aligned's reach: overlapping tiles of one scene."""
+        return not self.unsearched and self.shift >= SHIFT_FROM
 
 
 def row(decoded: Decoded, family: Family) -> bytes:
@@ -145,7 +162,10 @@ def turn(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]) -
         return None
     scale = math.hypot(m[0, 0], m[1, 0])
     angle = math.degrees(math.atan2(m[1, 0], m[0, 0]))
-    return Turn(angle, scale, float(inliers.mean())), m
+    (wa, ha), (wb, hb) = size_a, size_b
+    cx, cy = m[:, :2] @ (wb / 2, hb / 2) + m[:, 2]
+    shift = max(abs(cx - wa / 2) / wa, abs(cy - ha / 2) / ha)
+    return Turn(angle, scale, float(inliers.mean()), float(shift)), m
 
 
 #: The detail a pair mapped by a shear must reach to be judged at all: a shear is fitted where no
@@ -312,11 +332,12 @@ def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> float | No
     if found is None:
         return None
     shear = found[0].explained < EXPLAINED
-    geometry = sheared(pts, size_a, size_b) if shear else found[1] if found[0].unsearched else None
+    only_shifted = not shear and found[0].shifted
+    geometry = sheared(pts, size_a, size_b) if shear else found[1] if found[0].unsearched or only_shifted else None
     if geometry is None:
         return None
     value = detail(a, b, geometry)
-    return None if value is None or (shear and value < SHEARED_LEVEL) else round(value, 4)
+    return None if value is None or ((shear or only_shifted) and value < SHEARED_LEVEL) else round(value, 4)
 
 
 def _as_copy(m: Match, score: float, weak: bool = False) -> Match:
