@@ -89,21 +89,25 @@ def _bursts(root: Path, splits: dict[str, str]) -> Proposal | None:
 
     times: list[float | None] = []
     cameras: list[bytes] = []
+    named: list[bool] = []
     from_exif = 0
     paths = list(splits)
     for p in paths:
         fields = exif_fields(root / p)
         t = capture_time(fields.get("DateTimeOriginal", ""), fields.get("SubsecTimeOriginal", ""))
         from_exif += t is not None
+        named.append(t is None)
         times.append(t if t is not None else metagroups.name_time(p))
-        cameras.append("\x1f".join(fields.get(k, "") for k in ("Make", "Model", "BodySerialNumber")).encode())
+        camera = "\x1f".join(fields.get(k, "") for k in ("Make", "Model", "BodySerialNumber"))
+        cameras.append(camera.encode() if camera.strip("\x1f") else b"")  # b"": no camera, as the check has it
     timed = [t for t in times if t is not None]
     if len(timed) < SHARE * len(paths):
         return None
     gap = _gap(times, cameras)
     if gap is None:
         return None
-    numbers = metagroups.bursts(times, cameras, gap)
+    # As the check groups them: a camera-less copy joins its original's burst (metagroups.bursts).
+    numbers = metagroups.bursts(times, cameras, gap, [metagroups.name_pattern(p) for p in paths], named)
     sizes = Counter(n for n in numbers if n is not None)
     shots = [k for k in sizes.values() if k > 1]
     if sum(shots) < REPEAT * len(timed):  # a few close shots in a collection are not a burst set
