@@ -177,6 +177,7 @@ class Values:
         cams = self.arrays.get("meta:burst:camera")
         times: list[float | None] = []
         cameras: list[bytes] = []
+        tags: list[bytes] = []  # as stored: a burst's id is named by its tag, zeros for no camera
         named: list[bool] = []
         for p in paths:
             i = self.rows[p]
@@ -186,14 +187,14 @@ class Values:
             if named[-1]:
                 t = name_time(p)
             times.append(t)
-            tag = b"" if cams is None or not self.valid[i] else cams[i].tobytes()
-            cameras.append(tag if tag.strip(b"\0") else b"")  # zeros: no make, model or serial
+            tags.append(b"" if cams is None or not self.valid[i] else cams[i].tobytes())
+            cameras.append(tags[-1] if tags[-1].strip(b"\0") else b"")  # zeros: no make, model or serial
         numbers = bursts(times, cameras, float(rule.value), [name_pattern(p) for p in paths], named)
         # A burst is named by its camera's first shot: a camera-less copy that joined it leaves its id as it was.
         first: dict[int, tuple[bool, float, bytes]] = {}
-        for n, cam, t in zip(numbers, cameras, times):
+        for n, cam, t, tag in zip(numbers, cameras, times, tags):
             if n is not None and (n not in first or (not cam, t) < first[n][:2]):
-                first[n] = (not cam, t, cam)  # type: ignore[assignment]
+                first[n] = (not cam, t, tag)  # type: ignore[assignment]
         names = {n: "burst-" + pseudonym(self.key, f"burst:{c.hex()}:{t!r}").hex()[:SHOWN]
                  for n, (_, t, c) in first.items()}
         return [None if n is None else names[n] for n in numbers]

@@ -155,6 +155,35 @@ def test_a_camera_less_shot_joins_the_nearest_burst_and_chains_none() -> None:
     assert metagroups.bursts(times, cameras, 10.0)[3] not in (n[0], n[2])
 
 
+def test_a_burst_keeps_its_id_when_a_camera_less_copy_joins_it() -> None:
+    """Group ids name findings and baseline entries: a burst's id stays its camera's first shot's, a
+    camera-less copy shot before it joining or not, and a burst of no camera keeps its zero tag."""
+    import numpy as np
+
+    from pytest_leakcheck.policy.grouprules import GroupRule
+    from pytest_leakcheck.signals.metadata import WIDTH, pseudonym
+
+    key, cam = b"k" * 32, bytes(range(1, WIDTH + 1))
+    paths = ["train/20240517_101500.jpg", "test/20240517_101458.jpg", "test/IMG_20240517_111500.jpg",
+             "test/IMG_20240517_111501.jpg"]
+    t0 = 1715940900.0  # 2024-05-17 10:15:00 as if UTC, the name's reading too
+    times = np.array([[t0], [np.nan], [np.nan], [np.nan]])
+    tags = np.array([list(cam)] + [[0] * WIDTH] * 3, dtype=np.uint8)
+
+    def ids(rows: list[int]) -> list[str | None]:
+        values = metagroups.Values({paths[r]: n for n, r in enumerate(rows)},
+                                   {"meta:burst:time": times[rows], "meta:burst:camera": tags[rows]},
+                                   key, np.ones(len(rows), dtype=bool))
+        return values.groups(GroupRule("burst", 10.0, "any"), [paths[r] for r in rows])
+
+    def named(tag: bytes, t: float) -> str:
+        return "burst-" + pseudonym(key, f"burst:{tag.hex()}:{t!r}").hex()[:metagroups.SHOWN]
+
+    both = ids([0, 1, 2, 3])
+    assert both[0] == both[1] == ids([0])[0] == named(cam, t0)
+    assert both[2] == both[3] == named(bytes(WIDTH), t0 + 3600)
+
+
 def test_name_times() -> None:
     assert metagroups.name_time("a/PXL_20230101_101500123.jpg") == metagroups.name_time("2023-01-01 10.15.00.123.jpg")
     assert metagroups.name_time("IMG_0001.jpg") is None and metagroups.name_time("20231399_101500.jpg") is None
