@@ -11,11 +11,14 @@ A burst is the shots of one camera (EXIF make, model and serial; one unknown
 camera for files without them) whose capture times are each at most the
 rule's gap after the previous one.  The time is EXIF ``DateTimeOriginal``
 with ``SubSecTimeOriginal``, else (``time: any`` or ``name``) a timestamp in
-the file name (:func:`name_time`).  A file without a time has no burst.
+the file name (:func:`name_time`).  A file without a time has no burst.  A file
+of no camera timed by its name (a copy whose EXIF was stripped) joins the burst
+of the nearest shot of a camera named alike within the gap (:func:`bursts`).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Sequence
@@ -83,9 +86,24 @@ def name_time(path: str) -> float | None:
     return found
 
 
-def bursts(times: Sequence[float | None], cameras: Sequence[bytes], gap: float) -> list[int | None]:
-    """Burst number of each shot (None without a time): per camera, in time order, a gap above ``gap`` cuts."""
-    order = sorted((i for i, t in enumerate(times) if t is not None), key=lambda i: (cameras[i], times[i]))
+def name_pattern(path: str) -> str:
+    """The file name with every digit as 0: how a camera (or its app) names its shots
+    (``20241202_193940.jpg`` and ``20241202_193944.jpg`` alike, ``20241212142640.jpg`` not)."""
+    return re.sub(r"\d", "0", path.rsplit("/", 1)[-1].lower())
+
+
+def bursts(times: Sequence[float | None], cameras: Sequence[bytes], gap: float,
+           patterns: Sequence[str] = (), named: Sequence[bool] = ()) -> list[int | None]:
+    """Burst number of each shot (None without a time): per camera, in time order, a gap above ``gap`` cuts.
+
+    With ``patterns`` (:func:`name_pattern`) and ``named`` (the time came from the name), a shot of
+    no camera (``b""``) whose time comes from its name joins the burst of the nearest shot of a
+    camera named alike within ``gap`` (:func:`_adopted`): a copy whose EXIF was stripped otherwise
+    never joins its original's burst.
+    """
+    joins = _adopted(times, cameras, gap, patterns, named) if patterns and named else {}
+    order = sorted((i for i, t in enumerate(times) if t is not None and i not in joins),
+                   key=lambda i: (cameras[i], times[i]))
     out: list[int | None] = [None] * len(times)
     burst, last, camera = -1, -math.inf, None
     for i in order:
@@ -94,6 +112,35 @@ def bursts(times: Sequence[float | None], cameras: Sequence[bytes], gap: float) 
         if cameras[i] != camera or t - last > gap:
             burst += 1
         out[i], last, camera = burst, t, cameras[i]
+    for i, j in joins.items():
+        out[i] = out[j]
+    return out
+
+
+def _adopted(times: Sequence[float | None], cameras: Sequence[bytes], gap: float,
+             patterns: Sequence[str], named: Sequence[bool]) -> dict[int, int]:
+    """For each shot of no camera timed by its name, the nearest shot of a camera named alike within
+    ``gap``, if any.
+
+    It joins that one shot's burst and takes no part in cutting bursts: a file between two bursts of
+    one camera, or two cameras shooting at once, must not chain them.  Two candidates at the same
+    distance: the earlier shot, then the smaller camera tag, so the answer never depends on order.
+    """
+    by_pattern: dict[str, list[tuple[float, bytes, int]]] = {}
+    for j, (t, cam) in enumerate(zip(times, cameras)):
+        if t is not None and cam:
+            by_pattern.setdefault(patterns[j], []).append((t, cam, j))
+    for shots in by_pattern.values():
+        shots.sort()
+    out: dict[int, int] = {}
+    for i, (t, cam) in enumerate(zip(times, cameras)):
+        shots = by_pattern.get(patterns[i]) if t is not None and not cam and named[i] else None
+        if not shots:
+            continue
+        k = bisect.bisect_left(shots, (t - gap,))
+        near = [(abs(s - t), s, c, j) for s, c, j in shots[k:bisect.bisect_right(shots, (t + gap, b"\xff" * 64))]]
+        if near:
+            out[i] = min(near)[3]
     return out
 
 
@@ -130,21 +177,26 @@ class Values:
         cams = self.arrays.get("meta:burst:camera")
         times: list[float | None] = []
         cameras: list[bytes] = []
+        tags: list[bytes] = []  # as stored: a burst's id is named by its tag, zeros for no camera
+        named: list[bool] = []
         for p in paths:
             i = self.rows[p]
             t = None if exif_times is None or rule.field == "name" or not self.valid[i] else float(exif_times[i, 0])
             t = None if t is None or math.isnan(t) else t
-            if t is None and rule.field != "exif":
+            named.append(t is None and rule.field != "exif")
+            if named[-1]:
                 t = name_time(p)
             times.append(t)
-            cameras.append(b"" if cams is None or not self.valid[i] else cams[i].tobytes())
-        numbers = bursts(times, cameras, float(rule.value))
-        first: dict[int, tuple[bytes, float]] = {}
-        for n, cam, t in zip(numbers, cameras, times):
-            if n is not None and (n not in first or t < first[n][1]):  # type: ignore[operator]
-                first[n] = (cam, t)  # type: ignore[assignment]
+            tags.append(b"" if cams is None or not self.valid[i] else cams[i].tobytes())
+            cameras.append(tags[-1] if tags[-1].strip(b"\0") else b"")  # zeros: no make, model or serial
+        numbers = bursts(times, cameras, float(rule.value), [name_pattern(p) for p in paths], named)
+        # A burst is named by its camera's first shot: a camera-less copy that joined it leaves its id as it was.
+        first: dict[int, tuple[bool, float, bytes]] = {}
+        for n, cam, t, tag in zip(numbers, cameras, times, tags):
+            if n is not None and (n not in first or (not cam, t) < first[n][:2]):
+                first[n] = (not cam, t, tag)  # type: ignore[assignment]
         names = {n: "burst-" + pseudonym(self.key, f"burst:{c.hex()}:{t!r}").hex()[:SHOWN]
-                 for n, (c, t) in first.items()}
+                 for n, (_, t, c) in first.items()}
         return [None if n is None else names[n] for n in numbers]
 
 

@@ -120,7 +120,8 @@ def _read_times(root: Path, paths: list[str]) -> _Times:
         t = capture_time(fields.get("DateTimeOriginal", ""), fields.get("SubsecTimeOriginal", ""))
         exif.append(t is not None)
         times.append(t if t is not None else metagroups.name_time(p))
-        cameras.append("\x1f".join(fields.get(k, "") for k in ("Make", "Model", "BodySerialNumber")).encode())
+        camera = "\x1f".join(fields.get(k, "") for k in ("Make", "Model", "BodySerialNumber"))
+        cameras.append(camera.encode() if camera.strip("\x1f") else b"")  # b"": no camera, as the check has it
     return _Times(tuple(paths), tuple(times), tuple(exif), tuple(cameras))
 
 
@@ -155,7 +156,9 @@ def _numbers(found: _Times) -> tuple[float, tuple[int | None, ...]] | None:
     gap = _gap(list(found.times), list(found.cameras))
     if gap is None:
         return None
-    numbers = metagroups.bursts(found.times, found.cameras, gap)
+    # As the check groups them: a camera-less copy joins its original's burst (metagroups.bursts).
+    numbers = metagroups.bursts(found.times, found.cameras, gap, [metagroups.name_pattern(p) for p in found.paths],
+                                [not e for e in found.exif])
     sizes = Counter(n for n in numbers if n is not None)
     if sum(k for k in sizes.values() if k > 1) < REPEAT * sum(t is not None for t in found.times):
         return None  # a few close shots in a collection are not a burst set

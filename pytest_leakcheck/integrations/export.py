@@ -119,7 +119,7 @@ def _rows(
         ok, pixel = pixels.get(digest, (False, b""))
         mine = list(named.get(rec.path, ()))
         if rec.group is not None:
-            # A group-split finding lists a few example files; every file of the group is in it.
+            # Every file of a group is in its group-split finding (found by id: no walk of its members).
             split_group = group_split.get(finding_id("group-split", [rec.group]))
             if split_group is not None and all(f.id != split_group.id for f in mine):
                 mine.append(split_group)

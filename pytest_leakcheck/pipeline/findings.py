@@ -9,7 +9,6 @@ from __future__ import annotations
 import posixpath
 from collections import Counter, deque
 from collections.abc import Sequence
-from dataclasses import replace
 
 from .. import detectors
 from ..dataset.inventory import FileIssue, Inventory
@@ -20,7 +19,7 @@ from ..orientation import inverse
 from ..sources.base import split_folder
 from ..signals import heif
 from ..signals.families import Signatures
-from . import clusters, unseen
+from . import clusters, grouplinks, unseen
 
 _RANK = {"error": 0, "warning": 1, "off": 2}
 # A cluster of a thousand blank frames is one finding; listing every edge
@@ -77,7 +76,7 @@ def _level(m: Match, sigs: Signatures, policy: Policy) -> str:
 
 
 def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy: Policy,
-              split_ids: set[str], folded: Counter[str]) -> list[Finding]:
+              tally: grouplinks.Tally) -> list[Finding]:
     # A copy needs two images: a file that does not decode (zero bytes, corrupt,
     # a bomb, gone) is an unreadable-image finding and never a copy, whichever
     # detector linked it.  Equal bytes of two empty or equally broken files say
@@ -85,8 +84,8 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
     matches = [m for m in matches if sigs.valid[m.i] and sigs.valid[m.j]]
     level = {id(m): _level(m, sigs, policy) for m in matches}
     matches = [m for m in matches if level[id(m)] != "off"]
-    if split_ids:
-        matches = _fold_into_groups(matches, level, inv, split_ids, folded)
+    if tally.split_ids:
+        matches = grouplinks.fold(matches, level, inv, tally)
     rank = _ranks()
     judge = clusters.Judge(
         warning=lambda m: level[id(m)] == "warning",
@@ -99,35 +98,6 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
     out += [f for m, warning in grouping.bridges
             if (f := _finding([m], inv, sigs, policy, weak=warning)) is not None]
     return out + [_scene(s, inv, sigs, policy) for s in grouping.scenes]
-
-
-def _fold_into_groups(matches: Sequence[Match], level: dict[int, str], inv: Inventory,
-                      split_ids: set[str], folded: Counter[str]) -> list[Match]:
-    """``matches`` without the warnings between two files of one group that a group-split finding
-    (id in ``split_ids``) reports; those are counted in ``folded`` by that finding's id.
-
-    Such a warning asks nothing its group-split finding does not (one split for the group ends
-    both).  On ``apex-hud`` of ``benchmarks/field.py`` (frames of 6 videos, every video in two
-    splits) they were 1,900 of 2,005 warnings.
-    """
-    group_of = [r.group for r in inv.records]
-    split_id = {g: fid for g in set(group_of) - {None}
-                if (fid := finding_id("group-split", [g])) in split_ids}
-    kept = []
-    for m in matches:
-        g = group_of[m.i]
-        if level[id(m)] == "warning" and g == group_of[m.j] and g in split_id:
-            folded[split_id[g]] += 1
-        else:
-            kept.append(m)
-    return kept
-
-
-def _with_folded(extra: Sequence[Finding], folded: Counter[str]) -> list[Finding]:
-    """The group-split findings of ``extra`` saying how many warnings between their files they stand for."""
-    return [replace(f, message=f"{f.message}; {n} near link{'s' * (n != 1)} between its files at warning "
-                               "level are not listed apart")
-            if (n := folded.get(f.id)) else f for f in extra]
 
 
 def _ranks() -> dict[str, int]:
@@ -420,10 +390,9 @@ def build(
     only findings that involve one of those paths are kept.  The report's
     ``stats`` and ``warnings`` are the run's to fill in (run.py).
     """
-    folded: Counter[str] = Counter()  # by group-split finding id
-    split_ids = {f.id for f in extra if f.kind == "group-split"}
-    findings = _clusters(matches, inv, sigs, policy, split_ids, folded) + _file_findings(inv, sigs, policy)
-    findings += _with_folded(extra, folded) if folded else extra
+    tally = grouplinks.Tally(frozenset(f.id for f in extra if f.kind == "group-split"))
+    findings = _clusters(matches, inv, sigs, policy, tally) + _file_findings(inv, sigs, policy)
+    findings += grouplinks.noted(extra, tally, grouplinks.searched(inv, sigs, policy, focus is not None))
     if focus is not None:
         # What was not examined may hide a change of this focus, and a finding about the policy
         # as a whole (no member) holds for any focus: both are kept.

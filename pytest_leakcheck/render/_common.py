@@ -7,14 +7,21 @@ asks the registry, so a new detector needs no change here.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+
 from ..detectors import registry
 from ..detectors.base import Detector
 from ..detectors.homogeneity import noted
 from ..files.names import display, log_line
-from ..report.model import COPY_KINDS, Finding, Link, Member
+from ..report.model import COPY_KINDS, Finding, Link, Member, per_split
 
 #: Stands in for a detector a saved report names but this version does not have.
 _UNKNOWN = Detector()
+#: Files of each split a group-split finding shows to people; the JSON report lists every one.
+GROUP_SHOWN = 3
+#: Members of a copy cluster the text report shows.
+CLUSTER_SHOWN = 10
 
 
 def detector(name: str) -> Detector:
@@ -131,9 +138,35 @@ def signal_parts(sig: dict) -> list[str]:
     return parts
 
 
+def examples(f: Finding, limit: int) -> tuple[Member, ...]:
+    """Up to ``limit`` members of a finding that is not a copy cluster, as many of each split: a
+    group's training files come first and must not hide its test files."""
+    k = max(1, limit // max(1, len(f.splits)))
+    return per_split(f.members, k)[:limit]
+
+
+def group_rest(f: Finding, shown: Sequence[Member]) -> str:
+    """``... and 405 more train files, 99 more test files of this group: ...`` ("" when all are shown).
+
+    Counted from ``evidence`` (files per split): a report saved before group-split findings listed every
+    file holds only examples, and then says so rather than point at a JSON report that lacks them.
+    """
+    counts = {s: int(n) for s, n in f.evidence.items() if s in f.splits}
+    if not counts:
+        counts = dict(Counter(m.split for m in f.members))
+    have = Counter(m.split for m in shown)
+    more = [f"{n - have[s]} more {s} file{'s' * (n - have[s] != 1)}" for s, n in counts.items() if n > have[s]]
+    if not more:
+        return ""
+    where = ("`--format json` lists every one, `leakcheck export` each file's findings"
+             if len(f.members) >= sum(counts.values()) else
+             "this saved report lists only these; `leakcheck check --format json` lists every one")
+    return f"... and {', '.join(more)} of this group: {where}"
+
+
 def _describe(f: Finding) -> list[str]:
     lines = []
-    members = shown_members(f, 10)
+    members = list(per_split(f.members, GROUP_SHOWN)) if f.kind == "group-split" else shown_members(f, CLUSTER_SHOWN)
     paths = [display(m.path) for m in members]  # aligned as shown, escapes included
     width = max(map(len, paths), default=0)
     splits = [f"({m.split})" if m.split else "" for m in members]
@@ -143,8 +176,11 @@ def _describe(f: Finding) -> list[str]:
         # detector must not read as an exact copy.
         link = f"  {link_text(m)}" if m.link is not None else ""
         lines.append(f"    {path.ljust(width)}  {split.ljust(split_width) if link else split}{link}".rstrip())
-    if len(f.members) > 10:
-        lines.append(f"    ... and {len(f.members) - 10} more files in this cluster")
+    if f.kind == "group-split":
+        if rest := group_rest(f, members):
+            lines.append(f"    {rest}")
+    elif len(f.members) > CLUSTER_SHOWN:
+        lines.append(f"    ... and {len(f.members) - CLUSTER_SHOWN} more files in this cluster")
     if f.kind == "label-conflict" or (f.message and f.kind in ("identical-file", "identical-pixels",
                                                                 "near-duplicate")):
         lines.append(f"    {f.message}")  # the labels: data, escaped with the line (finding_lines)

@@ -15,12 +15,14 @@ from ..version import __version__
 from ..report.model import KINDS, Finding, Report
 from ..files.escape import sarif_text
 from ..files.names import defuse_json, to_bytes
-from ._common import headline, link_text
+from ._common import examples, headline, link_text
 from .annotations import anchor
 
 #: File names link into the repository (code scanning shows each result at its file; render.links).
 LINKS = True
 
+#: Related locations per result; the JSON report lists every member.
+MAX_RELATED = 50
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning"}
 # SARIF's baselineState says whether a result is new relative to a baseline.
@@ -77,7 +79,9 @@ def _linked(f: Finding, main: str) -> str:
 
 def _result(f: Finding, index: int, prefix: str) -> dict:
     main = anchor(f)
-    related = [m for m in f.members if m.path != main]
+    # A group lists every file, training first: its related locations show as many of each split.
+    related = [m for m in (f.members if f.is_copy else examples(f, MAX_RELATED + 1)) if m.path != main]
+    what = "copy" if f.is_copy else "file"
     return {
         "ruleId": f.kind,
         "ruleIndex": index,
@@ -86,8 +90,8 @@ def _result(f: Finding, index: int, prefix: str) -> dict:
         "locations": [_location(main, prefix)],
         "relatedLocations": [
             {"id": n, **_location(m.path, prefix),
-             "message": {"text": sarif_text(f"{m.split or 'no split'} copy" + (f", {link_text(m)}" if m.link else ""))}}
-            for n, m in enumerate(related[:50], start=1)
+             "message": {"text": sarif_text(f"{m.split or 'no split'} {what}" + (f", {link_text(m)}" if m.link else ""))}}
+            for n, m in enumerate(related[:MAX_RELATED], start=1)
         ],
         "partialFingerprints": {"leakcheckFindingId/v1": f.id},
         "baselineState": _BASELINE.get(f.status, "new"),

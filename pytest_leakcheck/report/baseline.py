@@ -34,7 +34,7 @@ from ..files import lock
 from ..files.atomic import write_atomic
 from ..validate import Bounds, Ctx, read_yaml
 from ..errors import BaselineError, PolicyError, UsageError
-from .model import Finding, Report
+from .model import Finding, Report, per_split
 from ..files.names import display, excerpt
 
 #: 2 added ``splits`` to entries; version 1 files are still read (their
@@ -44,6 +44,8 @@ VERDICTS = ("duplicate", "distinct")
 #: Shortest id prefix ``judge`` accepts: 16**6 ids make a chance collision rare,
 #: and an empty or one-letter prefix can never stand for "the" finding.
 MIN_PREFIX = 6
+#: Paths an entry of a finding that is not a copy cluster keeps per split, as a hint for people.
+HINT_PER_SPLIT = 3
 _ID = re.compile(r"^[0-9a-f]{12}$")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 _ENTRY_KEYS = ("kind", "verdict", "reason", "splits", "paths", "digests")
@@ -100,7 +102,9 @@ class Entry:
             id=f.id,
             kind=f.kind,
             digests=tuple(sorted(m.digest for m in f.members if m.digest)),
-            paths=tuple(sorted(m.path for m in f.members)),
+            # A hint, bounded: a group-split finding lists every file of its group, and a baseline
+            # over a few thousand paths would pass the YAML bounds it is read under (1 MiB).
+            paths=tuple(sorted(m.path for m in (f.members if f.is_copy else per_split(f.members, HINT_PER_SPLIT)))),
             verdict=verdict,
             reason=reason,
             splits=f.splits if splits is None else splits,

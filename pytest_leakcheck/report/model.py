@@ -161,6 +161,18 @@ class Report:
         return out
 
 
+def per_split(members: Sequence[Member], k: int) -> tuple[Member, ...]:
+    """The first ``k`` members of each split, in report order: a few examples that show every side of a
+    long list (a group-split finding lists every file of its group, training files first)."""
+    seen: dict[str, int] = {}
+    out = []
+    for m in members:
+        if seen.get(m.split, 0) < k:
+            seen[m.split] = seen.get(m.split, 0) + 1
+            out.append(m)
+    return tuple(out)
+
+
 def finding_id(kind: str, keys: Sequence[str]) -> str:
     """Short and stable under renames: built from content digests, not paths."""
     text = kind + "\n" + "\n".join(sorted(keys))

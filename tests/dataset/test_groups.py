@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_leakcheck import EXIT_USAGE, check
+from pytest_leakcheck import EXIT_USAGE, check, render
 from pytest_leakcheck.dataset import groups, inventory
 from pytest_leakcheck.cli import main
 from pytest_leakcheck.errors import PolicyError
 from pytest_leakcheck.policy.load import load
+from pytest_leakcheck.report.baseline import Entry
+from pytest_leakcheck.report.model import Finding, Member, Report
 
 from ..conftest import write_policy
 
@@ -144,7 +146,7 @@ def test_ungrouped_modes(tmp_path: Path, mode: str, expected: str | None) -> Non
 
 
 def test_group_split_finding_content(tmp_path: Path) -> None:
-    """A group in two splits lists the group, counts per split and a few example files per split."""
+    """A group in two splits lists the group, counts per split and every file of it, split by split."""
     files = [f"train/part05_shot{i}.jpg" for i in range(5)] + [
         "test/part05_shot9.jpg",
         "test/part06_a.jpg",
@@ -155,13 +157,53 @@ def test_group_split_finding_content(tmp_path: Path) -> None:
     [f] = [f for f in found if f.kind == "group-split"]
     assert f.severity == "warning"
     assert f.evidence == {"train": 5.0, "test": 1.0}
-    assert [m.split for m in f.members] == ["train"] * groups.EXAMPLES_PER_SPLIT + ["test"]
+    assert [m.split for m in f.members] == ["train"] * 5 + ["test"]
     assert f.members[-1].path == "test/part05_shot9.jpg"
     assert "'part05'" in f.message and "train 5, test 1" in f.message
     assert (
         f.id
         == groups.findings(groups.resolve(inventory.scan(load(tmp_path / "leakcheck.yaml"))))[0].id
     )
+
+
+def test_group_split_json_lists_every_file_and_the_text_says_how_many_more(tmp_path: Path) -> None:
+    """Held-out: a group of train 408 / test 102 listed 3 files of each split, the JSON too, and the text
+    never said more existed.  The JSON lists every file; text, HTML and SARIF show a few of each split
+    and say how many more."""
+    files = [f"train/part07_{i:03}.jpg" for i in range(40)] + [f"test/part07_{i:03}.jpg" for i in range(40, 50)]
+    _tree(tmp_path, files)
+    text = GLOBS + "groups:\n  - regex: '(?P<group>part\\d+)_'\n"
+    found = [f for f in groups.findings(groups.resolve(inventory.scan(load(write_policy(tmp_path, text)))))
+             if f.kind == "group-split"]
+    report = Report(str(tmp_path / "leakcheck.yaml"), tuple(found))
+    [member_list] = [f["members"] for f in json.loads(render.render(report, "json"))["findings"]]
+    assert sorted(m["path"] for m in member_list) == sorted(files)
+    assert [m["split"] for m in member_list] == ["train"] * 40 + ["test"] * 10
+
+    out = render.render(report, "text")
+    assert "test/part07_040.jpg" in out and "train/part07_002.jpg" in out and "train/part07_003.jpg" not in out
+    assert "... and 37 more train files, 7 more test files of this group: `--format json` lists every one" in out
+    page = render.render(report, "html")
+    assert "test/part07_040.jpg" in page and "... and 0 more" not in page
+    related = json.loads(render.render(report, "sarif"))["runs"][0]["results"][0]["relatedLocations"]
+    assert len(related) <= 50 and any("test/" in r["physicalLocation"]["artifactLocation"]["uri"] for r in related)
+    assert all(r["message"]["text"].endswith(" file") for r in related)
+
+
+def test_a_saved_report_with_example_files_only_says_it_lacks_the_rest() -> None:
+    """A report written before every file was listed (3 of each split) says what it lacks, and where to get it."""
+    members = tuple(Member(f"train/p_{i}.jpg", "train") for i in range(3)) + (Member("test/p_9.jpg", "test"),)
+    f = Finding(id="0" * 12, kind="group-split", severity="error", members=members,
+                evidence={"train": 408.0, "test": 102.0}, message="group 'p' has files in 2 splits")
+    out = render.render(Report("x", (f,)), "text")
+    assert "... and 405 more train files, 101 more test files of this group: this saved report lists only" in out
+
+
+def test_a_baseline_entry_of_a_group_keeps_a_few_paths_per_split(tmp_path: Path) -> None:
+    """The baseline's paths are a hint: a group of thousands of files must not fill the baseline past its bounds."""
+    members = tuple(Member(f"train/p_{i}.jpg", "train") for i in range(500)) + (Member("test/p_x.jpg", "test"),)
+    f = Finding(id="0" * 12, kind="group-split", severity="error", members=members)
+    assert len(Entry.of(f).paths) == 4 and "test/p_x.jpg" in Entry.of(f).paths
 
 
 @pytest.mark.parametrize(("splits", "hint", "not_said"), [

@@ -103,8 +103,8 @@ def test_every_file_of_a_split_group_names_the_group_split_finding(tmp_path: Pat
                                     "groups:\n  - regex: '(?P<group>part\\d+)_shot'\n")
     tab = export.table(policy)
     split_group = next(f for f in check(policy).findings if f.kind == "group-split")
-    # The finding itself lists three examples per split; the table marks all nine files.
-    assert len(split_group.members) == 6
+    # The finding lists all nine files, and the table marks each of them once.
+    assert len(split_group.members) == 9
     rows = tab.records()
     part1 = [r for r in rows if r["group"] == "part1"]
     assert len(part1) == 9 and all(r["findings"] == split_group.id for r in part1)

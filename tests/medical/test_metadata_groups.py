@@ -123,6 +123,68 @@ def test_timestamps_in_file_names_make_bursts_without_exif(tmp_path: Path, run_c
          "train/IMG_20240517_101500_600.jpg"]]
 
 
+def test_a_copy_without_exif_joins_its_originals_burst(tmp_path: Path, run_cli) -> None:
+    """Held-out: ``train/20241202_193940.jpg`` (Galaxy EXIF) and ``test/20241202_193944.jpg`` (no EXIF),
+    4 s apart by name, were in no group: a file without EXIF fell under an unknown camera.  It joins
+    the burst of the nearest shot of a camera named alike within the gap; one named otherwise does not."""
+    from pytest_leakcheck.testing import photo, save
+
+    stamp = BASE_TIME.strftime("%Y%m%d_%H%M%S")
+    exif_photo(tmp_path / f"train/{stamp}.jpg", 1, BASE_TIME)
+    save(photo(2, (96, 72)), tmp_path / f"test/{(BASE_TIME + timedelta(seconds=4)).strftime('%Y%m%d_%H%M%S')}.jpg")
+    save(photo(3, (96, 72)), tmp_path / f"test/IMG_{(BASE_TIME + timedelta(seconds=3)).strftime('%Y%m%d_%H%M%S')}.jpg")
+    write_policy(tmp_path, GLOBS.replace("val: [val/**], ", "") + FAST + "groups: [{burst: {gap: 10s}}]\n")
+    _, findings = _check(run_cli, tmp_path)
+    assert [sorted(m["path"] for m in f["members"]) for f in findings if f["kind"] == "group-split"] == [
+        ["test/20240517_101504.jpg", "train/20240517_101500.jpg"]]
+
+
+def test_a_camera_less_shot_joins_the_nearest_burst_and_chains_none() -> None:
+    """Two cameras bursting at once: the camera-less shot goes to the nearer one, and joining it
+    neither merges the two cameras nor bridges two bursts of one camera across its gap."""
+    pattern, other = "00000000_000000.jpg", "img_00000000_000000.jpg"
+    # Shots 0-1 camera A, 2 camera B; 3 no camera between them, nearer B; 4-5 camera A 16 s apart, 6 between.
+    times = [0.0, 1.0, 5.0, 4.0, 100.0, 116.0, 108.0, 200.0, 203.0]
+    cameras = [b"A", b"A", b"B", b"", b"A", b"A", b"", b"A", b""]
+    patterns = [pattern] * 8 + [other]
+    named = [False, False, False, True, False, False, True, False, True]
+    n = metagroups.bursts(times, cameras, 10.0, patterns, named)
+    assert n[3] == n[2] != n[0] == n[1]  # nearer to B's shot (1 s) than A's (3 s)
+    assert n[4] != n[5] and n[6] == n[4]  # 8 s from both: the earlier; the two A bursts stay apart
+    assert n[8] != n[7]  # named otherwise: not that camera's shot
+    # Without patterns the old rule holds: camera-less shots burst among themselves.
+    assert metagroups.bursts(times, cameras, 10.0)[3] not in (n[0], n[2])
+
+
+def test_a_burst_keeps_its_id_when_a_camera_less_copy_joins_it() -> None:
+    """Group ids name findings and baseline entries: a burst's id stays its camera's first shot's, a
+    camera-less copy shot before it joining or not, and a burst of no camera keeps its zero tag."""
+    import numpy as np
+
+    from pytest_leakcheck.policy.grouprules import GroupRule
+    from pytest_leakcheck.signals.metadata import WIDTH, pseudonym
+
+    key, cam = b"k" * 32, bytes(range(1, WIDTH + 1))
+    paths = ["train/20240517_101500.jpg", "test/20240517_101458.jpg", "test/IMG_20240517_111500.jpg",
+             "test/IMG_20240517_111501.jpg"]
+    t0 = 1715940900.0  # 2024-05-17 10:15:00 as if UTC, the name's reading too
+    times = np.array([[t0], [np.nan], [np.nan], [np.nan]])
+    tags = np.array([list(cam)] + [[0] * WIDTH] * 3, dtype=np.uint8)
+
+    def ids(rows: list[int]) -> list[str | None]:
+        values = metagroups.Values({paths[r]: n for n, r in enumerate(rows)},
+                                   {"meta:burst:time": times[rows], "meta:burst:camera": tags[rows]},
+                                   key, np.ones(len(rows), dtype=bool))
+        return values.groups(GroupRule("burst", 10.0, "any"), [paths[r] for r in rows])
+
+    def named(tag: bytes, t: float) -> str:
+        return "burst-" + pseudonym(key, f"burst:{tag.hex()}:{t!r}").hex()[:metagroups.SHOWN]
+
+    both = ids([0, 1, 2, 3])
+    assert both[0] == both[1] == ids([0])[0] == named(cam, t0)
+    assert both[2] == both[3] == named(bytes(WIDTH), t0 + 3600)
+
+
 def test_name_times() -> None:
     assert metagroups.name_time("a/PXL_20230101_101500123.jpg") == metagroups.name_time("2023-01-01 10.15.00.123.jpg")
     assert metagroups.name_time("IMG_0001.jpg") is None and metagroups.name_time("20231399_101500.jpg") is None

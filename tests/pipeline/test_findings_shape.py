@@ -153,6 +153,25 @@ def test_warnings_inside_a_group_in_two_splits_are_counted_by_its_group_split(tm
     assert all("not listed" not in f.message for f in report.findings if f is not zero)
 
 
+def test_a_group_split_says_whether_its_files_across_splits_look_alike(tmp_path: Path) -> None:
+    """Held-out: a burst rule joined 4 different boards shot 4 s apart, and nothing told the reviewer
+    that no two of them look alike.  A group-split finding now says what the pixel search found between
+    its files across splits; a focused check, which searched only some pairs, says nothing of the kind."""
+    rule = "groups:\n  - regex: 'p0(?P<group>\\d)\\d'\nungrouped: own-group\n"  # p000-p009: group 0
+    policy, inv, sigs, r = _dataset(tmp_path, 40, rule)
+    links = [Match(r[0], r[1], "same-scene", 30.0), Match(r[2], r[4], "same-scene", 30.0),  # 0-1 across, 2-4 within
+             Match(r[6], r[7], "phash", 2.0), Match(r[10], r[21], "same-scene", 30.0)]  # 10-21: two groups
+    report = findings.build(links, inv, sigs, policy, extra=groups.findings(inv))
+    message = {f.message.split("'")[1]: f.message for f in report.findings if f.kind == "group-split"}
+    assert "; 4 of its files across splits are also linked by their pixels; 2 near links" in message["0"]
+    for other in ("1", "2", "3"):
+        assert message[other].endswith("; no two of its files across splits look alike (pixel search)")
+    path = inv.records[r[12]].path
+    focused = findings.build(links, inv, sigs, policy, focus={path}, extra=groups.findings(inv))
+    (one,) = [f for f in focused.findings if f.kind == "group-split"]
+    assert "group '1'" in one.message and "look alike" not in one.message and "linked by" not in one.message
+
+
 def test_a_dense_web_of_error_links_over_part_of_the_dataset_stays_errors(tmp_path: Path) -> None:
     """30 files of 80 each within pHash 2-6 of every other: a family of copies as often as one
     scene (CIFAR-10's near-identical car photos are such a web), so it is not folded into a note:

@@ -35,7 +35,7 @@ from ...policy.load import DEFAULT_MAX_PIXELS
 from ...report.model import COPY_KINDS, KINDS, Finding, Member, Pair, Report
 from ...orientation import inverse
 from . import page
-from .._common import checked_text, link_text
+from .._common import checked_text, examples, link_text
 from .images import (
     ALIGNING,
     THUMB,
@@ -149,7 +149,7 @@ def _link_images(f: Finding, load: Loader | None) -> str:
 def _member_images(f: Finding, load: Loader | None) -> str:
     """Thumbnails of a finding without a matched pair (a group across splits), in split order."""
     out = []
-    for m in f.members[:MAX_THUMBS]:
+    for m in examples(f, MAX_THUMBS):
         img = load(m.path) if load else None
         cap = f"{m.split}: {m.path}" if m.split else m.path
         out.append(_img(data_uri(img), cap) if img is not None else _missing(cap))
@@ -176,10 +176,11 @@ def _evidence(f: Finding) -> list[str]:
 
 def _members(f: Finding) -> list[str]:
     out = ['<ul class="members">']
-    out += [f"<li><span class=\"split\">{_esc(m.split or '-')}</span> {_esc(m.path)}</li>"
-            for m in f.members[:MAX_MEMBERS]]
-    if len(f.members) > MAX_MEMBERS:
-        out.append(f"<li>... and {len(f.members) - MAX_MEMBERS} more (the JSON report lists all)</li>")
+    # A group lists its training files first: show as many of each split.
+    shown = f.members[:MAX_MEMBERS] if f.kind in COPY_KINDS else examples(f, MAX_MEMBERS)
+    out += [f"<li><span class=\"split\">{_esc(m.split or '-')}</span> {_esc(m.path)}</li>" for m in shown]
+    if len(f.members) > len(shown):
+        out.append(f"<li>... and {len(f.members) - len(shown)} more (the JSON report lists all)</li>")
     out.append("</ul>")
     return out
 
