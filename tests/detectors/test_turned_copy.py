@@ -200,3 +200,30 @@ def test_turned_copies_under_a_raised_level_are_warnings(monkeypatch: pytest.Mon
     assert (out[2, 3].detector, out[2, 3].weak) == ("turned-copy", False)
     assert out[4, 5].detector == "same-scene"
     assert run.stats["turned_copy"]["raised"] and run.stats["turned_copy"]["weak"] == 1
+
+
+def test_overlapping_tiles_of_one_scene_fail_the_build(tmp_path: Path) -> None:
+    """Two 256 px tiles cut 96 px apart from one scene share 62.5 % of their pixels: a copy of that
+    part, shifted beyond aligned's reach, never judged before (held out: tiles cut from BCCD smears
+    were same-scene warnings only, 99 points apart)."""
+    place = scene(8, (640, 256), (5, 2))
+    save(place.crop((0, 0, 256, 256)), tmp_path / "train/s8_x0000.png")
+    save(place.crop((96, 0, 352, 256)), tmp_path / "test/s8_x0096.png")
+    for k in range(6):
+        other = scene(400 + k, (640, 256), (5, 2))
+        save(other.crop((0, 0, 256, 256)), tmp_path / f"{'test' if k % 3 == 0 else 'train'}/o{k}_x0000.png")
+    (tmp_path / "leakcheck.yaml").write_text(POLICY)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    pair = frozenset(("train/s8_x0000.png", "test/s8_x0096.png"))
+    assert _links(report)[pair] == ("turned-copy", "near-duplicate", "error")
+    assert [f for f in report.findings if f.severity == "error" and pair not in {frozenset((p.a, p.b)) for p in f.pairs}
+            and f.kind != "ungrouped-file"] == []
+
+
+@pytest.mark.parametrize(("angle", "scale", "shift", "shifted"), [
+    (0.0, 1.0, 0.0, False), (0.2, 1.0, 0.05, False), (0.0, 1.02, 0.375, True), (0.0, 1.0, 0.15, True),
+    (6.0, 1.0, 0.4, False),  # turned: judged as a turn, at LEVEL
+])
+def test_only_shifts_beyond_aligned_s_reach_are_judged_as_shifts(angle: float, scale: float, shift: float,
+                                                                 shifted: bool) -> None:
+    assert turned_copy.Turn(angle, scale, 1.0, shift).shifted is shifted
