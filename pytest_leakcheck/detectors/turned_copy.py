@@ -12,7 +12,9 @@ fine detail compared.  A copy keeps it; another shot does not (parallax,
 light, moved things).  A pair at LEVEL or more is a near-duplicate at this
 detector's severity (error by default), instead of a same-scene link.
 
-A turn near a quarter turn is left to the detectors that search orientations,
+A pair only shifted, by more than ``aligned`` reaches (tiles cut from one scene
+with an overlap), is judged as a shear is, from SHEARED_LEVEL.  A turn near a
+quarter turn is left to the detectors that search orientations,
 and near-identity geometry to ``aligned``: a fixed camera's shots line up
 with no turn at all, and their detail agrees as a copy's does
 (``docs/field.md``, ``chess`` and ``deeppcb``), so this verdict never looks
@@ -259,7 +261,7 @@ class TurnedCopy(Detector):
     rank = 70
     evidence_key = "turned_copy_detail"
     link_value = "{:.3f}"
-    evidence_value = "turned copy, detail {:.3f}"
+    evidence_value = "copy turned, sheared or shifted, detail {:.3f}"
     default = Severity("error")
     init_keys = (("severity", "a same-scene match that is one picture turned a few degrees (docs/detectors.md)"),)
 
