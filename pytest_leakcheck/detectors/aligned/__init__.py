@@ -124,7 +124,11 @@ class Aligned(Detector):
                     f"{float(stats.get('resolution_per_10k', 0)):g} per 10k")
         out += f"{_estimated(stats)})"
         if stats.get("small_sample"):
-            out += (f"; error level {stats['error_threshold']:.3f}, a conservative floor: "
+            level, floor = float(stats["error_threshold"]), stats.get("error_floor")
+            # The floor binds only where this dataset's impostors sit under it: said as it is.
+            what = ("a conservative floor" if not isinstance(floor, (int, float)) or level <= float(floor) + 5e-4
+                    else f"above the conservative floor {float(floor):.2f}")
+            out += (f"; error level {level:.3f}, {what}: "
                     f"{int(stats.get('images', n))} images are too few "
                     f"to estimate {float(stats['error_false_alarms_per_10k']):g} false alarms per 10k")
         elif "error_threshold" in stats:

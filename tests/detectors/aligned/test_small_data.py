@@ -66,7 +66,7 @@ def test_no_error_level_finding_links_two_photos_that_are_not_copies(photos: Pat
     summary = next(line for line in render_text(report, verbose=True).splitlines()
                    if line.startswith("leakcheck: details:"))
     assert cal["small_sample"] and cal["error_threshold"] >= levels.SMALL_ERROR_FLOOR  # all under 5,000
-    assert "a conservative floor" in summary and "too few" in summary
+    assert "conservative floor" in summary and "too few" in summary
     assert cal["hair"] == levels.SMALL_HAIR
     if cal["false_alarms_per_10k"] > cal["asked_false_alarms_per_10k"]:
         assert "one impostor is already" in summary
@@ -80,3 +80,15 @@ def test_a_link_a_hair_over_the_error_level_is_weak() -> None:
                   np.array([False, False]))
     weak = [m.weak for m in levels.matches(pairs, cal)]
     assert weak == [True, False]
+
+
+@pytest.mark.parametrize(("level", "said"), [(0.85, "error level 0.850, a conservative floor: 300 images"),
+                                             (0.926, "error level 0.926, above the conservative floor 0.85: 300")])
+def test_the_summary_calls_the_level_a_floor_only_where_it_is_one(level: float, said: str) -> None:
+    """A small set's error level is the floor, or this dataset's impostors' level where that is higher
+    (a web-scraped logo set: 0.926 was once called "a conservative floor" of 0.85)."""
+    from pytest_leakcheck.detectors.aligned import DETECTOR
+
+    stats = {"threshold": 0.8, "false_alarms_per_10k": 5.0, "calibrated_on": 300, "small_sample": True,
+             "images": 300, "error_threshold": level, "error_floor": 0.85, "error_false_alarms_per_10k": 2.0}
+    assert said in DETECTOR.summary(stats)
