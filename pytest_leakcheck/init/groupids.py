@@ -276,7 +276,7 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
             if (c.ids or c.rule) and why != "no id with a digit":
                 passed.append(f"{c.where}: {why}")
             continue
-        return _proposal(_prefer(c, found, splits, classes), splits)
+        return _proposal(_prefer(c, found, splits, classes), splits, tuple(dict.fromkeys(passed)))
     detail = "; ".join(dict.fromkeys(passed[:4]))
     return Proposal("", None, (), "groups: no repeated id found in id columns, file names or folder names"
                     + (f" ({detail})" if detail else "")
@@ -317,7 +317,13 @@ def _prefer(chosen: Candidate, found: list[Candidate], splits: dict[str, str], c
     return best
 
 
-def _proposal(c: Candidate, splits: dict[str, str]) -> Proposal:
+#: Candidates passed over before the proposed one that init names, first first.
+PASSED_SHOWN = 3
+
+
+def _proposal(c: Candidate, splits: dict[str, str], passed: tuple[str, ...] = ()) -> Proposal:
+    """What init writes for ``c``, and says: its evidence, then the candidates ``passed`` over before it
+    (a finer id taken because a coarser one was refused is worth a look)."""
     per_id: dict[str, set[str]] = {}
     for p, g in c.ids.items():
         per_id.setdefault(g, set()).add(splits[p])
@@ -333,7 +339,8 @@ def _proposal(c: Candidate, splits: dict[str, str]) -> Proposal:
     ungrouped = "own-group" if len(c.ids) == len(splits) or c.rule else "warning"
     head = ("\n# Files that share an id (subject, video, session) must stay in one split;\n"
             f"# proposed by `leakcheck init` from {c.where} ({yaml_comment(evidence)}).\n")
-    found, warnings = (line, sizes(counts)), large(counts, len(splits))
+    shown = tuple(f"passed over {why}" for why in passed[:PASSED_SHOWN])
+    found, warnings = (line, sizes(counts), *shown), large(counts, len(splits))
     if c.column is not None:
         return Proposal(head + f"ungrouped: {ungrouped}\ngroup_split: error\n", c.column, found, "", warnings)
     item = c.rule or f"regex: '{c.regex}'"

@@ -98,6 +98,8 @@ def test_a_handful_of_ids_or_numbers_off_a_grid_are_no_tiles() -> None:
                 for s in range(20) for k in range(4)]
     proposal = groupids.propose(_splits(sessions), {}, {})
     assert proposal.found[0].startswith("group ids in file names (1 leading token): 20 ids"), proposal.found
+    assert "passed over tile names (the scene before <number>_<number>): the two numbers after the ids do not " \
+           "fill a grid per id" in proposal.found
 
 
 @pytest.mark.parametrize("name, why", [
@@ -120,3 +122,19 @@ def test_init_writes_the_scene_rule_the_check_reads(tmp_path: Path, run_cli) -> 
     assert "Found: group ids in tile names (the scene before x<number>_y<number>): 20 ids over 180 files" in out
     regex = str(load(tmp_path / "leakcheck.yaml").groups[0].value)
     assert userregex.search_group(userregex.compile(regex), "test/bccd00007_x0192_y0096.png") == "bccd00007"
+
+
+def test_init_prints_the_candidates_it_passed_over_before_its_proposal(tmp_path: Path, run_cli) -> None:
+    """A rule proposed after another was refused says which and why, on screen and in the policy:
+    the user sees a coarser id given up (before, only a run with no proposal named them)."""
+    for s in range(20):
+        for k in range(4):
+            path = tmp_path / ("train" if s < 16 else "test") / f"subj{s:02d}_{(7 * s + 31 * k) % 97}_{k}.jpg"
+            path.parent.mkdir(exist_ok=True)
+            path.touch()
+    code, out, _ = run_cli("init", str(tmp_path))
+    assert code == 0, out
+    said = ("passed over tile names (the scene before <number>_<number>): the two numbers after the ids do not "
+            "fill a grid per id")
+    assert f"Found: {said}" in out and f"#   {said}" in (tmp_path / "leakcheck.yaml").read_text()
+    assert "Found: group ids in file names (1 leading token): 20 ids" in out
