@@ -22,8 +22,11 @@ shot, frame or view suffix (``apple001`` of ``apple001S(3).JPG``, the video
 ``30_sequence30`` of a Roboflow frame) come from ``nameids.py``; such an id
 replaces the rule found first when it puts more ids in two splits, and a
 ``source_name`` rule found first stays after it for the files it leaves
-(``_prefer``).  A proposal says how many files its groups hold, and warns when
-one group holds a large share.
+(``_prefer``).  A scene before its tiles' coordinates (``bccd00352`` of
+``bccd00352_x0288_y0192.png``) comes from ``tiles.py``, before the leading
+tokens: it is proposed when every scene is in every split (split by tile, that
+is the leak), and no name id may end inside the coordinates.  A proposal says
+how many files its groups hold, and warns when one group holds a large share.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from ..files import exportnames
 from ..files.escape import yaml_comment
-from . import nameids, nametokens
+from . import nameids, nametokens, tiles
 
 #: Column names that carry a subject, patient, video or session id.
 ID_COLUMNS = re.compile(r"(subject|patient|case|video|session|participant|person|individual|scene|sequence|"
@@ -79,6 +82,8 @@ class Candidate:
     fallback: str = ""
     #: A suffixed id whose shots are numbered in turn (``nameids.dense``): frames of a recording.
     numbered: bool = False
+    #: A scene before its tiles' coordinates (``tiles``): in every split when split by tile, the leak.
+    tiled: bool = False
 
 
 @dataclass(frozen=True)
@@ -130,15 +135,18 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]],
     roboflow = _roboflow(paths)
     exported = not roboflow.refused.startswith("Roboflow export names for")
     out += [_video(paths), roboflow, _phone(paths)]
+    tiled = tiles.candidates(paths)
+    out += [_tiles(found) for found in tiled]
     for k in range(1, MAX_TOKENS + 1):
         ids = {p: g for p, g in _by_regex(paths, name_regex(k)).items() if any(c.isdigit() for c in g)}
-        refused = _refused(ids, nametokens.not_an_id)
+        refused = _refused(ids, nametokens.not_an_id) or tiles.cut(ids, tiled)
         if exported:  # the tokens are the upload's name, already read as a Roboflow source above
             ids, refused = {}, ""
         out.append(Candidate(f"file names ({k} leading token{'s' * (k > 1)})", name_regex(k), None, ids, refused))
     for found in nameids.candidates(paths):  # read in the upload's name of an export too: a video holds many
         found = nameids.qualified(found, labels or {})
-        refused = found.refused or _refused(found.ids, partial(nameids.not_an_id, numbers=found.tracks))
+        refused = (found.refused or _refused(found.ids, partial(nameids.not_an_id, numbers=found.tracks))
+                   or tiles.cut(found.ids, tiled))
         out.append(Candidate(f"file names (the id before {found.suffix})", found.regex, None, found.ids, refused,
                              suffixed=True, numbered=found.dense))
     for level in range(1, MAX_FOLDERS + 1):
@@ -146,6 +154,14 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]],
         refused = _refused(ids, lambda g, _: nametokens.folder_not_an_id(g))
         out.append(Candidate(f"folder names ({level} up)", folder_regex(level), None, ids, refused))
     return out
+
+
+def _tiles(found: tiles.Tiles) -> Candidate:
+    """The scene before tile coordinates; a bare number is a scene only when letters mark the coordinates
+    (``00352_x0288_y0192``: one picture cut up), never before two bare numbers (a counter and more)."""
+    refused = found.refused or _refused(found.ids, partial(nameids.not_an_id, numbers=found.form.marked))
+    return Candidate(f"tile names (the scene before {found.form.readable})", found.regex, None, found.ids,
+                     refused, tiled=True)
 
 
 def _refused(ids: dict[str, str], why: Callable[[str, str], str | None]) -> str:
@@ -242,7 +258,7 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
     if both and (sum(c.ids[p] == classes[p] for p in both) >= 0.9 * len(both)
                  or len({(c.ids[p], classes[p]) for p in both}) == len(counts) == len(set(classes.values()))):
         return "the ids are the classes (the label, or the folder below the split: class or shard folders)"
-    if c.column is None and not c.numbered and _every_split(c.ids, splits) >= EVERY_SPLIT:
+    if c.column is None and not (c.numbered or c.tiled) and _every_split(c.ids, splits) >= EVERY_SPLIT:
         return "most ids are in every split, as classes and shard folders are (never subjects)"
     return None
 
@@ -260,7 +276,7 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
             if (c.ids or c.rule) and why != "no id with a digit":
                 passed.append(f"{c.where}: {why}")
             continue
-        return _proposal(_prefer(c, found, splits, classes), splits)
+        return _proposal(_prefer(c, found, splits, classes), splits, tuple(dict.fromkeys(passed)))
     detail = "; ".join(dict.fromkeys(passed[:4]))
     return Proposal("", None, (), "groups: no repeated id found in id columns, file names or folder names"
                     + (f" ({detail})" if detail else "")
@@ -301,7 +317,13 @@ def _prefer(chosen: Candidate, found: list[Candidate], splits: dict[str, str], c
     return best
 
 
-def _proposal(c: Candidate, splits: dict[str, str]) -> Proposal:
+#: Candidates passed over before the proposed one that init names, first first.
+PASSED_SHOWN = 3
+
+
+def _proposal(c: Candidate, splits: dict[str, str], passed: tuple[str, ...] = ()) -> Proposal:
+    """What init writes for ``c``, and says: its evidence, then the candidates ``passed`` over before it
+    (a finer id taken because a coarser one was refused is worth a look)."""
     per_id: dict[str, set[str]] = {}
     for p, g in c.ids.items():
         per_id.setdefault(g, set()).add(splits[p])
@@ -317,7 +339,8 @@ def _proposal(c: Candidate, splits: dict[str, str]) -> Proposal:
     ungrouped = "own-group" if len(c.ids) == len(splits) or c.rule else "warning"
     head = ("\n# Files that share an id (subject, video, session) must stay in one split;\n"
             f"# proposed by `leakcheck init` from {c.where} ({yaml_comment(evidence)}).\n")
-    found, warnings = (line, sizes(counts)), large(counts, len(splits))
+    shown = tuple(f"passed over {why}" for why in passed[:PASSED_SHOWN])
+    found, warnings = (line, sizes(counts), *shown), large(counts, len(splits))
     if c.column is not None:
         return Proposal(head + f"ungrouped: {ungrouped}\ngroup_split: error\n", c.column, found, "", warnings)
     item = c.rule or f"regex: '{c.regex}'"
