@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import warnings
 from typing import Any
 
@@ -32,6 +33,7 @@ VALUES = "leakcheck-dicom-values"
 #: Key holding the parsed dataset: attribute rules read it without parsing the file again.
 DATASET = "leakcheck-dicom-dataset"
 
+_UID = re.compile(r"[0-9.]{1,64}")
 #: Which package decodes which compressed transfer syntax (by UID prefix), for the unreadable finding.
 _PACKAGES = (
     ("1.2.840.10008.1.2.4.5", "pylibjpeg-libjpeg (JPEG)"),
@@ -45,6 +47,15 @@ _PACKAGES = (
 
 class NoPydicom(ImportError):
     """pydicom is not installed: the message names the extra."""
+
+
+class Said(ValueError):
+    """Why a DICOM file is not read, in words leakcheck wrote: it never quotes a header value.
+
+    pydicom's own messages quote the value they choke on (``invalid literal for int() with
+    base 10: 'ZZPATIENT7731'`` from a NumberOfFrames holding text), and a finding's message
+    reaches every report, log and the store: so any other error is said by its type alone.
+    """
 
 
 def pydicom() -> Any:
@@ -69,14 +80,34 @@ def _dataset(data: bytes, pixels: bool = True) -> Any:
             warnings.simplefilter("ignore")
             return module.dcmread(io.BytesIO(data), stop_before_pixels=not pixels)
     except Exception as exc:  # noqa: BLE001 - any parse failure of hostile bytes
-        raise ValueError(f"not a readable DICOM file ({type(exc).__name__})") from None
+        raise Said(f"not a readable DICOM file ({type(exc).__name__})") from None
 
 
 def _syntax(ds: Any) -> tuple[str, str]:
     uid = getattr(getattr(ds, "file_meta", None), "TransferSyntaxUID", None)
     if uid is None:
         return "1.2.840.10008.1.2", "Implicit VR Little Endian"
-    return str(uid), str(getattr(uid, "name", uid))
+    return _uid(uid), _uid_name(uid)
+
+
+def _uid(uid: Any) -> str:
+    """A UID as it may be said: digits and dots, else not at all (a header may hold any text)."""
+    text = str(uid)
+    return text if _UID.fullmatch(text) else "an invalid UID"
+
+
+def _uid_name(uid: Any) -> str:
+    """The standard's name of a UID; pydicom names an unknown one by its own text, which is not said."""
+    name = str(getattr(uid, "name", "") or "")
+    return name if name and name != str(uid) else _uid(uid)
+
+
+def _number(ds: Any, keyword: str, default: int) -> int:
+    """A whole-number attribute (Rows, NumberOfFrames...), its default when absent or empty."""
+    try:
+        return int(ds.get(keyword, default) or default)
+    except Exception:  # noqa: BLE001 - pydicom converts lazily: text where a number belongs
+        raise Said(f"DICOM attribute {keyword} is not a whole number") from None
 
 
 def _unsupported(uid: str, name: str) -> str:
@@ -95,20 +126,21 @@ def _frame(data: bytes, max_pixels: int, max_bytes: int) -> tuple[Any, np.ndarra
     data, frame = unwrap(data)
     ds = _dataset(data)
     if "PixelData" not in ds and "FloatPixelData" not in ds and "DoubleFloatPixelData" not in ds:
-        sop = str(getattr(ds.get("SOPClassUID", ""), "name", "") or "unknown SOP class")
-        raise ValueError(f"DICOM file without pixel data ({sop}): a report or a presentation state, not an image")
-    rows, cols = int(ds.get("Rows", 0) or 0), int(ds.get("Columns", 0) or 0)
-    frames = max(1, int(ds.get("NumberOfFrames", 1) or 1))
+        sop = ds.get("SOPClassUID", None)
+        sop_name = "unknown SOP class" if sop is None else _uid_name(sop)
+        raise Said(f"DICOM file without pixel data ({sop_name}): a report or a presentation state, not an image")
+    rows, cols = _number(ds, "Rows", 0), _number(ds, "Columns", 0)
+    frames = max(1, _number(ds, "NumberOfFrames", 1))
     if rows * cols == 0:
-        raise ValueError("DICOM image has no pixels (Rows or Columns is 0)")
+        raise Said("DICOM image has no pixels (Rows or Columns is 0)")
     if rows * cols > max_pixels:
-        raise ValueError(f"decompression bomb: {cols}x{rows} = {rows * cols:,} pixels exceeds "
-                         f"files.max_pixels ({max_pixels:,})")
-    samples, bits = int(ds.get("SamplesPerPixel", 1) or 1), int(ds.get("BitsAllocated", 16) or 16)
+        raise Said(f"decompression bomb: {cols}x{rows} = {rows * cols:,} pixels exceeds "
+                   f"files.max_pixels ({max_pixels:,})")
+    samples, bits = _number(ds, "SamplesPerPixel", 1), _number(ds, "BitsAllocated", 16)
     need = rows * cols * samples * max(1, bits // 8) * (1 if frame is not None or frames == 1 else 2)
     if need > max_bytes:
-        raise ValueError(f"too large to decode in bounded memory: {cols}x{rows}x{samples} at {bits} bits needs "
-                         f"{need / 2**20:,.0f} MiB, over leakcheck's bound of {max_bytes >> 20} MiB")
+        raise Said(f"too large to decode in bounded memory: {cols}x{rows}x{samples} at {bits} bits needs "
+                   f"{need / 2**20:,.0f} MiB, over leakcheck's bound of {max_bytes >> 20} MiB")
     uid, name = _syntax(ds)
     from pydicom.pixels import get_decoder
 
@@ -117,15 +149,15 @@ def _frame(data: bytes, max_pixels: int, max_bytes: int) -> tuple[Any, np.ndarra
     except (NotImplementedError, ValueError):
         available = False
     if not available:
-        raise ValueError(_unsupported(uid, name))
+        raise Said(_unsupported(uid, name))
     index = 0 if frame is None else frame
     if index >= frames:
-        raise ValueError(f"DICOM file has {frames} frames, no frame {index + 1} (it changed; run the check again)")
+        raise Said(f"DICOM file has {frames} frames, no frame {index + 1} (it changed; run the check again)")
     try:
         arr = ds.pixel_array if frames == 1 else _one_frame(data, index)
     except Exception as exc:  # noqa: BLE001 - a damaged stream or a decoder refusing it
-        raise ValueError(f"DICOM pixel data in {name} ({uid}) cannot be decoded ({type(exc).__name__}: "
-                         "damaged, or its decoder refuses it)") from None
+        raise Said(f"DICOM pixel data in {name} ({uid}) cannot be decoded ({type(exc).__name__}: "
+                   "damaged, or its decoder refuses it)") from None
     return ds, np.asarray(arr)
 
 
@@ -138,6 +170,15 @@ def _one_frame(data: bytes, index: int) -> np.ndarray:
 
 def image(data: bytes, max_pixels: int, max_bytes: int) -> Any:
     """The 8-bit image (grey ``L``, or ``RGB`` for colour) the perceptual signals see; ValueError saying why not."""
+    try:
+        return _image(data, max_pixels, max_bytes)
+    except Said:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pydicom's messages quote header values
+        raise Said(f"DICOM file cannot be read ({type(exc).__name__}: a malformed header value, or damaged pixels)") from None
+
+
+def _image(data: bytes, max_pixels: int, max_bytes: int) -> Any:
     from PIL import Image
 
     ds, arr = _frame(data, max_pixels, max_bytes)
@@ -149,7 +190,7 @@ def image(data: bytes, max_pixels: int, max_bytes: int) -> Any:
     elif arr.ndim == 2:
         img = Image.fromarray(windowed(ds, arr), "L")
     else:
-        raise ValueError(f"DICOM frame of shape {arr.shape} is not an image leakcheck reads")
+        raise Said(f"DICOM frame of shape {arr.shape} is not an image leakcheck reads")
     img.info[VALUES] = _values_digest(arr)  # for the ``values`` family: no second decode
     img.info[DATASET] = ds
     return img
@@ -212,7 +253,12 @@ def _stretch(values: np.ndarray, _: Any) -> np.ndarray:
 
 def raw_digest(data: bytes, max_pixels: int, max_bytes: int) -> bytes:
     """sha256 of the frame's shape, type and raw stored values: windows and LUTs in the header do not count."""
-    return _values_digest(_frame(data, max_pixels, max_bytes)[1])
+    try:
+        return _values_digest(_frame(data, max_pixels, max_bytes)[1])
+    except Said:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pydicom's messages quote header values
+        raise Said(f"DICOM file cannot be read ({type(exc).__name__})") from None
 
 
 def _values_digest(arr: np.ndarray) -> bytes:

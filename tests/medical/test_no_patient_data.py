@@ -5,6 +5,7 @@ output, log or error message; the pseudonym key never appears in the report."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -28,10 +29,32 @@ def _texts(path: Path) -> list[str]:
     return [path.read_bytes().decode("utf-8", "replace")]
 
 
+def _malformed(root: Path) -> None:
+    """Slices whose NumberOfFrames and SOP class hold the patient id as text: pydicom's error quotes
+    the value it cannot convert, and unreadable findings once carried it into every output (held out,
+    as pydicom's own badVR.dcm, whose NumberOfFrames is '1A')."""
+    import pydicom
+    from pydicom.dataelem import DataElement
+
+    from pytest_leakcheck import testing_dicom as td
+
+    for k, (tag, vr) in enumerate(((0x00280008, "LO"), (0x00080016, "UI"))):
+        path = root / f"test/malformed_{k}.dcm"
+        td.write(path, td.ct_slice(90 + k), td.Patient(f"OTHER{k}", "Other^One", td.uid(f"m{k}"), td.uid(f"n{k}")))
+        ds = pydicom.dcmread(path)
+        with warnings.catch_warnings():  # pydicom warns that the value is invalid: that is the point
+            warnings.simplefilter("ignore")
+            ds[tag] = DataElement(tag, vr, SECRET_ID)
+        if tag == 0x00080016:
+            del ds.PixelData  # "without pixel data (its SOP class)": the class is named only if it is one
+        ds.save_as(path, enforce_file_format=True)
+
+
 @pytest.mark.slow
 def test_no_output_holds_the_patient_id_or_name(tmp_path: Path, run_cli) -> None:
     root = tmp_path / "ct"
     dicom_tree(root)
+    _malformed(root)
     policy = str(write_policy(root, POLICY))
     outputs: list[str] = []
     files: list[Path] = []
