@@ -314,3 +314,42 @@ def test_a_long_chain_at_one_interval_is_no_burst_and_a_camera_s_burst_is() -> N
     assert chains([0.5 * k + 0.3 * (k % 3) for k in range(150)]) == []
     assert chains([0.2 * k for k in range(30)], exif=False) == []
     assert chains([0.2 * k for k in range(101)], exif=False)[0].named
+
+
+def _git(root: Path, *args: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def test_a_key_file_a_commit_added_is_never_used(tmp_path: Path, monkeypatch) -> None:
+    """A pull request that force-adds ``.leakcheck/pseudonym.key`` chose the key: whoever holds it can test
+    guessed patient ids against the report's pseudonyms. A tracked key is never read (held out, stop 50)."""
+    from pytest_leakcheck.store import pseudonyms
+
+    monkeypatch.delenv(pseudonyms.ENV, raising=False)
+    _git(tmp_path, "init", "-q")
+    planted = tmp_path / ".leakcheck" / "pseudonym.key"
+    planted.parent.mkdir()
+    planted.write_bytes(b"k" * pseudonyms.SIZE)
+    store = tmp_path / ".leakcheck/cache.sqlite"
+    assert pseudonyms.key(store) == b"k" * pseudonyms.SIZE  # untracked: this machine's own
+    _git(tmp_path, "add", "-f", ".leakcheck/pseudonym.key")
+    _git(tmp_path, "commit", "-qm", "a key")
+    assert pseudonyms.key(store) == pseudonyms.key(None) != b"k" * pseudonyms.SIZE
+    assert planted.read_bytes() == b"k" * pseudonyms.SIZE  # and never overwritten: it is the user's file
+
+
+def test_a_store_in_the_dataset_root_keeps_its_key_out_of_git(tmp_path: Path, monkeypatch) -> None:
+    """``cache: cache.sqlite`` puts the store in the root, a folder leakcheck did not make: the key goes to a
+    folder of its own that git ignores, so `git add .` never commits it."""
+    from pytest_leakcheck.store import pseudonyms
+
+    monkeypatch.delenv(pseudonyms.ENV, raising=False)
+    _git(tmp_path, "init", "-q")
+    key = pseudonyms.key(tmp_path / "cache.sqlite")
+    assert (tmp_path / pseudonyms.KEY_FOLDER / pseudonyms.FILE).read_bytes() == key
+    assert not (tmp_path / pseudonyms.FILE).exists()
+    assert _git(tmp_path, "status", "--porcelain", "--untracked-files=all") == ""
+    assert pseudonyms.key(tmp_path / "cache.sqlite") == key  # stable, as the store is
