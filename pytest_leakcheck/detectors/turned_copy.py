@@ -283,12 +283,17 @@ class TurnedCopy(Detector):
             return matches
         todo = [m for m in matches if m.detector == "same-scene" and (m.i, m.j) in points]
         greys = _greys(run, {r for m in todo for r in (m.i, m.j)})
-        verdicts = {id(m): v for m in todo if (v := _verdict(m, greys, points)) is not None}
+        judged = {id(m): v for m in todo if (v := _verdict(m, greys, points)) is not None}
+        verdicts = {k: v for k, (v, _) in judged.items()}
         stats: dict[str, Any] = {"judged": len(verdicts), "level": LEVEL, "error_level": LEVEL}
         stats.update(impostor_level(list(verdicts.values())))
         copies = {k for k, v in verdicts.items() if v >= LEVEL}
-        weak = {k for k in copies if verdicts[k] < stats["error_level"]}
-        run.stats["turned_copy"] = {**stats, "copies": len(copies) - len(weak), "weak": len(weak)}
+        # A shift shows shared pixels, but not whose: overlapping tiles of one scan, or two crops of one
+        # circuit design (``deeppcb``: 0.92-0.98 for crops a user called no copies). Said, never failed.
+        shifted = {k for k in copies if judged[k][1]}
+        weak = {k for k in copies if verdicts[k] < stats["error_level"]} | shifted
+        run.stats["turned_copy"] = {**stats, "copies": len(copies) - len(weak), "weak": len(weak),
+                                    "shifted": len(shifted)}
         return [_as_copy(m, verdicts[id(m)], id(m) in weak) if id(m) in copies else m for m in matches]
 
     def strength(self, match: Match, settings: Severity) -> float:
@@ -298,6 +303,10 @@ class TurnedCopy(Detector):
         if not isinstance(stats, dict) or not stats.get("judged"):
             return ""
         text = f"turned copies {stats['copies']} of {stats['judged']} turned same-scene pairs"
+        shifted = stats.get("shifted")
+        if isinstance(shifted, int) and shifted > 0:
+            text += (f"; {shifted} shifted copies (overlapping crops) are warnings: a shift cannot say "
+                     "whether the shared pixels are one picture's or one design's")
         try:
             raised, weak = float(stats.get("error_level", LEVEL)), int(stats.get("weak", 0))
             near = int(stats.get("impostors_near", 0))
@@ -322,8 +331,9 @@ def _greys(run: SearchRun, rows: set[int]) -> dict[int, np.ndarray]:
     return out
 
 
-def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> float | None:
-    """The pair's detail correlation when a turn no other detector searched explains its points, else None."""
+def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> tuple[float, bool] | None:
+    """The pair's detail correlation when a turn, shear or shift no other detector searched explains its
+    points, and whether it was only a shift; else None."""
     import numpy as np
 
     a, b = greys.get(m.i), greys.get(m.j)
@@ -339,7 +349,9 @@ def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> float | No
     if geometry is None:
         return None
     value = detail(a, b, geometry)
-    return None if value is None or ((shear or only_shifted) and value < SHEARED_LEVEL) else round(value, 4)
+    if value is None or ((shear or only_shifted) and value < SHEARED_LEVEL):
+        return None
+    return round(value, 4), only_shifted
 
 
 def _as_copy(m: Match, score: float, weak: bool = False) -> Match:

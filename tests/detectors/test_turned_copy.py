@@ -160,7 +160,7 @@ def test_a_page_with_one_field_filled_otherwise_is_no_copy(tmp_path: Path) -> No
     assert _links(report)[pair][0] == "same-scene"
     assert report.stats["turned_copy"] == {"judged": 1, "copies": 0, "weak": 0, "level": turned_copy.LEVEL,
                                            "error_level": turned_copy.LEVEL, "impostors_near": 0,
-                                           "impostors_further": 0}
+                                           "impostors_further": 0, "shifted": 0}
 
 
 def test_impostors_crowding_under_the_level_raise_it() -> None:
@@ -194,7 +194,7 @@ def test_turned_copies_under_a_raised_level_are_warnings(monkeypatch: pytest.Mon
     run = SimpleNamespace(memo={turned_copy.POINTS_MEMO: dict.fromkeys(scores)}, stats={},
                           sigs=SimpleNamespace(has=lambda *names: True))
     monkeypatch.setattr(turned_copy, "_greys", lambda run, rows: {})
-    monkeypatch.setattr(turned_copy, "_verdict", lambda m, greys, points: scores[m.i, m.j])
+    monkeypatch.setattr(turned_copy, "_verdict", lambda m, greys, points: (scores[m.i, m.j], False))
     out = {(m.i, m.j): m for m in turned_copy.DETECTOR.refine(run, turned_copy.DETECTOR.default, matches)}
     assert (out[0, 1].detector, out[0, 1].weak) == ("turned-copy", True)
     assert (out[2, 3].detector, out[2, 3].weak) == ("turned-copy", False)
@@ -202,22 +202,28 @@ def test_turned_copies_under_a_raised_level_are_warnings(monkeypatch: pytest.Mon
     assert run.stats["turned_copy"]["raised"] and run.stats["turned_copy"]["weak"] == 1
 
 
-def test_overlapping_tiles_of_one_scene_fail_the_build(tmp_path: Path) -> None:
-    """Two 256 px tiles cut 96 px apart from one scene share 62.5 % of their pixels: a copy of that
-    part, shifted beyond aligned's reach, never judged before (held out: tiles cut from BCCD smears
-    were same-scene warnings only, 99 points apart)."""
+def test_overlapping_tiles_of_one_scene_are_copies_said_not_failed(tmp_path: Path) -> None:
+    """Two 256 px tiles cut 96 px apart from one scene share 62.5 % of their pixels: a shift beyond
+    aligned's reach, judged by detail and linked as a near-duplicate (held out: tiles cut from BCCD smears
+    were same-scene links only). A shift cannot say whose pixels are shared (crops of one circuit design
+    score as high), so it warns; a tile turned as well is a turned copy and fails."""
     place = scene(8, (640, 256), (5, 2))
     save(place.crop((0, 0, 256, 256)), tmp_path / "train/s8_x0000.png")
     save(place.crop((96, 0, 352, 256)), tmp_path / "test/s8_x0096.png")
+    save(_turned(place.crop((300, 0, 556, 256)), 6.0), tmp_path / "test/s8_x0300_turned.png")
+    save(place.crop((300, 0, 556, 256)), tmp_path / "train/s8_x0300.png")
     for k in range(6):
         other = scene(400 + k, (640, 256), (5, 2))
         save(other.crop((0, 0, 256, 256)), tmp_path / f"{'test' if k % 3 == 0 else 'train'}/o{k}_x0000.png")
     (tmp_path / "leakcheck.yaml").write_text(POLICY)
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
-    pair = frozenset(("train/s8_x0000.png", "test/s8_x0096.png"))
-    assert _links(report)[pair] == ("turned-copy", "near-duplicate", "error")
-    assert [f for f in report.findings if f.severity == "error" and pair not in {frozenset((p.a, p.b)) for p in f.pairs}
-            and f.kind != "ungrouped-file"] == []
+    links = _links(report)
+    assert links[frozenset(("train/s8_x0000.png", "test/s8_x0096.png"))] == ("turned-copy", "near-duplicate", "warning")
+    assert links[frozenset(("train/s8_x0300.png", "test/s8_x0300_turned.png"))] == (
+        "turned-copy", "near-duplicate", "error")
+    assert report.stats["turned_copy"]["shifted"] >= 1
+    assert not any(p.a.startswith(("train/o", "test/o")) or p.b.startswith(("train/o", "test/o"))
+                   for f in report.findings for p in f.pairs)
 
 
 @pytest.mark.parametrize(("angle", "scale", "shift", "shifted"), [
