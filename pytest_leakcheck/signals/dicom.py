@@ -128,6 +128,8 @@ def _frame(data: bytes, max_pixels: int, max_bytes: int) -> tuple[Any, np.ndarra
     if "PixelData" not in ds and "FloatPixelData" not in ds and "DoubleFloatPixelData" not in ds:
         sop = ds.get("SOPClassUID", None)
         sop_name = "unknown SOP class" if sop is None else _uid_name(sop)
+        if "Image Storage" in sop_name:  # an image's class: its pixels were cut off or stripped
+            raise Said(f"DICOM image without pixel data ({sop_name}): truncated, or its pixels were removed")
         raise Said(f"DICOM file without pixel data ({sop_name}): a report or a presentation state, not an image")
     rows, cols = _number(ds, "Rows", 0), _number(ds, "Columns", 0)
     frames = max(1, _number(ds, "NumberOfFrames", 1))
@@ -262,7 +264,9 @@ def raw_digest(data: bytes, max_pixels: int, max_bytes: int) -> bytes:
 
 
 def _values_digest(arr: np.ndarray) -> bytes:
-    arr = np.ascontiguousarray(arr)
+    # Little-endian whatever the file's byte order: a big-endian copy holds the same values
+    # (pydicom's MR_small_bigendian.dcm and MR_small.dcm); native little-endian arrays are unchanged.
+    arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<") if arr.dtype.byteorder == ">" else None)
     digest = hashlib.sha256(f"dicom-values:{arr.dtype.str}:{arr.shape}".encode())
     digest.update(arr.tobytes())
     return digest.digest()

@@ -116,7 +116,31 @@ def test_a_dicom_file_without_pixels_is_unreadable_saying_so(tmp_path: Path) -> 
     del ds.PixelData
     ds.save_as(path)
     _, ok, why = sign(SignTask(str(path), 10**8, ()))
-    assert not ok and "without pixel data" in why
+    # A CT slice's class: its pixels were cut off (a truncated copy), it is no report.
+    assert not ok and "DICOM image without pixel data (CT Image Storage): truncated" in why
+    ds.SOPClassUID = "1.2.840.10008.5.1.4.1.1.88.11"  # Basic Text SR: a report has no pixels
+    ds.save_as(path)
+    _, ok, why = sign(SignTask(str(path), 10**8, ()))
+    assert not ok and "DICOM file without pixel data (Basic Text SR Storage): a report" in why
+
+
+def test_a_big_endian_copy_is_identical_pixels(tmp_path: Path, run_cli) -> None:
+    """pydicom's own MR_small.dcm and MR_small_bigendian.dcm hold the same stored values in two byte
+    orders: identical pixels, whatever the perceptual hashes say (held out: once only a near-duplicate)."""
+    import shutil
+
+    from pydicom.data import get_testdata_file
+
+    for split, name in (("train", "MR_small.dcm"), ("test", "MR_small_bigendian.dcm")):
+        (tmp_path / split).mkdir()
+        shutil.copy(get_testdata_file(name, download=False), tmp_path / split / name)
+    policy = write_policy(tmp_path, "version: 1\nsplits: {train: [train/**], test: [test/**]}\n"
+                                    "detectors: {phash: {severity: 'off'}, thumbnail: {severity: 'off'}, "
+                                    "aligned: {severity: 'off'}, same_scene: {severity: 'off'}}\n")
+    code, out, err = run_cli("check", "--policy", str(policy), "--no-cache", "--format", "json")
+    assert code == 1, err
+    found = [(f["kind"], f["severity"]) for f in json.loads(out)["findings"]]
+    assert found == [("identical-pixels", "error")], found
 
 
 def test_a_slice_over_max_pixels_is_refused_before_its_pixels_are_decoded(tmp_path: Path) -> None:
