@@ -13,6 +13,7 @@ small picklable tasks and never raise; errors come back as text.
 from __future__ import annotations
 
 import hashlib
+import logging
 import struct
 import warnings
 from dataclasses import dataclass, field
@@ -27,6 +28,10 @@ from . import dicom, imagedepth
 # Re-exported: the rest of the package opens images through this module.
 from .imagedepth import Unreadable, check_pixels, open_image  # noqa: F401
 from ..files.remote import read_bytes
+
+# Pillow logs what it refuses in an exotic or hostile file (a 13-band TIFF: "More samples per pixel
+# than can be decoded") to the terminal when nothing handles its records; the finding says it, once.
+logging.getLogger("PIL").addHandler(logging.NullHandler())
 
 #: Side of the grey square every signal is computed from.
 BASE = 64
@@ -235,6 +240,10 @@ def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
     except Unreadable as exc:
         return digest, False, str(exc)
     except Image.UnidentifiedImageError:
+        bands = _tiff_bands(data)
+        if bands is not None and bands > 4:
+            return digest, False, (f"a TIFF of {bands} bands per pixel (multispectral), which Pillow cannot read: "
+                                   "check an RGB export of it instead, or `ignore:` such files")
         return digest, False, "not an image Pillow can identify (wrong suffix, or corrupt header)"
     except Exception as exc:
         # Pillow's parsers raise almost any type on hostile bytes (a TIFF tag
@@ -243,6 +252,23 @@ def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
         if type(exc).__module__.startswith("cv2"):
             return digest, False, f"the `{step}` signature failed on this image ({_first_line(exc)}); please report it"
         return digest, False, f"corrupt or truncated image: {exc}"
+
+
+def _tiff_bands(data: bytes) -> int | None:
+    """SamplesPerPixel of a TIFF's first image (tag 277), read from its header; None if not a TIFF."""
+    order = {b"II*\0": "<", b"MM\0*": ">"}.get(data[:4])
+    if order is None or len(data) < 8:
+        return None
+    try:
+        (ifd,) = struct.unpack_from(order + "I", data, 4)
+        (count,) = struct.unpack_from(order + "H", data, ifd)
+        for k in range(min(count, 512)):
+            tag, kind, _, value = struct.unpack_from(order + "HHI4s", data, ifd + 2 + 12 * k)
+            if tag == 277:
+                return struct.unpack_from(order + ("H" if kind == 3 else "I"), value)[0]
+    except struct.error:  # a header cut short: nothing to say but that it is not read
+        return None
+    return None
 
 
 def _first_line(exc: BaseException) -> str:

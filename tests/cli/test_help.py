@@ -59,7 +59,8 @@ def test_fix_lines_follow_the_kind_of_finding(tmp_path: Path, run_cli) -> None:
     code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
     assert code == EXIT_LEAKS
     fixes = [line for line in out.splitlines() if line.startswith("Fix")]
-    assert fixes == ["Fix (unreadable-image): replace or delete the damaged file, or skip it with "
+    assert fixes == ["Fix (unreadable-image): replace or delete the damaged file (convert one of a format it cannot "
+                     "read), or skip it with "
                      "`ignore:` in the policy."]
 
 

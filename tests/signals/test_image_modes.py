@@ -469,3 +469,37 @@ def test_a_transparent_logo_matches_its_copy_on_white(tmp_path: Path) -> None:
     report = check(tmp_path / "leakcheck.yaml", use_cache=False, jobs=1)
     errors = [sorted(m.path for m in f.members) for f in report.findings if f.severity == "error"]
     assert errors == [["test/logo.png", "train/logo.jpg"]], report.findings
+
+
+def _tiff_of_bands(path: Path, bands: int, seed: int) -> None:
+    """A chunky uint16 TIFF of ``bands`` samples per pixel (EuroSAT-MS's 13-band layout), written by hand:
+    Pillow reads none of them, so nothing else here could write one."""
+    arr = np.random.default_rng(seed).integers(500, 3500, (64, 64, bands), dtype=np.uint16)
+    entries = [(256, 3, 1, 64), (257, 3, 1, 64), (258, 3, bands, None), (259, 3, 1, 1), (262, 3, 1, 1),
+               (273, 4, 1, None), (277, 3, 1, bands), (278, 3, 1, 64), (279, 4, 1, arr.nbytes), (284, 3, 1, 1)]
+    bps = 8 + 2 + 12 * len(entries) + 4
+    pixels = bps + 2 * bands
+    out = bytearray(b"II*\0" + struct.pack("<I", 8) + struct.pack("<H", len(entries)))
+    for tag, kind, count, value in entries:
+        value = {258: bps, 273: pixels}.get(tag, value)
+        out += struct.pack("<HHIHH", tag, kind, count, value, 0) if kind == 3 and count == 1 else \
+            struct.pack("<HHII", tag, kind, count, value)
+    out += struct.pack("<I", 0) + struct.pack(f"<{bands}H", *[16] * bands) + arr.astype("<u2").tobytes()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(bytes(out))
+
+
+def test_a_multispectral_tiff_is_named_as_such_and_logs_nothing(tmp_path: Path) -> None:
+    """A 13-band TIFF is no damaged file: the finding says how many bands Pillow cannot read, and
+    Pillow's own log line ("More samples per pixel than can be decoded") stays off the terminal."""
+    _tiff_of_bands(tmp_path / "train/ms_0.tif", 13, 0)
+    save(photo(1), tmp_path / "train/a.jpg")
+    save(photo(2), tmp_path / "test/b.jpg")
+    write_policy(tmp_path, "version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    from ..childcli import cli
+
+    # A child process: the terminal a user sees, with no test harness handling Pillow's log records.
+    run = cli(tmp_path, "check", "--policy", "leakcheck.yaml", "--no-cache", "-j", "1")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "train/ms_0.tif" in run.stdout and "a TIFF of 13 bands per pixel (multispectral)" in run.stdout
+    assert "More samples per pixel" not in run.stdout + run.stderr
