@@ -61,7 +61,7 @@ MIN_CONTENT = 0.25
 #: Longest side the border search looks at; larger decodes are reduced first.
 PROBE = 128
 #: Changes whenever the decode path changes, invalidating cached signals.
-DECODE_PATH = (f"draft{DRAFT}-detail{DETAIL}from{DETAIL_FROM}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}"
+DECODE_PATH = (f"draft{DRAFT}-detail{DETAIL}from{DETAIL_FROM}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}own"
                f"-lanczos{BASE}-v4")
 PIXELS_PARAMS = "rgba-exif-v2"
 
@@ -185,6 +185,23 @@ def _trimmed(near: int, far: int, side: int) -> tuple[int, int]:
     return (near, far) if side - near - far >= MIN_CONTENT * side else (0, 0)
 
 
+def _own_colour(a: np.ndarray, depths: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """The border depths (top, bottom, left, right) without those in the picture's own colour.
+
+    Padding differs from what it frames.  An edge whose colour is within BORDER_TOLERANCE of the
+    mean of what is left is the picture itself: open water, a steel sheet, a grey road.  Trimming
+    it made a texture a corner of itself, cut differently in a copy re-encoded (held out: EuroSAT's
+    SeaLake patches, NEU steel crops).  On CIFAR's listed near-duplicates no trim is undone: an
+    object on a white studio background pulls the mean away from the white.
+    """
+    top, bottom, left, right = depths
+    h, w = a.shape[:2]
+    kept = a[top:h - bottom, left:w - right].reshape(-1, a.shape[2]).mean(axis=0)
+    edges = ((top, a[0]), (bottom, a[-1]), (left, a[:, 0]), (right, a[:, -1]))
+    own = [d > 0 and float(np.abs(np.median(line, axis=0) - kept).max()) <= BORDER_TOLERANCE for d, line in edges]
+    return tuple(0 if o else d for o, (d, _) in zip(own, edges))  # type: ignore[return-value]
+
+
 def content_box(rgb: Image.Image) -> tuple[int, int, int, int] | None:
     """The box inside uniform borders at any of the four edges (any colour), or None.
 
@@ -208,6 +225,9 @@ def content_box(rgb: Image.Image) -> tuple[int, int, int, int] | None:
     cols = a.transpose(1, 0, 2)
     top, bottom = _trimmed(_border_depth(a), _border_depth(a[::-1]), ph)
     left, right = _trimmed(_border_depth(cols), _border_depth(cols[::-1]), pw)
+    if not (top or bottom or left or right):
+        return None
+    top, bottom, left, right = _own_colour(a, (top, bottom, left, right))
     if not (top or bottom or left or right):
         return None
     # Probe line k covers image lines k*scale .. (k+1)*scale - 1 (the last one fewer).

@@ -59,6 +59,34 @@ def test_nothing_is_cropped_to_nothing_or_a_sliver(img: Image.Image) -> None:
     assert decode.content_box(img) is None
 
 
+def _plain(seed: int, size: tuple[int, int], colour: tuple[int, int, int], spread: int) -> Image.Image:
+    """Open water or a steel sheet: one colour with a little texture, in every line up to the edges."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    base = np.array(colour, np.int16) + rng.integers(-spread, spread + 1, (size[1], size[0], 1))
+    base[size[1] // 3:size[1] // 3 + 12, size[0] // 4:size[0] // 4 + 30] += 40  # a small feature inside
+    return Image.fromarray(np.clip(base, 0, 255).astype(np.uint8))
+
+
+@pytest.mark.parametrize("img", [
+    _plain(1, (64, 64), (40, 70, 90), 6),  # EuroSAT-like water
+    _plain(2, (128, 96), (128, 128, 128), 5),  # a grey steel sheet
+], ids=["water", "steel"])
+def test_a_plain_picture_is_not_its_own_border(img: Image.Image) -> None:
+    """An edge in the colour of what it would frame is the picture: open water once kept an 8x10 px
+    corner of a 32 px decode, cut otherwise in its re-encoded copy (held out: EuroSAT, NEU-DET)."""
+    assert decode.content_box(jpeg_quality(img, 90)) is None
+
+
+def test_a_border_in_the_pictures_own_colour_is_kept_only_where_it_differs() -> None:
+    """White padding around a dark photo is trimmed; the same white around a white page is not."""
+    dark = padded(ImageEnhance.Brightness(photo(8, (120, 150))).enhance(0.5), (240, 150), (255, 255, 255))
+    assert _near(decode.content_box(jpeg_quality(dark, 85)), (60, 0, 180, 150), slack=4)
+    page = padded(Image.new("RGB", (120, 150), (250, 250, 250)), (240, 150), (255, 255, 255))
+    assert decode.content_box(jpeg_quality(page, 85)) is None
+
+
 def test_the_decode_path_fingerprint_names_the_trim() -> None:
     """Stores signed before border removal recompute: the path is part of every fingerprint."""
     assert "trim" in decode.DECODE_PATH
