@@ -33,7 +33,8 @@ def _families(spec: Spec) -> tuple:
 
 def _sign(task: tuple[str, Spec]):
     path, spec = task
-    return sign(SignTask(str(path), spec.max_pixels, _families(spec)))
+    digest, ok, result = sign(SignTask(str(path), spec.max_pixels, _families(spec)))
+    return digest, ok, result if ok else result.why  # the message crosses to the parent as JSON
 
 
 def _pixel_digest(task: tuple[str, int]):

@@ -151,7 +151,8 @@ class Values:
     rows: dict[str, int]
     arrays: dict[str, Any]
     key: bytes
-    #: Rows decoded fine: an unreadable file has no values (its arrays hold zeros).
+    #: Rows decoded fine.  An attribute is read from the header of an unreadable file too
+    #: (``Family.header``: zeros where absent); a burst needs a decode (its arrays hold zeros).
     valid: Any
     _bursts: dict[GroupRule, list[str | None]] = field(default_factory=dict)
 
@@ -165,7 +166,7 @@ class Values:
         out: list[str | None] = []
         for p in paths:
             i = self.rows.get(p)
-            value = None if arr is None or i is None or not self.valid[i] else arr[i]
+            value = None if arr is None or i is None else arr[i]
             out.append(f"{rule.value}-{value.tobytes().hex()[:SHOWN]}" if value is not None and value.any() else None)
         return out
 

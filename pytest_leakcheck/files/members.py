@@ -97,6 +97,12 @@ def shard_of(path: str) -> str:
     return parts[0] if parts else path
 
 
+def is_frame(path: str) -> bool:
+    """Whether ``path`` is a frame of a multi-frame DICOM file (``scan.dcm#frame=0003``)."""
+    parts = split(path)
+    return parts is not None and parts[1].startswith(frames.FRAME) and frames.named(parts[0])
+
+
 # --------------------------------------------------------------------------
 # Opening shards (cached per process, invalidated by size and mtime)
 

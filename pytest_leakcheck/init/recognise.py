@@ -133,7 +133,8 @@ def _inside(inside: groupids.Proposal | None, names: groupids.Proposal) -> group
         return names
     if inside.yaml or not names.yaml:
         return inside
-    return replace(names, note="; ".join(n for n in (names.note, inside.note) if n))
+    return replace(names, note="; ".join(n for n in (names.note, inside.note) if n),
+                   warnings=(*names.warnings, *inside.warnings))
 
 
 def _guess(root: Path, files: list[str]) -> tuple[Guess | None, tuple[str, ...], tuple[str, ...]]:

@@ -41,6 +41,11 @@ class FreshRows:
             self.buf[name][r] = np.frombuffer(data, np.uint8, count=w)
             self.has[name][r] = True
 
+    def holds(self, name: str, digest: bytes | None) -> bool:
+        """Whether a row of family ``name`` was decoded for ``digest`` in this check."""
+        r = self.row.get(digest) if digest else None
+        return r is not None and name in self.has and bool(self.has[name][r])
+
     def sources(self, digests: Sequence[bytes | None], rows: Sequence[int]) -> np.ndarray:
         """For each of ``rows``, the buffer row holding its content, or -1."""
         return np.fromiter((self.row.get(digests[i], -1) if digests[i] else -1 for i in rows),  # type: ignore[arg-type]

@@ -26,7 +26,7 @@ from ..dataset import metagroups
 from ..store import keys, pseudonyms, snapshot
 from ..files import members
 from ..files import remote as sources
-from ..signals.decode import DECODE_PATH, PIXELS_PARAMS, SignTask, Unreadable, check_pixels, sign
+from ..signals.decode import DECODE_PATH, PIXELS_PARAMS, Failed, SignTask, Unreadable, check_pixels, sign
 from ..dataset.inventory import FileRecord
 from ..policy.load import Policy
 from ..signals.pool import run_map
@@ -316,17 +316,20 @@ class _Decoding:
         names = [f.name for f in fams] + [keys.DIMS[0]]
         remote = sources.is_url(policy.root)  # unknown digests come back from the decode
         complete = set(cached[names[0]]).intersection(*(cached[n] for n in names[1:]))
+        header = tuple(f for f in fams if f.header)
         tasks: list[SignTask] = []
         rows: list[int] = []
         seen: set[bytes] = set()
         for i, d in enumerate(self.digests):
+            unreadable = d in cached["error"]
             if (i in self.tried or (d is None and not remote) or d in complete or d in seen
-                    or d in cached["error"] or d in self.fresh_rows.row):
+                    or (unreadable and all(d in cached[f.name] for f in header)) or d in self.fresh_rows.row):
                 continue
             if d is not None:
                 seen.add(d)
-            # A new thumbnail size must not recompute (and rewrite) the perceptual hashes.
-            missing = tuple(f for f in fams if d not in cached[f.name])
+            # A new thumbnail size must not recompute (and rewrite) the perceptual hashes; an
+            # unreadable content is only read for its header (a patient id stored before v2 read it).
+            missing = tuple(f for f in (header if unreadable else fams) if d not in cached[f.name])
             rows.append(i)
             tasks.append(SignTask(str(policy.root / self.records[i].path), policy.files.max_pixels, missing))
         return rows, tasks
@@ -343,7 +346,7 @@ class _Decoding:
                 # Listed and hashed, gone before its decode: unreadable now, and
                 # nothing about it is cached, so the next run sees it afresh.
                 if digests[i] is not None:
-                    self.gone[i] = str(result)
+                    self.gone[i] = result.why  # type: ignore[union-attr]
                     digests[i] = None
                 continue
             self.decoded.add(digest)
@@ -364,8 +367,12 @@ class _Decoding:
                     self.gone[i] = "file changed while being checked; run the check again"
                     digests[i] = None
             else:
-                cached["error"][digest] = (False, str(result).encode("utf-8", "surrogateescape"))
+                assert isinstance(result, Failed)
+                cached["error"][digest] = (False, result.why.encode("utf-8", "surrogateescape"))
                 self.new_sigs.append((digest, "error", self.error_params, False, cached["error"][digest][1]))
+                for name, data in result.header.items():  # its patient id all the same (Family.header)
+                    cached[name][digest] = (True, data)
+                    self.new_sigs.append((digest, name, params[name], True, data))
             if len(self.new_sigs) >= FLUSH:
                 self.flush()
         progress.done()
@@ -424,6 +431,7 @@ def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, .
             errors[i] = cached["error"][d][1].decode("utf-8", "surrogateescape")
         else:
             ok_rows.append(i)
+    _headers_of_unreadable([i for i in errors if digests[i] is not None], digests, cached, fams, decoded, arrays)
     if ok_rows:
         ix = np.array(ok_rows)
         src = decoded.sources(digests, ok_rows)
@@ -442,6 +450,7 @@ def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, .
             for name, arr in f.unpack(column(f.name, f.row_bytes, f.variable)).items():
                 arrays[name][ix] = arr
         valid[ix] = True
+        header = {name for f in fams if f.header for name, _, _ in f.layout}
         # Signatures cached under a higher limit must not let a bomb through.
         for i in ix[dims[ix, 0] * dims[ix, 1] > max_pixels]:
             try:
@@ -449,8 +458,25 @@ def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, .
             except Unreadable as exc:
                 errors[int(i)] = str(exc)
                 valid[i] = False
-                for arr in arrays.values():
-                    arr[i] = 0
+                for name, arr in arrays.items():
+                    if name not in header:  # what its header says holds for a bomb too
+                        arr[i] = 0
     return Signatures(tuple(d or b"" for d in digests), valid, errors, dims, arrays, {})
 
 
+
+
+def _headers_of_unreadable(rows: list[int], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
+                           decoded: FreshRows, arrays: dict[str, np.ndarray]) -> None:
+    """The header families (``Family.header``) of ``rows``, files whose pixels failed, into ``arrays``:
+    a patient's file that no decoder reads keeps its group, so its group-split finding holds."""
+    for f in fams:
+        if not f.header:
+            continue
+        have = [i for i in rows if decoded.holds(f.name, digests[i]) or digests[i] in cached[f.name]]
+        if not have:
+            continue
+        ix = np.array(have)
+        column = decoded.column(f.name, decoded.sources(digests, have), ix, cached[f.name], digests, False)
+        for name, arr in f.unpack(column).items():
+            arrays[name][ix] = arr

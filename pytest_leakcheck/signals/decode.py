@@ -234,15 +234,34 @@ def content_box(rgb: Image.Image) -> tuple[int, int, int, int] | None:
     return left * scale, top * scale, min(w, (pw - right) * scale), min(h, (ph - bottom) * scale)
 
 
-def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
+@dataclass(frozen=True)
+class Failed:
+    """Why a file could not be signed, and what its bytes alone still said (``Family.header``)."""
+
+    why: str
+    #: The header families (a DICOM attribute, an EXIF field) read without the pixels: a patient's
+    #: file that no decoder reads keeps its group, and stays an unreadable finding.
+    header: dict[str, bytes] = field(default_factory=dict)
+
+
+def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | Failed]:
     """Read, digest and decode one file, then compute each family.  Never raises."""
     try:
         data = read_bytes(task.path)  # a local file, or an object-storage URL (sources.py)
     except OSError as exc:
-        return b"", False, f"cannot read file: {exc.strerror or exc}"
+        return b"", False, Failed(f"cannot read file: {exc.strerror or exc}")
     digest = hashlib.sha256(data).digest()
-    if not data:
-        return digest, False, "zero-byte file"
+    if task.families and all(f.header for f in task.families):
+        # A stored content lacks only what its header says (a new rule, an unreadable file): no decode.
+        return digest, True, header_rows(data, task.families)
+    result = _signed(data, task) if data else "zero-byte file"
+    if isinstance(result, str):
+        return digest, False, Failed(result, header_rows(data, task.families))
+    return digest, True, result
+
+
+def _signed(data: bytes, task: SignTask) -> dict[str, bytes] | str:
+    """Every family of ``task`` from one decode of ``data``; why not, as text."""
     step = "decode"
     try:
         # Pillow warns about damaged metadata (bad TIFF tags, corrupt EXIF);
@@ -256,22 +275,42 @@ def sign(task: SignTask) -> tuple[bytes, bool, dict[str, bytes] | str]:
             for f in task.families:
                 step = f.name
                 out[f.name] = f.compute(decoded, f)
-        return digest, True, out
+        return out
     except Unreadable as exc:
-        return digest, False, str(exc)
+        return str(exc)
     except Image.UnidentifiedImageError:
         bands = _tiff_bands(data)
         if bands is not None and bands > 4:
-            return digest, False, (f"a TIFF of {bands} bands per pixel (multispectral), which Pillow cannot read: "
-                                   "check an RGB export of it instead, or `ignore:` such files")
-        return digest, False, "not an image Pillow can identify (wrong suffix, or corrupt header)"
+            return (f"a TIFF of {bands} bands per pixel (multispectral), which Pillow cannot read: "
+                    "check an RGB export of it instead, or `ignore:` such files")
+        return "not an image Pillow can identify (wrong suffix, or corrupt header)"
     except Exception as exc:
         # Pillow's parsers raise almost any type on hostile bytes (a TIFF tag
         # of the wrong type gives TypeError): all of them mean a damaged file.
         # An error of OpenCV's (a 2000x8 strip once broke ORB's pyramid) is ours, not the file's.
         if type(exc).__module__.startswith("cv2"):
-            return digest, False, f"the `{step}` signature failed on this image ({_first_line(exc)}); please report it"
-        return digest, False, f"corrupt or truncated image: {exc}"
+            return f"the `{step}` signature failed on this image ({_first_line(exc)}); please report it"
+        return f"corrupt or truncated image: {exc}"
+
+
+def header_rows(data: bytes, families: tuple[Any, ...]) -> dict[str, bytes]:
+    """The rows of the header families (``Family.header``) of ``data``, read without decoding a pixel.
+
+    A family that fails on hostile bytes gets the all-zero row, "absent", so the content is
+    not read again on every check for it.
+    """
+    # Header families read ``source`` (and ``memo``) only: a 1-pixel placeholder stands for the pixels.
+    bare = Decoded(Image.new("L", (1, 1)), (0, 0), source=data)
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for f in families:
+            if f.header:
+                try:
+                    out[f.name] = f.compute(bare, f)
+                except Exception:  # noqa: BLE001 - hostile header bytes: nothing read from them
+                    out[f.name] = bytes(f.row_bytes)
+    return out
 
 
 def _tiff_bands(data: bytes) -> int | None:

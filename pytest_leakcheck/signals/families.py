@@ -49,6 +49,11 @@ class Family:
     #: (a family only large images carry), so a content already in the store is not decoded
     #: again for it; None: decode.  A module-level function, like ``compute``.
     from_dims: Callable[[int, int], bytes | None] | None = field(default=None, compare=False, repr=False)
+    #: Computed from the file's bytes alone, never its pixels (a DICOM attribute, an EXIF field):
+    #: also computed when the decode fails, so a patient's file whose pixels no decoder reads
+    #: still has its group (``decode.sign``), and a stored content lacking only such a family
+    #: is read again without a decode.
+    header: bool = False
 
     def unpack(self, column: np.ndarray) -> dict[str, np.ndarray]:
         """(N, bytes) uint8 rows -> the family's arrays, by name."""

@@ -30,6 +30,9 @@ _DATETIME_ORIGINAL, _SUBSEC_ORIGINAL, _SERIAL = 0x9003, 0x9291, 0xA431
 _MAKE, _MODEL = 0x010F, 0x0110
 #: Part of every metadata family's parameters; bump when what is read changes.
 VERSION = "meta-v1"
+#: An attribute's family: v2 reads the attributes of a file whose pixels cannot be decoded too
+#: (``Family.header``), so rows stored without them are read again, from the header alone.
+FIELD_VERSION = "meta-v2"
 
 
 def pseudonym(key: bytes, text: str) -> bytes:
@@ -56,8 +59,8 @@ def known_field(source: str, name: str) -> bool:
 
 def field_family(source: str, name: str, key: bytes) -> Family:
     """The pseudonym of one DICOM attribute or EXIF field, (N, 16) uint8."""
-    return Family(f"meta:{source}:{name}", f"{VERSION};{key_id(key)}", ((f"meta:{source}:{name}", "u1", WIDTH),),
-                  _field, (source, name, key))
+    return Family(f"meta:{source}:{name}", f"{FIELD_VERSION};{key_id(key)}", ((f"meta:{source}:{name}", "u1", WIDTH),),
+                  _field, (source, name, key), header=True)
 
 
 def burst_family(key: bytes) -> Family:

@@ -27,6 +27,7 @@ from ..dataset import inventory
 from ..pipeline import preflight
 from ..sources import clean_path
 from ..errors import UsageError
+from ..files import members
 from ..files.names import csv_writerow
 from ..policy.load import Policy
 from .moves import Move
@@ -166,14 +167,28 @@ def current_splits(policy: Policy) -> dict[str, str]:
 
 
 def tree_moves(p: Plan, folders: dict[str, str], current: dict[str, str]) -> list[Move]:
-    """The moves that put each file of a split folder into its planned split's folder."""
-    moves = []
+    """The moves that put each file of a split folder into its planned split's folder.
+
+    A move is of a file on disk: the frames of a multi-frame DICOM file (and the
+    members of a tar or Parquet shard) are listed one by one, but only their file
+    (``members.shard_of``) can move, once.  The planner keeps such members in one
+    split (``clusters.shard_units``); members planned apart refuse the plan.
+    """
+    planned: dict[str, tuple[str, str]] = {}
     for path, k in zip(p.paths, p.split.tolist()):
         now, then = current.get(path), p.names[int(k)]
-        if now is None or now == then:
+        if now is None:
             continue  # a file in no split folder stays where it is
+        on_disk = members.shard_of(path)
+        if planned.setdefault(on_disk, (now, then)) != (now, then):
+            raise UsageError(f"the plan puts the images inside {on_disk} in two splits, and a file moves only "
+                             "whole; nothing was moved", fix="write a manifest instead: -o splits.csv")
+    moves = []
+    for on_disk, (now, then) in planned.items():
+        if now == then:
+            continue
         if then not in folders:
-            raise UsageError(f"the plan puts {path} in split {then!r}, which has no folder",
+            raise UsageError(f"the plan puts {on_disk} in split {then!r}, which has no folder",
                              fix=f"add `{then}: [FOLDER/**]` to the policy's splits, or pass --val 0")
-        moves.append(Move(path, folders[then] + path[len(folders[now]):]))
+        moves.append(Move(on_disk, folders[then] + on_disk[len(folders[now]):]))
     return moves

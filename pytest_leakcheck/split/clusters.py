@@ -1,5 +1,7 @@
 """What a split plan keeps together besides the policy's name rules: copy clusters, and groups read from inside files.
 
+Images that live in one file on disk are kept together too (:func:`shard_units`).
+
 One check over the whole tree (every file in one pseudo-split) finds the
 copies wherever they sit now; when the policy has metadata rules (``dicom``,
 ``exif``, ``burst``: ``dataset/metagroups.py``) the same check reads them, so
@@ -9,10 +11,12 @@ check demands.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..dataset import metagroups
+from ..files import members
 from ..report.model import COPY_KINDS
 
 if TYPE_CHECKING:
@@ -46,3 +50,19 @@ def copy_clusters(policy: Policy, pooled: Policy, *, store: Any = None,
                   opts: RunOptions | None = None) -> list[list[str]]:
     """Paths of every identical or near-duplicate cluster, whatever split they are in now."""
     return clusters_and_groups(replace(policy, groups=()), pooled, store=store, opts=opts)[0]
+
+
+def shard_units(paths: Sequence[str], *, every_shard: bool) -> list[list[int]]:
+    """Rows (indices into ``paths``) that must share a split because they live in one file on disk.
+
+    The frames of a multi-frame DICOM file always do: they are one acquisition, and
+    neighbouring frames are near copies of each other that the copy search need not
+    catch.  The members of a tar, Parquet or Arrow shard only with ``every_shard``
+    (the plan moves files between split folders, and a file moves only whole); a
+    manifest may give each member its own split, as the loader reads it in place.
+    """
+    by_shard: dict[str, list[int]] = {}
+    for i, path in enumerate(paths):
+        if members.SEP in path and (members.is_member(path) if every_shard else members.is_frame(path)):
+            by_shard.setdefault(members.shard_of(path), []).append(i)
+    return [rows for rows in by_shard.values() if len(rows) > 1]

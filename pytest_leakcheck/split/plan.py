@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..dataset import groups as group_rules
-from .clusters import clusters_and_groups, copy_clusters  # noqa: F401  (copy_clusters: the plan's API)
+from .clusters import clusters_and_groups, copy_clusters, shard_units  # noqa: F401  (copy_clusters: the plan's API)
 from ..dataset import inventory
 from .. import sources
 from ..errors import PolicyError, UsageError
@@ -352,7 +352,9 @@ def plan(
         groups = [rows.get(p, {}).get("group") or None for p in paths]
     row_of = {p: i for i, p in enumerate(paths)}
     gids = factorize(groups, paths)
-    comp = components(gids, ([row_of[p] for p in c if p in row_of] for c in clusters))
+    # A file's frames (and, when files move, a shard's members) are one unit however they are grouped.
+    units = shard_units(paths, every_shard=current is not None)
+    comp = components(gids, [*([row_of[p] for p in c if p in row_of] for c in clusters), *units])
     labels = _labels(stratify, paths, source, fields, rows)
     targets = (1 - test - val, val, test)
     kept = None

@@ -85,7 +85,8 @@ def _syntax_file(tmp_path: Path, uid: str) -> Path:
 
 def test_an_unsupported_syntax_is_unreadable_naming_syntax_and_what_reads_it(tmp_path: Path) -> None:
     path = _syntax_file(tmp_path, "1.2.840.10008.1.2.4.100")  # MPEG2 video: no still-image decoder
-    _, ok, why = sign(SignTask(str(path), 10**8, ()))
+    _, ok, failed = sign(SignTask(str(path), 10**8, ()))
+    why = failed.why
     assert not ok
     assert "MPEG2 Main Profile / Main Level (1.2.840.10008.1.2.4.100)" in why and "gdcmconv" in why
 
@@ -99,7 +100,7 @@ def test_a_syntax_whose_decoder_is_not_installed_names_the_package(tmp_path: Pat
         for m in ("pylibjpeg", "libjpeg", "openjpeg", "gdcm"):
             sys.modules[m] = None
         from pytest_leakcheck.signals.decode import SignTask, sign
-        print(sign(SignTask({str(path)!r}, 10**8, ()))[2])
+        print(sign(SignTask({str(path)!r}, 10**8, ()))[2].why)
     """)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": PACKAGE})
@@ -115,13 +116,14 @@ def test_a_dicom_file_without_pixels_is_unreadable_saying_so(tmp_path: Path) -> 
     ds = pydicom.dcmread(path)
     del ds.PixelData
     ds.save_as(path)
-    _, ok, why = sign(SignTask(str(path), 10**8, ()))
+    _, ok, failed = sign(SignTask(str(path), 10**8, ()))
+    why = failed.why
     # A CT slice's class: its pixels were cut off (a truncated copy), it is no report.
     assert not ok and "DICOM image without pixel data (CT Image Storage): truncated" in why
     ds.SOPClassUID = "1.2.840.10008.5.1.4.1.1.88.11"  # Basic Text SR: a report has no pixels
     ds.save_as(path)
-    _, ok, why = sign(SignTask(str(path), 10**8, ()))
-    assert not ok and "DICOM file without pixel data (Basic Text SR Storage): a report" in why
+    _, ok, failed = sign(SignTask(str(path), 10**8, ()))
+    assert not ok and "DICOM file without pixel data (Basic Text SR Storage): a report" in failed.why
 
 
 def test_a_big_endian_copy_is_identical_pixels(tmp_path: Path, run_cli) -> None:
@@ -145,7 +147,8 @@ def test_a_big_endian_copy_is_identical_pixels(tmp_path: Path, run_cli) -> None:
 
 def test_a_slice_over_max_pixels_is_refused_before_its_pixels_are_decoded(tmp_path: Path) -> None:
     path = td.write(tmp_path / "x.dcm", td.ct_slice(1, side=256), patient(1))
-    _, ok, why = sign(SignTask(str(path), 256 * 255, ()))
+    _, ok, failed = sign(SignTask(str(path), 256 * 255, ()))
+    why = failed.why
     assert not ok and "decompression bomb" in why and "files.max_pixels" in why
 
 

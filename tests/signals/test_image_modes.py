@@ -441,7 +441,8 @@ def test_an_opencv_failure_is_named_as_ours_not_a_corrupt_file(tmp_path: Path) -
 
     save(photo(1), tmp_path / "a.jpg")
     family = Family("scene_n", "test", None, _opencv_fails)  # type: ignore[arg-type]
-    _, ok, why = sign(SignTask(str(tmp_path / "a.jpg"), 10**8, (family,)))
+    _, ok, failed = sign(SignTask(str(tmp_path / "a.jpg"), 10**8, (family,)))
+    why = failed.why
     assert not ok and isinstance(why, str)
     assert why.startswith("the `scene_n` signature failed on this image (") and "corrupt" not in why
 

@@ -142,3 +142,23 @@ def test_split_never_empties_a_split_every_group_of_which_is_mostly_elsewhere(tm
     in_test = (kept_in_test - moved_out) | test_after
     assert in_test and len({p.rsplit("/", 1)[1][:2] for p in in_test}) == 1, out  # one whole video
     assert len(in_test) >= 0.5 * 6, out  # at least half of test's 6 of 24 files
+
+
+def test_tree_moves_move_a_shard_once_and_refuse_its_members_apart() -> None:
+    """Members of a tar (or frames of a DICOM file) are listed one by one; only their file can move."""
+    import numpy as np
+
+    from pytest_leakcheck.errors import UsageError
+    from pytest_leakcheck.split.apply import tree_moves
+    from pytest_leakcheck.split.plan import Plan
+
+    paths = ("train/0.tar#1.jpg", "train/0.tar#2.jpg", "train/a.jpg")
+    current = dict.fromkeys(paths, "train")
+    folders = {"train": "train", "test": "test"}
+
+    def plan(*split: int) -> Plan:
+        return Plan(("train", "val", "test"), paths, np.array(split), (None, None, None))
+
+    assert [(m.src, m.dst) for m in tree_moves(plan(2, 2, 0), folders, current)] == [("train/0.tar", "test/0.tar")]
+    with pytest.raises(UsageError, match="inside train/0.tar in two splits"):
+        tree_moves(plan(2, 0, 0), folders, current)
