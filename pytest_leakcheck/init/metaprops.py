@@ -169,8 +169,8 @@ def _numbers(found: _Times) -> tuple[float, tuple[int | None, ...]] | None:
     if gap is None:
         return None
     # As the check groups them: a camera-less copy joins its original's burst (metagroups.bursts).
-    numbers = metagroups.bursts(found.times, found.cameras, gap, [metagroups.name_pattern(p) for p in found.paths],
-                                [not e for e in found.exif])
+    numbers = metagroups.bursts(found.times, metagroups.cameras_at_sites(found.cameras, found.paths), gap,
+                                [metagroups.name_pattern(p) for p in found.paths], [not e for e in found.exif])
     sizes = Counter(n for n in numbers if n is not None)
     if sum(k for k in sizes.values() if k > 1) < REPEAT * sum(t is not None for t in found.times):
         return None  # a few close shots in a collection are not a burst set

@@ -353,3 +353,21 @@ def test_a_store_in_the_dataset_root_keeps_its_key_out_of_git(tmp_path: Path, mo
     assert not (tmp_path / pseudonyms.FILE).exists()
     assert _git(tmp_path, "status", "--porcelain", "--untracked-files=all") == ""
     assert pseudonyms.key(tmp_path / "cache.sqlite") == key  # stable, as the store is
+
+
+def test_traps_of_one_model_at_two_sites_are_two_cameras(tmp_path: Path, run_cli) -> None:
+    """Trail cameras write no serial: two of one model at StationA and StationC, shooting in one
+    minute, were one burst and a false group-split error (held out: camtrapR's sample images). The
+    sites in their names keep them apart; a burst of one site across splits still fails, and an
+    iPhone's edit ``IMG_E`` still shares its original's site."""
+    trap = ("G4", "CUDDEBACK", "")
+    exif_photo(tmp_path / "train/StationA__2009-04-23__00-07-00(1).jpg", 1, BASE_TIME, trap)
+    exif_photo(tmp_path / "test/StationC__2009-04-23__00-07-00(1).jpg", 2, BASE_TIME, trap)
+    exif_photo(tmp_path / "train/StationB__2009-04-23__01-00-00(1).jpg", 3, BASE_TIME + timedelta(hours=1), trap)
+    exif_photo(tmp_path / "test/StationB__2009-04-23__01-00-00(2).jpg", 4, BASE_TIME + timedelta(hours=1, seconds=1),
+               trap)
+    write_policy(tmp_path, GLOBS.replace("val: [val/**], ", "") + FAST + "groups: [{burst: {gap: 10s}}]\n")
+    _, findings = _check(run_cli, tmp_path)
+    assert [sorted(m["path"] for m in f["members"]) for f in findings if f["kind"] == "group-split"] == [
+        ["test/StationB__2009-04-23__01-00-00(2).jpg", "train/StationB__2009-04-23__01-00-00(1).jpg"]]
+    assert metagroups.site("x/IMG_E2447.JPG") == metagroups.site("IMG_2447.JPG") == b"img_"
