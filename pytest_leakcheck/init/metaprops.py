@@ -31,6 +31,10 @@ PATIENT_SHARE = 0.5
 BURST_SPACING = 5.0
 #: Gaps init may propose: the smallest at least twice the widest spacing inside bursts.
 GAPS = (1.0, 2.0, 5.0, 10.0)
+#: Shots a burst may hold without a warning, whatever share of the photos that is.
+FEW_SHOTS = 20
+#: Timed photos that must all lie on whole minutes before their clock is taken to count minutes only.
+MINUTE_CLOCK_FROM = 5
 #: Share of timed photos that must be in bursts of two or more for the rule to be proposed.
 REPEAT = 0.1
 #: More shots than this in one burst gets a warning: a camera's burst of one subject is far shorter.
@@ -248,8 +252,8 @@ def _long_bursts(times: list[float | None], numbers: list[int | None], timed: in
     if not spans:
         return ()
     ts = max(spans.values(), key=len)
-    if len(ts) <= LONG_BURST and len(ts) <= LARGE_SHARE * timed:
-        return ()
+    if len(ts) <= LONG_BURST and (len(ts) <= LARGE_SHARE * timed or len(ts) < FEW_SHOTS):
+        return ()  # a few shots of one pass are a burst however few the photos are
     return (f"one burst chains {len(ts)} of {timed} timed photos over {max(ts) - min(ts):.0f} s: "
             "if these times are when files were written (a script, a copy) and not when a camera took "
             "them, the rule groups unrelated photos; look at a few before the first check",)
@@ -264,6 +268,11 @@ def _gap(times: list[float | None], cameras: list[bytes]) -> float | None:
     close = [b - a for ts in by.values() for a, b in zip(sorted(ts), sorted(ts)[1:]) if b - a <= BURST_SPACING]
     if not close:
         return None
+    timed = [t for t in times if t is not None]
+    if len(timed) >= MINUTE_CLOCK_FROM and all(t % 60 == 0 for t in timed):
+        # Every time on a whole minute: a trail camera's clock. Shots of one pass a minute apart differ by
+        # 60 s; a gap of 1 s cut one animal's pass into three bursts (held out: camtrapR's samples).
+        return 60.0
     return next((g for g in GAPS if g >= 2 * max(close)), GAPS[-1])
 
 

@@ -371,3 +371,18 @@ def test_traps_of_one_model_at_two_sites_are_two_cameras(tmp_path: Path, run_cli
     assert [sorted(m["path"] for m in f["members"]) for f in findings if f["kind"] == "group-split"] == [
         ["test/StationB__2009-04-23__01-00-00(2).jpg", "train/StationB__2009-04-23__01-00-00(1).jpg"]]
     assert metagroups.site("x/IMG_E2447.JPG") == metagroups.site("IMG_2447.JPG") == b"img_"
+
+
+def test_a_clock_of_whole_minutes_gets_a_minute_gap(tmp_path: Path, run_cli) -> None:
+    """A trail camera stamps whole minutes: one pass shot at 17:47, 17:48 and 17:49 was cut into three
+    bursts by a 1 s gap (held out: camtrapR's samples). init proposes 60 s, and says no word of
+    "a script" about a pass of six shots."""
+    trap = ("G4", "CUDDEBACK", "")
+    for k, (split, minute) in enumerate([("train", 47), ("test", 47), ("train", 48), ("test", 48), ("train", 49),
+                                         ("test", 49), ("train", 120), ("train", 120)]):
+        when = BASE_TIME.replace(minute=0) + timedelta(minutes=minute)
+        exif_photo(tmp_path / f"{split}/StationB__{when:%Y-%m-%d__%H-%M-%S}({k}).jpg", k, when, trap)
+    code, out, err = run_cli("init", str(tmp_path))
+    assert code == EXIT_CLEAN, err
+    assert "  - burst: {gap: 60s}\n" in (tmp_path / "leakcheck.yaml").read_text()
+    assert "a script" not in out
