@@ -76,15 +76,23 @@ def _plain(seed: int, size: tuple[int, int], colour: tuple[int, int, int], sprea
 def test_a_plain_picture_is_not_its_own_border(img: Image.Image) -> None:
     """An edge in the colour of what it would frame is the picture: open water once kept an 8x10 px
     corner of a 32 px decode, cut otherwise in its re-encoded copy (held out: EuroSAT, NEU-DET)."""
-    assert decode.content_box(jpeg_quality(img, 90)) is None
+    assert decode.content_box(jpeg_quality(img, 90), own_colour=True) is None
 
 
 def test_a_border_in_the_pictures_own_colour_is_kept_only_where_it_differs() -> None:
-    """White padding around a dark photo is trimmed; the same white around a white page is not."""
+    """White padding around a dark photo is trimmed; the same white around a white page is not, in a
+    small picture. A large page keeps its trim: a receipt padded to a square with white must be cut
+    back to its text, as its original is, or the copy is lost."""
+    from pytest_leakcheck.testing import receipt
+
     dark = padded(ImageEnhance.Brightness(photo(8, (120, 150))).enhance(0.5), (240, 150), (255, 255, 255))
-    assert _near(decode.content_box(jpeg_quality(dark, 85)), (60, 0, 180, 150), slack=4)
+    assert _near(decode.content_box(jpeg_quality(dark, 85), own_colour=True), (60, 0, 180, 150), slack=4)
     page = padded(Image.new("RGB", (120, 150), (250, 250, 250)), (240, 150), (255, 255, 255))
-    assert decode.content_box(jpeg_quality(page, 85)) is None
+    assert decode.content_box(jpeg_quality(page, 85), own_colour=True) is None
+    page = receipt(0, 7)
+    square = padded(page, (800, 800), (255, 255, 255))
+    small = (decode.content_box(page.resize((120, 200))), decode.content_box(square.resize((200, 200))))
+    assert all(box is not None for box in small)
 
 
 def test_the_decode_path_fingerprint_names_the_trim() -> None:
@@ -132,3 +140,20 @@ def test_a_padded_copy_is_still_a_copy(tmp_path: Path) -> None:
         frozenset({"train/landscape.jpg", "test/landscape_letterbox.jpg"}),
     }
     assert all(f.kind == "near-duplicate" and f.severity == "error" for f in clusters.values())
+
+
+def test_a_page_padded_to_a_square_with_white_is_a_copy(tmp_path: Path) -> None:
+    """Roboflow's "fit (white edges)": a receipt padded to a square is its original, an error."""
+    from pytest_leakcheck.testing import receipt
+
+    page = receipt(0, 7)
+    save(page, tmp_path / "train/r.jpg", quality=90)
+    save(padded(page, (800, 800), (255, 255, 255)), tmp_path / "test/r_square.jpg", quality=90)
+    for k in range(12):
+        save(receipt(k % 3 + 1, 50 + k), tmp_path / f"{'train' if k % 4 else 'test'}/o{k}.jpg", quality=90)
+    for k in range(20):
+        save(photo(300 + k), tmp_path / f"{'train' if k % 4 else 'test'}/p{k}.jpg", quality=90)
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    errors = [sorted(m.path for m in f.members) for f in report.findings if f.severity == "error"]
+    assert ["test/r_square.jpg", "train/r.jpg"] in errors, errors
