@@ -90,8 +90,6 @@ def policy_text(layout: Layout) -> str:
                            groups=layout.groups_yaml.rstrip("\n"), detectors=detectors.template())
 
 
-
-
 def detect(root: Path) -> Layout:
     """Recognise the layout under ``root``; :class:`UsageError` when there is none to recognise."""
     files, unread = _images(root)

@@ -464,8 +464,6 @@ def _assemble(digests: list[bytes | None], cached: Cached, fams: tuple[Family, .
     return Signatures(tuple(d or b"" for d in digests), valid, errors, dims, arrays, {})
 
 
-
-
 def _headers_of_unreadable(rows: list[int], digests: list[bytes | None], cached: Cached, fams: tuple[Family, ...],
                            decoded: FreshRows, arrays: dict[str, np.ndarray]) -> None:
     """The header families (``Family.header``) of ``rows``, files whose pixels failed, into ``arrays``:

@@ -26,7 +26,8 @@ FIXES = {
     "group-split": "keep every file of a group in one split (`leakcheck split` moves as few as possible: "
                    "files between split folders, or rows with --keep MANIFEST)",
     "split-share": "move files between splits until each share is inside its `split_share` bounds",
-    "unreadable-image": "replace or delete the damaged file (convert one of a format it cannot read), or skip it with `ignore:` in the policy",
+    "unreadable-image": ("replace or delete the damaged file (convert one of a format it cannot read), "
+                         "or skip it with `ignore:` in the policy"),
     "ambiguous-file": "make the file match one split only: narrow the globs, or list it once in the manifest",
     "missing-file": "restore the file, or delete its row from the manifest or split file",
     "unassigned-file": "put the file in a split (a glob or a manifest row), or skip it with `ignore:`",

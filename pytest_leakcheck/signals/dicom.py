@@ -177,7 +177,8 @@ def image(data: bytes, max_pixels: int, max_bytes: int) -> Any:
     except Said:
         raise
     except Exception as exc:  # noqa: BLE001 - pydicom's messages quote header values
-        raise Said(f"DICOM file cannot be read ({type(exc).__name__}: a malformed header value, or damaged pixels)") from None
+        raise Said(f"DICOM file cannot be read ({type(exc).__name__}: "
+                   "a malformed header value, or damaged pixels)") from None
 
 
 def _image(data: bytes, max_pixels: int, max_bytes: int) -> Any:

@@ -102,7 +102,6 @@ def unique(families: Iterable[Family]) -> tuple[Family, ...]:
 # Perceptual hashes, one family per orientation
 
 
-
 def search_orientations(orientations: Iterable[str]) -> tuple[str, ...]:
     """Orientations to hash: the policy's, closed under inverse (``orientation.closed``)."""
     return _orientation.closed(orientations)

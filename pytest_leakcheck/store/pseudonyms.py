@@ -23,6 +23,8 @@ import os
 import secrets
 from pathlib import Path
 
+from . import trust
+
 FILE = "pseudonym.key"
 #: The owner's key (any text; its SHA-256 is the key), read from the environment only, never the policy.
 ENV = "LEAKCHECK_PSEUDONYM_KEY"
@@ -50,20 +52,6 @@ def where(store_path: Path) -> Path:
     return store_path.parent / KEY_FOLDER / FILE
 
 
-def _tracked(path: Path) -> bool:
-    """Whether git tracks the key file (False outside a work tree, without git, or with no file there)."""
-    import subprocess
-
-    if not os.path.lexists(path) or not path.parent.is_dir():
-        return False
-    try:
-        out = subprocess.run(["git", "ls-files", "-z", "--", path.name], cwd=path.parent, capture_output=True,
-                             check=False, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return bool(out.strip(b"\0"))
-
-
 def key(store_path: Path | None) -> bytes:
     """The pseudonym key beside the store at ``store_path`` (made on first use); the process's without one."""
     owner = os.environ.get(ENV, "")
@@ -72,7 +60,7 @@ def key(store_path: Path | None) -> bytes:
     if store_path is None:
         return _process_key
     path = where(Path(store_path))
-    if _tracked(path):  # committed: the pull request's key, whoever chose it can test guessed ids
+    if trust.committed(path):  # the pull request's key, as a committed store is: whoever chose it can test guessed ids
         return _process_key
     try:
         data = path.read_bytes()

@@ -173,7 +173,8 @@ def test_gtsrb_folders_of_ppm_signs_are_splits(tmp_path: Path) -> None:
     Both folders are splits and their netpbm files are images (held out: init once saw no split)."""
     from pytest_leakcheck.testing import photo
 
-    for k, rel in enumerate(["Final_Training/Images/00000/00000_00000.ppm", "Final_Training/Images/00000/00000_00001.ppm",
+    for k, rel in enumerate(["Final_Training/Images/00000/00000_00000.ppm",
+                             "Final_Training/Images/00000/00000_00001.ppm",
                              "Final_Test/Images/00000.ppm", "Final_Test/Images/00001.ppm"]):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         photo(k, (32, 32)).save(tmp_path / rel)

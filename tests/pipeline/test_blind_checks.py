@@ -135,7 +135,8 @@ def test_a_split_of_an_unread_format_names_the_format(tmp_path: Path, run_cli: C
     (tmp_path / "leakcheck.yaml").write_text(GLOBS)
     code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "--no-cache")
     assert code == EXIT_USAGE, out + err
-    assert "split `test` has no images: `test/c.jxl`: this file: an image format `files.extensions` does not list" in err
+    assert ("split `test` has no images: `test/c.jxl`: this file: an image format "
+            "`files.extensions` does not list") in err
     assert "add .jxl to it" in err
 
 
