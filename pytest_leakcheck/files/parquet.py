@@ -13,7 +13,7 @@ So a shard is opened here and nowhere else:
   (``read_dictionary``), so a repeated value stays one value in memory;
 - a cell is taken out one at a time (:func:`cell`), its size checked before
   it becomes a Python object, and a column becomes a list only through
-  :func:`bounded_list`, which adds up what the list would hold first.
+  :func:`field_list`, which adds up what the list would hold first.
 
 pyarrow is imported inside each function: only a Parquet policy pays for it.
 """
@@ -120,10 +120,22 @@ def _is_bytes(t: Any) -> bool:
     return pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
-def bounded_list(column: Any, path: str, what: str) -> list[Any]:
-    """``column.to_pylist()``, refused (:class:`TooLarge`) when the values would exceed a row group's bound."""
-    size = decoded_size(column)
-    if size > MAX_ROW_GROUP:
-        raise TooLarge(f"{path}: {what} holds {size:,} bytes once read, over the {MAX_ROW_GROUP:,} a shard's "
-                       "columns may; keep long values out of the shard or write smaller shards")
-    return column.to_pylist()
+def field_list(pf: Any, column: str, field: str, path: str, what: str) -> list[Any]:
+    """One field of a struct column (the ``Image`` feature's ``path``) as a list, read a row group at a time.
+
+    pyarrow cannot read a nested field across row groups as dictionaries in one
+    call ("Nested data conversions not implemented for chunked array outputs"),
+    and shards written by ``datasets`` or pandas often hold many row groups
+    (older ``datasets`` wrote 100 rows per group); the values are bounded as a
+    whole before they become a list.
+    """
+    out: list[Any] = []
+    size = 0
+    for g in range(pf.num_row_groups):
+        values = pf.read_row_group(g, columns=[f"{column}.{field}"]).column(0).combine_chunks().field(field)
+        size += decoded_size(values)
+        if size > MAX_ROW_GROUP:
+            raise TooLarge(f"{path}: {what} hold more than {MAX_ROW_GROUP:,} bytes once read, over what a "
+                           "shard's columns may; keep long values out of the shard or write smaller shards")
+        out += values.to_pylist()
+    return out

@@ -57,8 +57,7 @@ def _open(path: Path) -> tuple[Any, list[str], int, list[str | None]]:
             table = pf.read(columns=small)
             names: list[str | None] = [None] * pf.metadata.num_rows
             if pa.types.is_struct(schema.field(column).type) and schema.field(column).type.get_field_index("path") >= 0:
-                paths = pf.read(columns=[f"{column}.path"]).column(0).combine_chunks().field("path")
-                names = parquet.bounded_list(paths, str(path), "the image names")
+                names = parquet.field_list(pf, column, "path", str(path), "the image names")
             # Read as dictionaries, the text columns could still expand when read() lists them.
             if sum(parquet.decoded_size(table.column(c)) for c in small) > parquet.MAX_ROW_GROUP:
                 raise parquet.TooLarge(f"{path}: its text columns hold more than {parquet.MAX_ROW_GROUP:,} bytes "
