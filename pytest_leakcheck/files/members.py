@@ -34,6 +34,9 @@ SUFFIXES = (TAR, *TABLES, *frames.SUFFIXES)
 SEP = "#"
 ROW = "row="
 INSTALL = "pip install 'pytest-leakcheck[huggingface]'"
+#: How to put the images into the shard: datasets' to_parquet keeps only the path of a local image file.
+EMBED = ("embed the images: push_to_hub and save_to_disk embed them; before to_parquet, "
+         "`ds = ds.with_format('arrow').map(datasets.table.embed_table_storage, batched=True)`")
 #: Shards kept open per process (tar indexes, Parquet metadata and one row group each).
 _KEEP = 4
 _open: OrderedDict[str, Any] = OrderedDict()
@@ -250,8 +253,8 @@ def image_bytes(value: Any, shard: str, row: int) -> bytes:
         return bytes(data)
     where = f"{shard} row {row}"
     if isinstance(value, dict) and value.get("path"):
-        raise MemberError(f"{where}: the image is stored by path only ({value['path']!r}), not embedded; "
-                          "embed it (datasets: `ds.cast_column('image', Image(decode=True))` before saving)")
+        raise MemberError(f"{where}: the image is stored by path only ({value['path']!r}), not embedded, and a "
+                          f"path is never followed; {EMBED}")
     raise MemberError(f"{where}: no image bytes in this row; drop the row or fill in the image")
 
 

@@ -118,7 +118,7 @@ def detect(root: Path) -> Layout:
     notes.append("orientations: copies in all 8 orientations are searched; `augmentations: [hflip]` "
                  "is faster for photos that always have an up")
     notes += detectors.init_notices()
-    warnings = (*_unread_warning(unread), *passed_over, *left_out, *proposal.warnings)
+    warnings = (*_unread_warning(unread), *guess.warnings, *passed_over, *left_out, *proposal.warnings)
     if f"\n  {yolo.KIND}:" not in guess.splits_yaml:  # a data.yaml passed over is said, not silent
         warnings = (*yolo.unusable(root), *warnings)
     return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes), warnings)

@@ -88,6 +88,8 @@ class Guess:
     assignment: Assignment
     #: Set when a group column goes into the source's own ``columns:`` (tables): the YAML line's indent.
     columns_indent: str = ""
+    #: What the guess leaves the check unable to see (rows stored by path only), as ``Warning:`` lines.
+    warnings: tuple[str, ...] = ()
 
 
 def clean_path(rel: str) -> str:

@@ -148,7 +148,47 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
     if label:
         spec = SplitSources(KIND, spec.files, (("label", "label"),))
         yaml += "    columns: {label: label}\n"
+    unembedded = {s: sum(_path_only(f.path) for f in spec.files if f.split == s) for s in by_split}
     found = tuple(
         f"Hugging Face shards {', '.join(p)}: {sum(1 for e in assignment.rows.values() if e[0][0] == s)} images "
-        f"in {s} (embedded, checked in place)" for s, p in by_split.items())
-    return Guess(yaml, found, assignment, columns_indent="    ")
+        f"in {s} ({_how(unembedded[s])})" for s, p in by_split.items())
+    total = sum(unembedded.values())
+    warnings = (f"{total} of {len(assignment.rows)} rows of the Hugging Face shards store their image by path "
+                "only, not its bytes; a path is never followed, so the check reports each as an unreadable "
+                f"image; {members.EMBED}",) if total else ()
+    return Guess(yaml, found, assignment, columns_indent="    ", warnings=warnings)
+
+
+def _how(unembedded: int) -> str:
+    return f"{unembedded} stored by path only, not embedded" if unembedded else "embedded, checked in place"
+
+
+def _path_only(path: Path) -> int:
+    """Rows whose ``Image`` struct has no bytes (``to_parquet`` of local files keeps their paths only).
+
+    Counted from the column statistics of a Parquet shard, no image read; pyarrow
+    writes none for a column chunk of nulls only, which is then read (nothing to
+    read but nulls).  Arrow shards are memory-mapped batches.
+    """
+    import pyarrow as pa
+
+    if path.suffix.lower() == ".parquet":
+        pf = parquet.open_file(str(path))
+        leaf = f"{members.image_column(pf.schema_arrow, str(path))}.bytes"
+        total = 0
+        for g in range(pf.metadata.num_row_groups):
+            group = pf.metadata.row_group(g)
+            for c in (group.column(i) for i in range(group.num_columns)):
+                if c.path_in_schema != leaf:
+                    continue
+                if c.statistics is not None and c.statistics.has_null_count:
+                    total += c.statistics.null_count
+                else:
+                    total += pf.read_row_group(g, columns=[leaf]).column(0).combine_chunks().field("bytes").null_count
+        return total
+    batches = members.arrow_batches(str(path), pa)
+    column = members.image_column(batches[0].schema, str(path)) if batches else ""
+    kind = batches[0].schema.field(column).type if batches else None
+    if kind is None or not pa.types.is_struct(kind) or kind.get_field_index("bytes") < 0:
+        return 0
+    return sum(b.column(column).field("bytes").null_count for b in batches)

@@ -41,3 +41,27 @@ def test_an_image_struct_in_many_row_groups_is_recognised_and_checked(tmp_path: 
     assert code == EXIT_LEAKS
     copies = [{m["path"] for m in f["members"]} for f in json.loads(out)["findings"] if f["kind"] == "identical-file"]
     assert copies == [{"train.parquet#row=000003/3.jpg", "test.parquet#row=000003/c.jpg"}]
+
+
+def test_rows_stored_by_path_only_are_said_by_init_and_never_followed(tmp_path: Path, run_cli) -> None:
+    # datasets' to_parquet keeps only the path of a local image file; init called such shards
+    # "embedded, checked in place", and the fix it printed (cast_column Image(decode=True)) embeds nothing.
+    from datasets import Dataset, Features
+    from datasets import Image as HFImage
+
+    outside, root = tmp_path / "outside", tmp_path / "repo"
+    outside.mkdir()
+    for i in (1, 2):
+        (outside / f"{i}.jpg").write_bytes(_jpeg(1))  # the same picture: following the paths would find a copy
+    for split, i in (("train", 1), ("test", 2)):
+        (root / "data").mkdir(parents=True, exist_ok=True)
+        Dataset.from_dict({"image": [str(outside / f"{i}.jpg")]}, features=Features({"image": HFImage()})).to_parquet(
+            str(root / "data" / f"{split}-00000-of-00001.parquet"))
+    code, out, err = run_cli("init", str(root))
+    assert code == 0, err
+    assert "1 images in train (1 stored by path only, not embedded)" in out
+    assert "Warning: 2 of 2 rows of the Hugging Face shards store their image by path only" in out
+    code, out, _ = run_cli("check", "--policy", str(root / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    findings = json.loads(out)["findings"]
+    assert {f["kind"] for f in findings} == {"unreadable-image"}
+    assert all("embed_table_storage" in f["message"] and "Image(decode=True)" not in f["message"] for f in findings)
