@@ -135,9 +135,23 @@ def tar_index(shard: str) -> dict[str, tuple[int, int]]:
             with tarfile.open(path, "r:") as tf:
                 return _unique(path, ((ti.name, (ti.offset_data, ti.size)) for ti in tf if ti.isfile()))
         except tarfile.ReadError as exc:
-            raise MemberError(f"{path}: not an uncompressed tar file ({exc}); WebDataset shards are plain .tar, "
-                              "so unpack a .tar.gz or re-write the shard with `tar cf`") from None
+            raise MemberError(_not_a_tar(path, exc)) from None
     return _cached(shard, build)
+
+
+#: The first bytes of the compressed files a shard may be by mistake (gzip, bzip2, xz, zstd).
+_COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ", b"\x28\xb5\x2f\xfd")
+
+
+def _not_a_tar(path: str, exc: Exception) -> str:
+    """Why a shard is no tar: compressed (unpack it), else damaged (a download or copy cut short)."""
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    if head.startswith(_COMPRESSED):
+        return (f"{path}: a compressed tar ({exc}); WebDataset shards are read in place only as uncompressed .tar, "
+                "so unpack it (gunzip) or re-write the shard with `tar cf`")
+    return (f"{path}: not a readable tar file, damaged or cut short ({exc}); fetch or write the shard again, "
+            "or drop it from the globs")
 
 
 def _unique(path: str, items: Iterable[tuple[str, tuple[int, int]]]) -> dict[str, tuple[int, int]]:

@@ -45,8 +45,7 @@ def _index(path: Path) -> dict[str, tuple[int, int]]:
     try:
         return members.tar_index(str(path))
     except OSError as exc:
-        raise PolicyError(str(exc).split(": ", 1)[-1], path=str(path),
-                          fix="WebDataset shards are uncompressed .tar files; fix or drop this shard") from None
+        raise PolicyError(str(exc).split(": ", 1)[-1], path=str(path)) from None  # the text says the fix
 
 
 def _fields(path: Path, index: dict[str, tuple[int, int]], name: str) -> dict[str, str]:
@@ -111,10 +110,9 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
     if not by_split:
         return None
     spec = SplitSources(KIND, parse_globs(root, by_split, SUFFIXES))
-    try:
-        assignment = read(spec, root)
-    except PolicyError:
-        return None
+    # Shards named by split that cannot be read stop init naming the shard, as they would stop the
+    # check: "no splits recognised" would hide which shard is damaged.
+    assignment = read(spec, root)
     if not assignment.rows:
         return None
     yaml = "splits:\n  webdataset:\n" + "".join(f"    {s}: [{', '.join(yaml_scalar(g) for g in p)}]\n"

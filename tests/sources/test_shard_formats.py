@@ -65,3 +65,37 @@ def test_rows_stored_by_path_only_are_said_by_init_and_never_followed(tmp_path: 
     findings = json.loads(out)["findings"]
     assert {f["kind"] for f in findings} == {"unreadable-image"}
     assert all("embed_table_storage" in f["message"] and "Image(decode=True)" not in f["message"] for f in findings)
+
+
+def _tar(path: Path, n: int, seed: int) -> None:
+    import tarfile
+
+    with tarfile.open(path, "w") as tf:
+        for i in range(n):
+            data = _jpeg(seed + i)
+            info = tarfile.TarInfo(f"{i:06d}.jpg")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+
+
+def test_a_damaged_or_compressed_tar_shard_is_named_as_such_by_init_and_check(tmp_path: Path, run_cli) -> None:
+    # A tar cut short was "not an uncompressed tar ... unpack a .tar.gz", and init hid it behind
+    # "no splits recognised".
+    import gzip
+
+    from pytest_leakcheck import EXIT_USAGE
+
+    _tar(tmp_path / "train-000000.tar", 3, 0)
+    _tar(tmp_path / "test-000000.tar", 3, 10)
+    code, _, err = run_cli("init", str(tmp_path))
+    assert code == 0, err
+    whole = (tmp_path / "test-000000.tar").read_bytes()
+    (tmp_path / "test-000000.tar").write_bytes(whole[:1500])
+    code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
+    assert code == EXIT_USAGE and "test-000000.tar" in err and "damaged or cut short" in err
+    (tmp_path / "leakcheck.yaml").unlink()
+    code, _, err = run_cli("init", str(tmp_path))
+    assert code == EXIT_USAGE and "test-000000.tar" in err and "damaged or cut short" in err
+    (tmp_path / "test-000000.tar").write_bytes(gzip.compress(whole))
+    code, _, err = run_cli("init", str(tmp_path))
+    assert code == EXIT_USAGE and "test-000000.tar" in err and "a compressed tar" in err and "cut short" not in err
