@@ -184,9 +184,24 @@ class _Table:
             raise MemberError(f"{self.path}: no row {row} (the shard has {self.starts[-1]} rows)")
         group = bisect.bisect_right(self.starts, row) - 1
         if group != self._group:
-            self._values, self._group = self._read(group), group
+            self._values, self._group = self._group_values(group), group
+        if isinstance(self._values, MemberError):
+            raise MemberError(f"{self.path} row {row}: {self._values}")
         # One cell taken out at a time: a row group of repeated images is never expanded (parquet.cell).
         return image_bytes(parquet.cell(self._values, row - self.starts[group]), self.path, row)
+
+    def _group_values(self, group: int) -> Any:
+        """A row group's image column, or why it cannot be read: kept, so its other rows do not read it again.
+
+        A damaged page (a corrupt compressed block) spoils its row group only: the
+        rows of the others are still checked, not all reported unreadable with it.
+        """
+        try:
+            return self._read(group)
+        except Exception as exc:  # pyarrow's errors on a damaged page are of several kinds
+            first, end = self.starts[group], self.starts[group + 1] - 1
+            return MemberError(f"row group {group} (rows {first}-{end}) cannot be read, the shard is damaged "
+                               f"({exc}); fetch or write the shard again")
 
 
 def _open_table(path: str) -> tuple[str, list[int], Any]:

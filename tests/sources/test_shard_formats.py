@@ -99,3 +99,34 @@ def test_a_damaged_or_compressed_tar_shard_is_named_as_such_by_init_and_check(tm
     (tmp_path / "test-000000.tar").write_bytes(gzip.compress(whole))
     code, _, err = run_cli("init", str(tmp_path))
     assert code == EXIT_USAGE and "test-000000.tar" in err and "a compressed tar" in err and "cut short" not in err
+
+
+def _bytes_parquet(path: Path, images: list[bytes]) -> None:
+    """A plain binary image column, two rows per row group."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"image_bytes": images}), path, row_group_size=2)
+
+
+def test_a_damaged_row_group_spoils_its_rows_only(tmp_path: Path, run_cli) -> None:
+    # One corrupt page made every row of the shard an unreadable image, so the copies in its
+    # other row groups were never compared.
+    import pyarrow.parquet as pq
+
+    _bytes_parquet(tmp_path / "train.parquet", [_jpeg(0), _jpeg(1)])
+    _bytes_parquet(tmp_path / "test.parquet", [_jpeg(30 + i) for i in range(5)] + [_jpeg(1)])
+    chunk = pq.ParquetFile(tmp_path / "test.parquet").metadata.row_group(1).column(0)  # rows 2-3
+    data = bytearray((tmp_path / "test.parquet").read_bytes())
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    data[start:start + chunk.total_compressed_size] = b"A" * chunk.total_compressed_size
+    (tmp_path / "test.parquet").write_bytes(bytes(data))
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits:\n  huggingface: {train: train.parquet, "
+                                            "test: test.parquet}\n")
+    code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    findings = json.loads(out)["findings"]
+    bad = sorted(f["members"][0]["path"] for f in findings if f["kind"] == "unreadable-image")
+    assert bad == ["test.parquet#row=000002", "test.parquet#row=000003"]
+    assert "row group 1 (rows 2-3)" in next(f["message"] for f in findings if f["kind"] == "unreadable-image")
+    copies = [{m["path"] for m in f["members"]} for f in findings if f["kind"] == "identical-file"]
+    assert copies == [{"train.parquet#row=000001", "test.parquet#row=000005"}]
