@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from . import frames, parquet
+from . import frames, lfs, parquet
 
 #: Shard files whose members are images; lower case.  A multi-frame DICOM file's
 #: members are its frames (frames.py).
@@ -146,7 +146,9 @@ _COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ", b"\x28\xb5\x2f\xfd")
 def _not_a_tar(path: str, exc: Exception) -> str:
     """Why a shard is no tar: compressed (unpack it), else damaged (a download or copy cut short)."""
     with open(path, "rb") as fh:
-        head = fh.read(6)
+        head = fh.read(lfs.MAX_POINTER)
+    if lfs.is_pointer(head):
+        return f"{path}: {lfs.why('shard')}"
     if head.startswith(_COMPRESSED):
         return (f"{path}: a compressed tar ({exc}); WebDataset shards are read in place only as uncompressed .tar, "
                 "so unpack it (gunzip) or re-write the shard with `tar cf`")
@@ -230,6 +232,8 @@ def _open_table(path: str) -> tuple[str, list[int], Any]:
     except parquet.TooLarge as exc:
         raise MemberError(str(exc)) from None
     except (OSError, pa.ArrowException) as exc:
+        if lfs.file_is_pointer(path):
+            raise MemberError(f"{path}: {lfs.why('shard')}") from None
         raise MemberError(f"{path}: not a readable {'Parquet' if path.endswith('.parquet') else 'Arrow'} "
                           f"file ({exc}); re-write the shard (datasets' to_parquet or save_to_disk)") from None
     starts = [0]

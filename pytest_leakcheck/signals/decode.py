@@ -27,6 +27,7 @@ from . import dicom, imagedepth
 
 # Re-exported: the rest of the package opens images through this module.
 from .imagedepth import Unreadable, check_pixels, open_image  # noqa: F401
+from ..files import lfs
 from ..files.remote import read_bytes
 
 # Pillow logs what it refuses in an exotic or hostile file (a 13-band TIFF: "More samples per pixel
@@ -289,6 +290,8 @@ def _signed(data: bytes, task: SignTask) -> dict[str, bytes] | str:
         if bands is not None and bands > 4:
             return (f"a TIFF of {bands} bands per pixel (multispectral), which Pillow cannot read: "
                     "check an RGB export of it instead, or `ignore:` such files")
+        if lfs.is_pointer(data):
+            return lfs.why("image")
         return "not an image Pillow can identify (wrong suffix, or corrupt header)"
     except Exception as exc:
         # Pillow's parsers raise almost any type on hostile bytes (a TIFF tag

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..validate import Ctx
 from ..errors import PolicyError
-from ..files import members, parquet
+from ..files import lfs, members, parquet
 from .base import Assignment, Guess, Rows, SplitSources, add
 from .shards import guess_globs, listing, parse_globs
 from .shards import parse as parse_shards
@@ -80,6 +80,8 @@ def _open(path: Path) -> tuple[Any, list[str], int, list[str | None]]:
         raise PolicyError(str(exc).split(": ", 1)[-1], path=str(path),
                           fix="name shards whose images are embedded (the datasets `Image` feature)") from None
     except Exception as exc:  # pyarrow's own errors on a file that is not what its name says
+        if lfs.file_is_pointer(path):
+            raise PolicyError(lfs.why("shard"), path=str(path)) from None
         kind = "Parquet" if path.suffix.lower() == ".parquet" else "Arrow"
         raise PolicyError(f"not a readable {kind} shard: {exc}", path=str(path),
                           fix="re-write it with datasets (to_parquet, save_to_disk) or drop it from the globs"
@@ -130,13 +132,19 @@ def _text(value: Any) -> str:
 
 
 def recognise(root: Path, files: list[str]) -> Guess | None:
-    shards = []
+    shards, pointers = [], []
     for rel in listing(root, SUFFIXES):
         try:
             _open(root / rel)
         except PolicyError:
+            # Not ours to read (a table of files is another source's), unless it is a shard not fetched.
+            if lfs.file_is_pointer(root / rel):
+                pointers.append(rel)
             continue
         shards.append(rel)
+    if pointers and guess_globs(pointers):
+        raise PolicyError(f"{len(pointers)} shards named by split are Git LFS pointers, not the shards themselves "
+                          f"(also {', '.join(pointers[1:3]) or 'no other'})", path=str(root / pointers[0]), fix=lfs.FIX)
     by_split = guess_globs(shards) if shards else None
     if not by_split:
         return None

@@ -130,3 +130,29 @@ def test_a_damaged_row_group_spoils_its_rows_only(tmp_path: Path, run_cli) -> No
     assert "row group 1 (rows 2-3)" in next(f["message"] for f in findings if f["kind"] == "unreadable-image")
     copies = [{m["path"] for m in f["members"]} for f in findings if f["kind"] == "identical-file"]
     assert copies == [{"train.parquet#row=000001", "test.parquet#row=000005"}]
+
+
+POINTER = b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"ab" * 32 + b"\nsize 400423444\n"
+
+
+def test_git_lfs_pointers_in_place_of_shards_and_images_say_git_lfs_pull(tmp_path: Path, run_cli) -> None:
+    # A clone without git-lfs: init said "no splits recognised", the check "Parquet magic bytes not
+    # found ... re-write it with datasets", an image "not an image Pillow can identify".
+    (tmp_path / "data").mkdir()
+    for split in ("train", "validation"):
+        (tmp_path / "data" / f"{split}-00000-of-00001.parquet").write_bytes(POINTER)
+    code, _, err = run_cli("init", str(tmp_path))
+    assert code == 2 and "Git LFS pointers" in err and "git lfs pull" in err
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits:\n  huggingface: {train: data/train-*.parquet, "
+                                            "val: data/validation-*.parquet}\n")
+    code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
+    assert code == 2 and "train-00000-of-00001.parquet" in err and "git lfs pull" in err
+    files = tmp_path / "files"
+    for split in ("train", "test"):
+        (files / split).mkdir(parents=True)
+        (files / split / "a.jpg").write_bytes(_jpeg(0 if split == "train" else 5))
+    (files / "test" / "b.jpg").write_bytes(POINTER)
+    (files / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    code, out, _ = run_cli("check", "--policy", str(files / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    bad = [f for f in json.loads(out)["findings"] if f["kind"] == "unreadable-image"]
+    assert [f["members"][0]["path"] for f in bad] == ["test/b.jpg"] and "git lfs pull" in bad[0]["message"]
