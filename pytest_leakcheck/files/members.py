@@ -186,6 +186,7 @@ class _Table:
             raise MemberError(f"{self.path}: no row {row} (the shard has {self.starts[-1]} rows)")
         group = bisect.bisect_right(self.starts, row) - 1
         if group != self._group:
+            _release_others(self)
             self._values, self._group = self._group_values(group), group
         if isinstance(self._values, MemberError):
             raise MemberError(f"{self.path} row {row}: {self._values}")
@@ -204,6 +205,18 @@ class _Table:
             first, end = self.starts[group], self.starts[group + 1] - 1
             return MemberError(f"row group {group} (rows {first}-{end}) cannot be read, the shard is damaged "
                                f"({exc}); fetch or write the shard again")
+
+
+def _release_others(keep: _Table) -> None:
+    """Drop the row group every other open table keeps: one row group per process, not one per open shard.
+
+    A row group of large photos is 100 MB (``datasets`` 5 cuts groups by size), and
+    train and test shards are read in turn; the shards stay open (their metadata
+    is cheap), their images do not.
+    """
+    for _, value in _open.values():
+        if isinstance(value, _Table) and value is not keep:
+            value._values, value._group = None, -1
 
 
 def _open_table(path: str) -> tuple[str, list[int], Any]:

@@ -156,3 +156,19 @@ def test_git_lfs_pointers_in_place_of_shards_and_images_say_git_lfs_pull(tmp_pat
     code, out, _ = run_cli("check", "--policy", str(files / "leakcheck.yaml"), "-j", "1", "--format", "json")
     bad = [f for f in json.loads(out)["findings"] if f["kind"] == "unreadable-image"]
     assert [f["members"][0]["path"] for f in bad] == ["test/b.jpg"] and "git lfs pull" in bad[0]["message"]
+
+
+def test_a_process_keeps_one_row_group_of_images_not_one_per_open_shard(tmp_path: Path) -> None:
+    # Train and test shards are read in turn; each kept its last row group (100 MB for large photos
+    # in datasets 5), so a worker held one per open shard: 758 MB peak for two 64 MB shards, 640 MB after.
+    from pytest_leakcheck.files import members
+
+    paths = []
+    for name, seed in (("a.parquet", 0), ("b.parquet", 10)):
+        _bytes_parquet(tmp_path / name, [_jpeg(seed), _jpeg(seed + 1)])
+        paths.append(str(tmp_path / name))
+    assert members.read(f"{paths[0]}#row=000000") == _jpeg(0)
+    assert members.read(f"{paths[1]}#row=000001") == _jpeg(11)
+    kept = [value for key, (_, value) in members._open.items() if key in paths]
+    assert [t._values is not None for t in kept] == [False, True]
+    assert members.read(f"{paths[0]}#row=000001") == _jpeg(1)  # read again when asked
