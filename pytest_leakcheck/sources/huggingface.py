@@ -109,9 +109,11 @@ def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = ()) -> As
                 raise PolicyError(f"shard has no column `{need}` (columns: {', '.join(small) or 'none'})",
                                   path=str(source.path), fix="map `group`/`label` under `columns:` to a column it has")
         cells = {c: [_text(v) for v in table.column(c).to_pylist()] for c in small}
+        named = _name_column(small) if not any(image_names) else None
+        shown = cells[named] if named else image_names
         st = source.path.stat()
         for row in range(n):
-            path = members.join(source.images, members.row_name(row, n, image_names[row]))
+            path = members.join(source.images, members.row_name(row, n, shown[row]))
             values = {c: cells[c][row] for c in small}
             group = values.get(group_col) if group_col else None
             if group and len(group) > MAX_CELL:
@@ -125,6 +127,15 @@ def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = ()) -> As
                 labels[path] = label
             extra[path] = {c: v for c, v in values.items() if v and len(v) <= MAX_CELL}
     return Assignment(rows, tuple(names), tuple(found), labels, extra)
+
+
+#: Columns that name a row's image when the image column keeps no path (a plain binary column).
+NAME_COLUMNS = ("file_name", "filename", "file", "filepath", "file_path", "image_path", "image_name", "path")
+
+
+def _name_column(small: list[str]) -> str | None:
+    """The column naming each row's image, so that a finding says which image (and name rules read it)."""
+    return next((c for c in NAME_COLUMNS if c in small), None)
 
 
 def _text(value: Any) -> str:

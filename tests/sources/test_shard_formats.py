@@ -172,3 +172,18 @@ def test_a_process_keeps_one_row_group_of_images_not_one_per_open_shard(tmp_path
     kept = [value for key, (_, value) in members._open.items() if key in paths]
     assert [t._values is not None for t in kept] == [False, True]
     assert members.read(f"{paths[0]}#row=000001") == _jpeg(1)  # read again when asked
+
+
+def test_a_binary_image_column_is_named_by_its_file_name_column(tmp_path: Path, run_cli) -> None:
+    # A finding named only `test.parquet#row=000001`: the row's own file_name was left out.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for split, images, names in (("train", [_jpeg(0), _jpeg(1)], ["a.jpg", "b.jpg"]),
+                                 ("test", [_jpeg(5), _jpeg(1)], ["x.jpg", "copy.jpg"])):
+        pq.write_table(pa.table({"file_name": names, "image_bytes": images}), tmp_path / f"{split}.parquet")
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits:\n  huggingface: {train: train.parquet, "
+                                            "test: test.parquet}\n")
+    code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    copies = [{m["path"] for m in f["members"]} for f in json.loads(out)["findings"] if f["kind"] == "identical-file"]
+    assert copies == [{"train.parquet#row=000001/b.jpg", "test.parquet#row=000001/copy.jpg"}]
