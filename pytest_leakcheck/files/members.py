@@ -264,22 +264,35 @@ def arrow_batches(path: str, pa: Any) -> list[Any]:
         return [b for b in pa.ipc.open_file(source).to_batches()]
 
 
-def image_column(schema: Any, path: str) -> str:
-    """The column holding images: a Hugging Face ``Image`` struct (bytes, path), else a binary column."""
+#: Names that say a column holds the picture, first found wins, before schema order: a segmentation
+#: shard keeps its masks as a second ``Image`` column (``annotation``, ``label``), often the first one.
+IMAGE_NAMES = ("image", "img", "image_bytes", "jpg", "jpeg", "png", "webp", "picture", "photo")
+
+
+def image_columns(schema: Any) -> list[str]:
+    """Every column that can hold images: ``Image`` structs (bytes, path) first, then binary columns."""
     import pyarrow as pa
 
-    binary = None
+    structs, binary = [], []
     for field in schema:
         t = plain_type(field.type)
         if pa.types.is_struct(t) and t.get_field_index("bytes") >= 0:
-            return str(field.name)
-        if binary is None and (pa.types.is_binary(t) or pa.types.is_large_binary(t)):
-            binary = str(field.name)
-    if binary is None:
+            structs.append(str(field.name))
+        elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            binary.append(str(field.name))
+    return structs + binary
+
+
+def image_column(schema: Any, path: str) -> str:
+    """The column holding images: one named like a picture (:data:`IMAGE_NAMES`), else the first
+    ``Image`` struct, else the first binary column."""
+    found = image_columns(schema)
+    if not found:
         names = ", ".join(schema.names) or "none"
         raise MemberError(f"{path}: no image column (columns: {names}); images must be stored as bytes, "
                           "e.g. with the datasets `Image` feature (cast_column('image', Image()))")
-    return binary
+    lower = {c.lower(): c for c in reversed(found)}
+    return next((lower[n] for n in IMAGE_NAMES if n in lower), found[0])
 
 
 def plain_type(t: Any) -> Any:

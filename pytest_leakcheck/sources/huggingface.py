@@ -88,6 +88,36 @@ def _open(path: Path) -> tuple[Any, list[str], int, list[str | None]]:
                           ) from None
 
 
+def _image_columns(path: Path) -> tuple[str, list[str]]:
+    """The column read as the image and every column that could be one (schema only, no row read)."""
+    import pyarrow as pa
+
+    if path.suffix.lower() == ".parquet":
+        schema = parquet.open_file(str(path)).schema_arrow
+    else:
+        batches = members.arrow_batches(str(path), pa)
+        schema = batches[0].schema if batches else pa.schema([])
+    return members.image_column(schema, str(path)), members.image_columns(schema)
+
+
+def _same_image_column(path: Path, wanted: str | None) -> None:
+    """Refuse ``columns: {image: X}`` naming another column than the one read: it would be ignored silently."""
+    if not wanted:
+        return
+    chosen, found = _image_columns(path)
+    if wanted != chosen:
+        raise PolicyError(f"`columns: {{image: {wanted}}}`: the images read are column `{chosen}` (of "
+                          f"{', '.join(found)})", path=str(path),
+                          fix=f"the image column is the one named like {', '.join(members.IMAGE_NAMES[:3])}…, "
+                              "else the first Image column: rename the columns, or drop `image:`")
+
+
+def _which(path: Path) -> str:
+    """``; image column `image` of image, annotation`` when a shard has several, for init's Found line."""
+    chosen, found = _image_columns(path)
+    return f"; image column `{chosen}` of {', '.join(found)}" if len(found) > 1 else ""
+
+
 def _large(pa: Any, t: Any) -> bool:
     """A column never read for groups or labels: nested, or bytes."""
     return bool(pa.types.is_nested(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t))
@@ -104,6 +134,7 @@ def read(spec: SplitSources, root: Path, extensions: tuple[str, ...] = ()) -> As
         assert source.split is not None
         names.setdefault(source.split)
         table, small, n, image_names = _open(source.path)
+        _same_image_column(source.path, spec.column("image"))
         for need in (c for c in (group_col, label_col) if c):
             if need not in small:
                 raise PolicyError(f"shard has no column `{need}` (columns: {', '.join(small) or 'none'})",
@@ -170,7 +201,8 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
     unembedded = {s: sum(_path_only(f.path) for f in spec.files if f.split == s) for s in by_split}
     found = tuple(
         f"Hugging Face shards {', '.join(p)}: {sum(1 for e in assignment.rows.values() if e[0][0] == s)} images "
-        f"in {s} ({_how(unembedded[s])})" for s, p in by_split.items())
+        f"in {s} ({_how(unembedded[s])}{_which(next(f.path for f in spec.files if f.split == s))})"
+        for s, p in by_split.items())
     total = sum(unembedded.values())
     warnings = (f"{total} of {len(assignment.rows)} rows of the Hugging Face shards store their image by path "
                 "only, not its bytes; a path is never followed, so the check reports each as an unreadable "

@@ -187,3 +187,32 @@ def test_a_binary_image_column_is_named_by_its_file_name_column(tmp_path: Path, 
     code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
     copies = [{m["path"] for m in f["members"]} for f in json.loads(out)["findings"] if f["kind"] == "identical-file"]
     assert copies == [{"train.parquet#row=000001/b.jpg", "test.parquet#row=000001/copy.jpg"}]
+
+
+def _mask() -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("L", SMALL, 0).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def test_a_segmentation_shard_is_checked_by_its_image_column_not_its_masks(tmp_path: Path, run_cli) -> None:
+    # The first Image column was read: every empty mask the same, so different photos made one
+    # identical-file error across splits; `columns: {image: ...}` was accepted and ignored.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for split, seeds in (("train", (0, 1, 2)), ("test", (10, 11, 12))):
+        pq.write_table(pa.table({"annotation": [{"bytes": _mask(), "path": "m.png"} for _ in seeds],
+                                 "image": [{"bytes": _jpeg(i), "path": f"{i}.jpg"} for i in seeds]}),
+                       tmp_path / f"{split}.parquet")
+    code, out, err = run_cli("init", str(tmp_path))
+    assert code == 0, err
+    assert "image column `image` of annotation, image" in out
+    code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    assert json.loads(out)["findings"] == []
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits:\n  huggingface: {train: train.parquet, "
+                                            "test: test.parquet, columns: {image: annotation}}\n")
+    code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
+    assert code == 2 and "the images read are column `image`" in err
