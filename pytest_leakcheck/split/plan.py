@@ -334,6 +334,7 @@ def plan(
     """
     test, val, names, stratify = shares.test, shares.val, shares.names, shares.stratify
     _check_shares(names, test, val)
+    refuse_shards(policy)
     pooled = _pooled(policy)
     paths = [r.path for r in inventory.scan(pooled).records]
     source = (
@@ -380,6 +381,20 @@ def plan(
         dropped=len(set(rows) - set(paths)) if keep is not None else 0,
         stratified_by=stratify,
     )
+
+
+#: Split sources whose images live inside shard files: a plan moves files, so it cannot move them.
+SHARD_KINDS = ("huggingface", "webdataset")
+
+
+def refuse_shards(policy: Policy) -> None:
+    """Refuse a policy of shards: the pooled search walks files, found none of their rows, and wrote an
+    empty manifest as if done."""
+    kind = policy.split_sources.kind if policy.split_sources is not None else None
+    if kind in SHARD_KINDS:
+        raise UsageError(f"the images are inside {kind} shards, and a split plan moves files",
+                         fix="keep each finding's copies in one split when writing the shards (e.g. datasets' "
+                             "`filter` on the rows `leakcheck check --format json` names), then check again")
 
 
 def _check_shares(names: Sequence[str], test: float, val: float) -> None:

@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from ...split import moves
 
     from ...policy.load import load
+    from ...split.plan import refuse_shards
 
     path = policy_path(args.policy)
     if args.rollback:
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CLEAN
 
     policy = load(path, need_manifest=False)
+    refuse_shards(policy)  # before the option checks: no option makes a plan for shards
     folders = splitapply.split_folders(policy) if args.output is None and args.keep is None else None
     if args.output is None and folders is None:
         raise UsageError("-o MANIFEST is needed: the policy's splits are not one folder each",
