@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..files import members
 from ..files.names import log_lines
 from ..report.model import KINDS, Finding, Report
 from ._common import (calibration_text, checked_text, finding_lines, headline, inseparable_lines,
@@ -49,6 +50,13 @@ SHORT_FIXES = {
     "group-split": "keep each group in one split (`leakcheck split` plans it)",
     "split-share": "move files until each split's share is in bounds",
 }
+#: Said instead when every failing finding is inside shards: `leakcheck split` moves files, not rows.
+_SHARD_COPIES = ("keep each cluster of copies in one split: drop or move the rows it names (`shard#row=N`, "
+                 "counted from 0, or `shard#member`) when the shards are written again")
+_SHARD_FIXES = {"identical-file": _SHARD_COPIES, "identical-pixels": _SHARD_COPIES,
+                "near-duplicate": _SHARD_COPIES + "; a false alarm: `leakcheck judge ID distinct --reason WHY`",
+                "group-split": "keep every row of a group in one split when the shards are written again"}
+_SPLIT_HINT = " (`leakcheck split` plans it)"
 #: Kinds whose fix `leakcheck split` plans.
 _SPLIT_PLANS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene", "group-split")
 #: The summary line stays under this many characters, whatever the report holds.
@@ -78,9 +86,10 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, verbose:
         out.append(details)
     out.append(summary_line(report))
     failing = {f.kind for f in report.failing}
+    table = {**FIXES, **_SHARD_FIXES} if in_shards(report) else FIXES
     fixes: dict[str, list[str]] = {}  # kinds that share a fix share its line
     for kind in (k for k in FIXES if k in failing):
-        fixes.setdefault(FIXES[kind], []).append(kind)
+        fixes.setdefault(table[kind], []).append(kind)
     for fix, kinds in fixes.items():
         out.append(f"Fix ({', '.join(kinds)}): {fix}.")
     if failing:
@@ -131,11 +140,19 @@ def summary_line(report: Report) -> str:
         todo = "keep each cluster of copies and each group in one split (`leakcheck split` plans it)"
     else:
         todo = "see the Fix lines below"
+    if in_shards(report):
+        todo = todo.replace(_SPLIT_HINT, " (in the shards)")
     for failed in (f"; failed: {kinds}", f"; failed: {len(failing)} kinds", ""):
         full = f"{line}{failed}; fix: {todo}"
         if len(full) <= SUMMARY_WIDTH:
             return full
     return f"{line}; fix: see below"[:SUMMARY_WIDTH]
+
+
+def in_shards(report: Report) -> bool:
+    """Whether every failing finding names rows or members of shards, which `leakcheck split` cannot move."""
+    return bool(report.failing) and all(members.is_member(m.path) and not members.is_frame(m.path)
+                                        for f in report.failing for m in f.members)
 
 
 def blind_note(stats: dict) -> str:

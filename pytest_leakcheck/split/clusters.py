@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..dataset import metagroups
+from ..errors import UsageError
 from ..files import members
 from ..report.model import COPY_KINDS
 
@@ -66,3 +67,17 @@ def shard_units(paths: Sequence[str], *, every_shard: bool) -> list[list[int]]:
         if members.SEP in path and (members.is_member(path) if every_shard else members.is_frame(path)):
             by_shard.setdefault(members.shard_of(path), []).append(i)
     return [rows for rows in by_shard.values() if len(rows) > 1]
+
+
+#: Split sources whose images live inside shard files: a plan moves files, so it cannot move them.
+SHARD_KINDS = ("huggingface", "webdataset")
+
+
+def refuse_shards(policy: Policy) -> None:
+    """Refuse a policy of shards: the pooled search walks files, found none of their rows, and wrote an
+    empty manifest as if done."""
+    kind = policy.split_sources.kind if policy.split_sources is not None else None
+    if kind in SHARD_KINDS:
+        raise UsageError(f"the images are inside {kind} shards, and a split plan moves files",
+                         fix="keep each finding's copies in one split when writing the shards (e.g. datasets' "
+                             "`filter` on the rows `leakcheck check --format json` names), then check again")

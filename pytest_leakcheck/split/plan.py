@@ -28,6 +28,7 @@ import numpy as np
 
 from ..dataset import groups as group_rules
 from .clusters import clusters_and_groups, copy_clusters, shard_units  # noqa: F401  (copy_clusters: the plan's API)
+from .clusters import refuse_shards
 from ..dataset import inventory
 from .. import sources
 from ..errors import PolicyError, UsageError
@@ -381,20 +382,6 @@ def plan(
         dropped=len(set(rows) - set(paths)) if keep is not None else 0,
         stratified_by=stratify,
     )
-
-
-#: Split sources whose images live inside shard files: a plan moves files, so it cannot move them.
-SHARD_KINDS = ("huggingface", "webdataset")
-
-
-def refuse_shards(policy: Policy) -> None:
-    """Refuse a policy of shards: the pooled search walks files, found none of their rows, and wrote an
-    empty manifest as if done."""
-    kind = policy.split_sources.kind if policy.split_sources is not None else None
-    if kind in SHARD_KINDS:
-        raise UsageError(f"the images are inside {kind} shards, and a split plan moves files",
-                         fix="keep each finding's copies in one split when writing the shards (e.g. datasets' "
-                             "`filter` on the rows `leakcheck check --format json` names), then check again")
 
 
 def _check_shares(names: Sequence[str], test: float, val: float) -> None:

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from ...split import moves
 
     from ...policy.load import load
-    from ...split.plan import refuse_shards
+    from ...split.clusters import refuse_shards
 
     path = policy_path(args.policy)
     if args.rollback:
