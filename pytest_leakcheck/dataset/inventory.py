@@ -17,6 +17,7 @@ from pathlib import Path
 from ..files import frames, globs, members, remote as sources, suffixes
 from .. import sources as splitsources
 from ..sources.base import Rows
+from ..sources.shards import listing as shard_listing
 from ..errors import PolicyError
 from ..policy.load import Policy, with_splits
 from ..progress import SILENT, Progress
@@ -255,6 +256,7 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
                                            for s, _ in entries))
             return tuple(dict.fromkeys(s for s, _ in found or ()))
         records, issues = _assign_rows(listing, rows)
+        issues += _unlisted_shards(policy)
     else:
         rules = [(name, found) for name, patterns in policy.splits if (found := _any_glob(patterns))]
 
@@ -273,6 +275,24 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
         issues.append(FileIssue("not_examined", rel, splits, why + "; not examined"))
     return Inventory(policy=policy, records=tuple(records), issues=tuple(issues), ignored=listing.ignored,
                      labels=labels)
+
+
+#: Split sources whose images live inside shards, and the shard suffixes each reads.
+_SHARDS = {"huggingface": members.TABLES, "webdataset": (members.TAR,)}
+
+
+def _unlisted_shards(policy: Policy) -> list[FileIssue]:
+    """Shards under root that no split's globs match: an image file in no split is reported, and a shard
+    added later (``train-000004.tar`` beside globs that list four) held images nobody checked."""
+    spec = policy.split_sources
+    suffixes = _SHARDS.get(spec.kind) if spec is not None else None
+    if suffixes is None or sources.is_url(policy.root):
+        return []
+    listed = {f.images for f in spec.files}  # type: ignore[union-attr]
+    ignore = _any_glob(policy.ignore)
+    return [FileIssue("unassigned", rel, (), "a shard no split's globs match: its images are not checked")
+            for rel in shard_listing(Path(policy.root), suffixes)
+            if rel not in listed and not (ignore is not None and ignore.match(rel))]
 
 
 def _with_frames(listing: Listing, root: Path) -> Listing:

@@ -118,12 +118,20 @@ def guess_globs(shards: list[str]) -> dict[str, list[str]] | None:
 
 
 def _glob(rel: str) -> str:
+    """``data/train*.parquet`` for ``data/train-00000-of-00004.parquet``: the name up to its split word.
+
+    The split word may follow a dataset's name (``mydata-train-000000.tar`` ->
+    ``mydata-train*.tar``): a glob that stops before it matched every split's
+    shards, so each shard was listed by name and a shard added later was in no
+    split, unchecked.
+    """
     folder, _, name = rel.rpartition("/")
     prefix = folder + "/" if folder else ""
     suffix = name[name.index("."):] if "." in name else ""
-    m = re.match(r"[A-Za-z]+", name)
-    if m and split_word(m.group(0)):  # train-00000-of-00004.parquet -> train-*.parquet
-        return f"{prefix}{m.group(0)}*{suffix}"
+    stem = name[:len(name) - len(suffix)]
+    for m in re.finditer(r"[A-Za-z]+", stem):
+        if split_word(m.group(0)):  # train-00000-of-00004.parquet -> train*.parquet
+            return f"{prefix}{stem[:m.end()]}*{suffix}"
     return f"{prefix}*{suffix}"
 
 

@@ -216,3 +216,22 @@ def test_a_segmentation_shard_is_checked_by_its_image_column_not_its_masks(tmp_p
                                             "test: test.parquet, columns: {image: annotation}}\n")
     code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
     assert code == 2 and "the images read are column `image`" in err
+
+
+def test_shards_named_after_their_dataset_get_a_glob_and_a_shard_no_glob_matches_is_reported(
+        tmp_path: Path, run_cli) -> None:
+    # `mydata-train-000000.tar` was listed by name (the glob stopped before the split word and matched
+    # every split), so `mydata-train-000001.tar` added later was in no split and silently unchecked.
+    (tmp_path / "shards").mkdir()
+    _tar(tmp_path / "shards" / "mydata-train-000000.tar", 2, 0)
+    _tar(tmp_path / "shards" / "mydata-test-000000.tar", 2, 10)
+    code, out, err = run_cli("init", str(tmp_path))
+    assert code == 0, err
+    assert "WebDataset shards shards/mydata-train*.tar: 2 images in train" in out
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits:\n  webdataset:\n"
+                                            "    train: [shards/mydata-train-000000.tar]\n"
+                                            "    test: [shards/mydata-test-000000.tar]\n")
+    _tar(tmp_path / "shards" / "mydata-train-000001.tar", 2, 20)
+    code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    unassigned = [f["members"][0]["path"] for f in json.loads(out)["findings"] if f["kind"] == "unassigned-file"]
+    assert unassigned == ["shards/mydata-train-000001.tar"]
