@@ -55,7 +55,9 @@ _SHARD_COPIES = ("keep each cluster of copies in one split: drop or move the row
                  "counted from 0, or `shard#member`) when the shards are written again")
 _SHARD_FIXES = {"identical-file": _SHARD_COPIES, "identical-pixels": _SHARD_COPIES,
                 "near-duplicate": _SHARD_COPIES + "; a false alarm: `leakcheck judge ID distinct --reason WHY`",
-                "group-split": "keep every row of a group in one split when the shards are written again"}
+                "group-split": "keep every row of a group in one split when the shards are written again",
+                "unreadable-image": "write the rows again with their image bytes (each finding says why it has "
+                                    "none: damaged, not an image, stored by path only), or drop them"}
 _SPLIT_HINT = " (`leakcheck split` plans it)"
 #: Kinds whose fix `leakcheck split` plans.
 _SPLIT_PLANS = ("identical-file", "identical-pixels", "near-duplicate", "same-scene", "group-split")

@@ -28,3 +28,18 @@ def test_copies_inside_shards_are_fixed_in_the_shards_not_by_leakcheck_split(tmp
     code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "-q")
     assert code == 1
     assert "when the shards are written again" in out and "leakcheck split" not in out
+
+
+def test_rows_without_an_image_are_not_told_to_replace_a_damaged_file(tmp_path: Path, run_cli) -> None:
+    # Rows stored by path only got "replace or delete the damaged file": there is no file to replace.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for split in ("train", "test"):
+        pq.write_table(pa.table({"image": [{"bytes": None, "path": f"/elsewhere/{split}.jpg"}]}),
+                       tmp_path / f"{split}.parquet")
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits:\n  huggingface: {train: train.parquet, "
+                                            "test: test.parquet}\n")
+    code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "-q")
+    assert code == 1
+    assert "Fix (unreadable-image): write the rows again" in out and "damaged file" not in out
