@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..files import frames, globs, members, remote as sources, suffixes
+from ..files import frames, globs, litter, members, remote as sources, suffixes
 from .. import sources as splitsources
 from ..sources.base import Rows
 from ..errors import PolicyError
@@ -156,7 +156,8 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
                     if entry.path != cache_dir and name not in VCS_FOLDERS:
                         stack.append((entry.path, ancestors))
                 elif entry.is_file(follow_symlinks=False) and (  # the file type first: a FIFO is never opened
-                        name.lower().endswith(exts) or (sniff and frames.unnamed(name) and frames.sniff(entry.path))):
+                        name.lower().endswith(exts) or (sniff and frames.unnamed(name) and frames.sniff(entry.path))
+                ) and not litter.resource_fork(name, entry.path):  # a Mac's Finder metadata: never an image
                     # is_file() comes from the folder listing: a FIFO named x.jpg
                     # would otherwise hang the read.
                     found.append((rel, entry.stat(follow_symlinks=False)))
