@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..files import frames, globs, members, remote as sources, suffixes
+from ..files import frames, globs, litter, members, remote as sources, suffixes, tiffpages
 from .. import sources as splitsources
 from ..sources.base import Rows
 from ..sources.shards import listing as shard_listing
@@ -36,8 +36,9 @@ class FileRecord:
 
 @dataclass(frozen=True)
 class FileIssue:
-    """A file-level problem: ``unassigned``, ``ambiguous``, ``missing``, ``outside_root``, or
-    ``not_examined`` (a folder that cannot be listed, a path too long to open)."""
+    """A file-level problem: ``unassigned``, ``ambiguous``, ``missing``, ``outside_root``,
+    ``not_examined`` (a folder that cannot be listed, a path too long to open), or ``pages``
+    (multi-page TIFFs, whose pages after the first are not compared)."""
 
     kind: str
     path: str
@@ -157,7 +158,8 @@ def _walk(root: Path, policy: Policy, progress: Progress = SILENT) -> Listing:
                     if entry.path != cache_dir and name not in VCS_FOLDERS:
                         stack.append((entry.path, ancestors))
                 elif entry.is_file(follow_symlinks=False) and (  # the file type first: a FIFO is never opened
-                        name.lower().endswith(exts) or (sniff and frames.unnamed(name) and frames.sniff(entry.path))):
+                        name.lower().endswith(exts) or (sniff and frames.unnamed(name) and frames.sniff(entry.path))
+                ) and not litter.resource_fork(name, entry.path):  # a Mac's Finder metadata: never an image
                     # is_file() comes from the folder listing: a FIFO named x.jpg
                     # would otherwise hang the read.
                     found.append((rel, entry.stat(follow_symlinks=False)))
@@ -273,6 +275,8 @@ def scan(policy: Policy, progress: Progress = SILENT) -> Inventory:
         # The splits its files would fall in: then it may hide a leak, an error by `files.unreadable`.
         splits = split_of(rel) or split_of(rel + "/\x00")
         issues.append(FileIssue("not_examined", rel, splits, why + "; not examined"))
+    if not sources.is_url(policy.root):
+        issues += _later_pages(policy.root, records)
     return Inventory(policy=policy, records=tuple(records), issues=tuple(issues), ignored=listing.ignored,
                      labels=labels)
 
@@ -293,6 +297,23 @@ def _unlisted_shards(policy: Policy) -> list[FileIssue]:
     return [FileIssue("unassigned", rel, (), "a shard no split's globs match: its images are not checked")
             for rel in shard_listing(Path(policy.root), suffixes)
             if rel not in listed and not (ignore is not None and ignore.match(rel))]
+
+
+def _later_pages(root: Path, records: list[FileRecord]) -> list[FileIssue]:
+    """One ``pages`` issue per folder and split of multi-page TIFFs, at its first file: the check
+    decodes a file's first page only, so the others are compared with nothing (``files.tiffpages``)."""
+    found: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    for r in records:
+        if r.path.lower().endswith(tiffpages.SUFFIXES) and (n := tiffpages.pages(os.path.join(root, r.path))) > 1:
+            found.setdefault((os.path.dirname(r.path), r.split), []).append((r.path, n))
+    out = []
+    for (_, split), files in sorted(found.items()):
+        (first, n), more = files[0], len(files) - 1
+        what = (f"a TIFF of {n} pages" if not more else
+                f"{len(files)} multi-page TIFFs in this folder ({sum(k for _, k in files)} pages; this one first)")
+        out.append(FileIssue("pages", first, (split,), f"{what}: only the first page of each is checked, "
+                             "the others are compared with nothing"))
+    return out
 
 
 def _with_frames(listing: Listing, root: Path) -> Listing:

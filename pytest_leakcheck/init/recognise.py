@@ -282,8 +282,10 @@ def _folders(root: Path, files: list[str]) -> Guess | None:
             if "/" in below:  # the class folder, when there is one; groupids decides whether it acts as one
                 labels[f] = below.split("/")[0]
         classes = {f[len(d) + 1:].split("/")[0] for d, f in inside if "/" in f[len(d) + 1:]}
-        # YOLO and Roboflow exports keep a split's images in ``images/`` beside ``labels/``: not a class.
-        kind = (", in images/ (a YOLO layout)" if classes == {"images"}
+        # YOLO and Roboflow exports keep a split's images in ``images/`` beside ``labels/``: not a class;
+        # FUNSD keeps them beside ``annotations/`` (JSON), which is no YOLO layout.
+        yolo_like = any((root / d / "labels").is_dir() for d in found[split])
+        kind = (f", in images/ ({'a YOLO layout' if yolo_like else 'not a class folder'})" if classes == {"images"}
                 else f", {len(classes)} class folders (ImageFolder)" if classes else "")
         found_lines.append(f"split folder{'s' if len(globs) > 1 else ''} {', '.join(found[split])}: "
                            f"{len(inside)} images in {split}{kind}")

@@ -249,9 +249,12 @@ def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Fin
     out = []
     unassigned: list[FileIssue] = []
     kinds = {"unassigned": "unassigned-file", "ambiguous": "ambiguous-file", "missing": "missing-file",
-             "outside_root": "outside-root", "not_examined": "not-examined"}
+             "outside_root": "outside-root", "not_examined": "not-examined", "pages": "not-examined"}
     for issue in inv.issues:
-        if issue.kind == "not_examined":
+        if issue.kind == "pages":
+            # The first page is checked, and many pipelines read no other: said, never failing.
+            severity = "off" if rules.unreadable == "off" else "warning"
+        elif issue.kind == "not_examined":
             # Unseen is never clean: in a split it may hide a leak, so it counts as an unreadable
             # image would (`files.unreadable`); outside every split it is a warning.
             severity = rules.unreadable if issue.splits or rules.unreadable == "off" else "warning"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..validate import Ctx, type_name
+from ..files.litter import ARCHIVE_FOLDERS
 
 #: The roles a column of a table can play; ``image`` is the bytes column of a shard.
 ROLES = ("file", "split", "group", "label", "image")
@@ -158,8 +159,10 @@ TOOL_OUTPUT = frozenset({"runs", "wandb", "mlruns", "lightning_logs", "__pycache
 
 
 def visible(dirs: list[str]) -> list[str]:
-    """The folders ``init`` looks into, sorted: not hidden, not a tool's output (:data:`TOOL_OUTPUT`)."""
-    return sorted(d for d in dirs if not d.startswith(".") and d not in TOOL_OUTPUT)
+    """The folders ``init`` looks into, sorted: not hidden, not a tool's output (:data:`TOOL_OUTPUT`),
+    not an archiver's (``files.litter``: a Mac zip's ``__MACOSX/``, which mirrors the data's folders
+    with resource forks named like its images, so its ``training_data/`` looked like a split)."""
+    return sorted(d for d in dirs if not d.startswith(".") and d not in TOOL_OUTPUT and d not in ARCHIVE_FOLDERS)
 
 
 def folders(root: Path, max_depth: int = MAX_DEPTH) -> list[str]:

@@ -237,3 +237,26 @@ def test_a_folder_of_files_in_no_split_is_one_finding_that_counts_them_all(tmp_p
     assert [m.path for m in f.members] == [f"old/train/images/{k:02d}.jpg" for k in range(5)]
     assert "all 12 files of this folder are in no split" in f.message and f.severity == "warning"
     assert {m.path for g in strays if g is not f for m in g.members} == {"extra/0.jpg", "extra/1.jpg"}
+
+
+#: An AppleDouble resource fork as a Mac's zip stores it: the magic, the version, Finder metadata.
+_FORK = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        " + bytes(180)
+
+
+def test_a_macs_resource_forks_are_not_images_an_image_named_so_is(tmp_path: Path) -> None:
+    """A zip made on a Mac leaves ``__MACOSX/…/._a.png`` (and copies to FAT leave ``._a.png`` beside
+    ``a.png``): Finder metadata, not pictures.  FUNSD as a repository ships it had 199 of them, each
+    an unreadable-image error; a file with such a name whose bytes are an image is still checked."""
+    save(photo(1, SMALL), tmp_path / "dataset/train/a.png")
+    save(photo(2, SMALL), tmp_path / "dataset/test/b.png")
+    save(photo(3, SMALL), tmp_path / "dataset/test/._c.png")
+    _touch(tmp_path / "dataset/train/._a.png", _FORK)
+    _touch(tmp_path / "__MACOSX/dataset/train/._a.png", _FORK)
+    _touch(tmp_path / "__MACOSX/dataset/test/._b.png", _FORK)
+    text = ("version: 1\nsplits:\n  train: [dataset/train/**, __MACOSX/dataset/train/**]\n"
+            "  test: [dataset/test/**, __MACOSX/dataset/test/**]\n")
+    inv = _scan(tmp_path, text)
+    assert [r.path for r in inv.records] == ["dataset/test/._c.png", "dataset/test/b.png", "dataset/train/a.png"]
+    assert not inv.issues
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert not [f for f in report.findings if f.kind == "unreadable-image"], report.findings

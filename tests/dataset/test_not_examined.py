@@ -6,7 +6,8 @@ Per case (docs/json-report.md, kind `not-examined`):
   split, since it may hide a leak;
 - a hidden file or folder: examined like any other (torchvision's ImageFolder
   loads them), only version-control folders are not walked;
-- a split that `pairs.compare` leaves out of every pair: a `not-examined` warning.
+- a split that `pairs.compare` leaves out of every pair: a `not-examined` warning;
+- the pages after the first of a multi-page TIFF: a `not-examined` warning per folder.
 """
 
 from __future__ import annotations
@@ -145,3 +146,20 @@ def test_a_split_left_out_of_every_pair_is_a_warning(tmp_path: Path) -> None:
     assert "split extra (1 images) is in no pair of `pairs.compare`" in found.message
     for fmt in formats():  # every renderer names it
         assert "extra" in render(report, fmt, root=tmp_path), fmt
+
+
+def test_the_later_pages_of_a_multi_page_tiff_are_named_not_failing(tmp_path: Path) -> None:
+    """A fax or scanned document kept as one TIFF of several pages: the check decodes the first
+    page only, so a train page filed as page 2 of a test TIFF was compared with nothing, silently."""
+    from PIL import Image
+
+    _tree(tmp_path)
+    first = Image.open(tmp_path / "test/e0.jpg").convert("1")
+    second = Image.open(tmp_path / "train/t1.jpg").convert("1")
+    first.save(tmp_path / "test/fax.tif", compression="group4", save_all=True, append_images=[second, second])
+    first.save(tmp_path / "test/one.tif", compression="group4")
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    (f,) = [f for f in report.findings if f.kind == "not-examined"]
+    assert f.severity == "warning" and [m.path for m in f.members] == ["test/fax.tif"]
+    assert "a TIFF of 3 pages: only the first page of each is checked" in f.message
+    assert not report.failing

@@ -216,3 +216,31 @@ def test_a_name_rule_stays_when_the_times_in_names_chain_no_burst(tmp_path: Path
     assert "burst:" not in layout.groups_yaml and "- regex:" in layout.groups_yaml
     assert any(line.startswith("group ids in file names (1 leading token): 30 ids") for line in layout.found)
     assert any("no burst rule proposed: one chain of 120 photos 0.25 s apart" in n for n in layout.not_set_up)
+
+
+def test_a_mac_zips_resource_fork_folder_is_not_a_split(tmp_path: Path) -> None:
+    """FUNSD unzipped: ``dataset/training_data/`` beside ``__MACOSX/dataset/training_data/``, which
+    holds a ``._`` resource fork per image; ``init`` proposed both folders as the split."""
+    from pytest_leakcheck.testing import photo, save
+
+    for split, k in (("training_data", 0), ("testing_data", 10)):
+        save(photo(k), tmp_path / f"dataset/{split}/images/{k}.png")
+        fork = tmp_path / f"__MACOSX/dataset/{split}/images/._{k}.png"
+        fork.parent.mkdir(parents=True)
+        fork.write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00" + bytes(200))
+    layout = recognise.detect(tmp_path)
+    assert "__MACOSX" not in layout.splits_yaml + "".join(layout.found), layout
+    assert 'train: ["dataset/training_data/**"]' in layout.splits_yaml
+    assert 'test: ["dataset/testing_data/**"]' in layout.splits_yaml
+
+
+def test_images_beside_json_annotations_are_not_called_a_yolo_layout(tmp_path: Path) -> None:
+    """FUNSD's ``training_data/images/`` sits beside ``annotations/`` (JSON), not YOLO's ``labels/``."""
+    from pytest_leakcheck.testing import photo, save
+
+    for split, k in (("training_data", 0), ("testing_data", 10)):
+        save(photo(k), tmp_path / f"{split}/images/{k}.png")
+        (tmp_path / f"{split}/annotations").mkdir()
+        (tmp_path / f"{split}/annotations/{k}.json").write_text("{}")
+    found = " ".join(recognise.detect(tmp_path).found)
+    assert "YOLO" not in found and "in images/ (not a class folder)" in found, found

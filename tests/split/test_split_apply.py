@@ -162,3 +162,47 @@ def test_tree_moves_move_a_shard_once_and_refuse_its_members_apart() -> None:
     assert [(m.src, m.dst) for m in tree_moves(plan(2, 2, 0), folders, current)] == [("train/0.tar", "test/0.tar")]
     with pytest.raises(UsageError, match="inside train/0.tar in two splits"):
         tree_moves(plan(2, 0, 0), folders, current)
+
+
+def test_split_apply_moves_each_images_annotations_with_it(tmp_path: Path, run_cli) -> None:
+    """A YOLO export keeps ``labels/x.txt`` beside ``images/x.jpg``, FUNSD ``annotations/x.json``,
+    LabelMe ``x.json`` in the image's folder: moving the image alone left its labels in the old
+    split (YOLO then trains the moved image as background).  Each travels with its image; a label
+    file that two images bound for different places share stays where it is."""
+    root = tmp_path / "ds"
+    for split, k in (("train", 0), ("train", 1), ("test", 2)):
+        save(photo(k, (64, 48)), root / f"{split}/images/p{k}.jpg", quality=90)
+        (root / f"{split}/labels").mkdir(parents=True, exist_ok=True)
+        (root / f"{split}/labels/p{k}.txt").write_text(f"0 0.5 0.5 0.1 0.{k}\n")
+    shutil.copyfile(root / "train/images/p0.jpg", root / "test/images/copy.jpg")
+    (root / "test/labels/copy.txt").write_text("0 0.5 0.5 0.2 0.2\n")
+    (root / "test/images/copy.json").write_text("{}")  # a LabelMe file in the image's own folder
+    write_policy(root, "version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    code, out, _ = _split(run_cli, root)
+    assert code == EXIT_CLEAN
+    assert [line for line in out.splitlines() if line.startswith("mv ")] == [
+        "mv test/images/copy.jpg train/images/copy.jpg",
+        "mv test/images/copy.json train/images/copy.json",
+        "mv test/labels/copy.txt train/labels/copy.txt"]
+    assert _split(run_cli, root, "--apply")[0] == EXIT_CLEAN
+    assert (root / "train/labels/copy.txt").read_text() == "0 0.5 0.5 0.2 0.2\n"
+    assert not (root / "test/labels/copy.txt").exists() and (root / "test/labels/p2.txt").exists()
+
+
+def test_an_annotation_two_images_claim_for_different_places_stays() -> None:
+    from pytest_leakcheck.split import sidecars
+    from pytest_leakcheck.split.moves import Move
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        for name in ("test/images/x.jpg", "test/images/x.png", "test/labels/x.txt"):
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(b"x")
+        moves = [Move("test/images/x.jpg", "train/images/x.jpg"), Move("test/images/x.png", "val/images/x.png")]
+        listed = {"test/images/x.jpg", "test/images/x.png"}
+        assert sidecars.beside(root, moves, listed) == []
+        assert sidecars.beside(root, moves[:1], listed) == []  # x.png stays: the label may be its
+        both = [moves[0], Move("test/images/x.png", "train/images/x.png")]
+        assert sidecars.beside(root, both, listed) == [Move("test/labels/x.txt", "train/labels/x.txt")]

@@ -105,12 +105,14 @@ def manifest(args: argparse.Namespace, policy: Policy) -> int:
 
 def repair_folders(policy: Policy, folders: dict, args: argparse.Namespace) -> int:
     """Split folders: the folders are the kept assignment; print the moves, or perform them (--apply)."""
-    from ...split import apply as splitapply
+    from ...split import apply as splitapply, sidecars
 
     names = _folder_names(policy.split_names)
     current = splitapply.current_splits(policy)  # refuses a split glob that matches nothing, as `check` does
     plan = _plan(args, policy, names, current, targets=False)
-    return _moves(policy, splitapply.tree_moves(plan, folders, current or {}), apply=args.apply)
+    planned = splitapply.tree_moves(plan, folders, current or {})
+    # An image's annotations (YOLO's labels/x.txt, a JSON beside it) move with it (split/sidecars.py).
+    return _moves(policy, planned + sidecars.beside(policy.root, planned, current or {}), apply=args.apply)
 
 
 def _folder_names(names: tuple[str, ...]) -> tuple[str, ...]:
