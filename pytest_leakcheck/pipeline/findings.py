@@ -176,7 +176,9 @@ def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Poli
     crossing = sum(not w for w in within.values())
     if crossing:
         what += f"; {crossing} of them cross splits, the strongest listed first"
-        what += scenenames.hint(scene.links, lambda r: inv.records[r].path, lambda r: inv.records[r].split, held)
+    one = scenenames.joined(scene.links, lambda r: inv.records[r].path, lambda r: inv.records[r].split, held)
+    if one is not None:
+        what += one.clause()
 
     # A few members from each split stand for the scene; the JSON's pairs give its strongest links.
     sample: list[int] = []
@@ -191,6 +193,8 @@ def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Poli
         pairs=_pairs(strongest, inv, sigs, policy),
         message=what,
         strength=0.0,
+        # Counted for the report's note: the text report lists 50 findings, and a note comes last.
+        evidence={"recording_links": float(one.links)} if one is not None else {},
     )
 
 

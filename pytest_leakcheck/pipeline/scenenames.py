@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ..detectors.homogeneity import CAMERA_NAMES
 from ..search.kernels import Match
@@ -73,10 +74,28 @@ def sizes(paths: Sequence[str]) -> Counter[str]:
     return Counter(k for p in paths if (k := recording(p)) is not None)
 
 
-def hint(links: Sequence[Match], path_of: Callable[[int], str], split_of: Callable[[int], str],
-         held: Counter[str]) -> str:
-    """The clause a shared-scene note adds when most of its links across splits join files named as
-    one recording (of the dataset's ``held`` files per recording, at most :data:`MAX_RECORDING`), or ""."""
+@dataclass(frozen=True)
+class Joined:
+    """Links of a note across splits that join files named as one recording: how many, of how many."""
+
+    links: int
+    crossing: int
+    #: The recordings joined most often, at most :data:`SHOWN`.
+    names: tuple[str, ...]
+
+    def clause(self) -> str:
+        """What the note adds: the recordings, why it matters, and the rule that keeps each in one split."""
+        rule = "" if any("/" in k for k in self.names) else f", e.g. `groups: [{{regex: '{RULE}'}}]`"
+        return (f"; {self.links} of the {self.crossing} links across splits join files named as one recording "
+                f"({', '.join(self.names)}): frames of one video or shots of one subject in two splits are a "
+                f"leak these detectors cannot prove, and a group rule keeps each in one split "
+                f"(docs/policy-groups.md){rule}")
+
+
+def joined(links: Sequence[Match], path_of: Callable[[int], str], split_of: Callable[[int], str],
+           held: Counter[str]) -> Joined | None:
+    """Whether most of a note's links across splits join files named as one recording (of the dataset's
+    ``held`` files per recording, at most :data:`MAX_RECORDING`), or None."""
     crossing = [m for m in links if split_of(m.i) != split_of(m.j)]
     most = MAX_RECORDING * sum(held.values())
     same: Counter[str] = Counter()
@@ -86,10 +105,5 @@ def hint(links: Sequence[Match], path_of: Callable[[int], str], split_of: Callab
             same[key] += 1
     total = sum(same.values())
     if not crossing or total < MIN_SHARE * len(crossing):
-        return ""
-    top = [k for k, _ in same.most_common(SHOWN)]
-    rule = "" if any("/" in k for k in top) else f", e.g. `groups: [{{regex: '{RULE}'}}]`"
-    return (f"; {total} of the {len(crossing)} links across splits join files named as one recording "
-            f"({', '.join(top)}): frames of one video or shots of one subject in two splits are a leak "
-            f"these detectors cannot prove, and a group rule keeps each in one split "
-            f"(docs/policy-groups.md){rule}")
+        return None
+    return Joined(total, len(crossing), tuple(k for k, _ in same.most_common(SHOWN)))

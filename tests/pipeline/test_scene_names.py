@@ -11,6 +11,8 @@ from pytest_leakcheck.pipeline import findings, signatures
 from pytest_leakcheck.pipeline.run import RunOptions
 from pytest_leakcheck.pipeline.scenenames import RULE, recording
 from pytest_leakcheck.policy.load import load
+from pytest_leakcheck.render.text import render
+from pytest_leakcheck.report.model import Report
 from pytest_leakcheck.search.kernels import Match
 from pytest_leakcheck.store.db import open_store
 from pytest_leakcheck.testing import photo, save
@@ -18,8 +20,8 @@ from pytest_leakcheck.testing import photo, save
 POLICY = "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n"
 
 
-def _scene_note(root: Path, name: Callable[[int], str], n: int = 40, web: int = 36) -> str:
-    """``n`` photos at ``name(k)``; the first ``web`` all linked by same-scene: the note's message."""
+def _report(root: Path, name: Callable[[int], str], n: int = 40, web: int = 36) -> Report:
+    """``n`` photos at ``name(k)``; the first ``web`` all linked by same-scene: the report."""
     for k in range(n):
         save(photo(700 + k, (64, 48)), root / name(k), quality=90)
     (root / "leakcheck.yaml").write_text(POLICY)
@@ -29,7 +31,12 @@ def _scene_note(root: Path, name: Callable[[int], str], n: int = 40, web: int = 
     row = {r.path: i for i, r in enumerate(inv.records)}
     r = [row[name(k)] for k in range(n)]
     links = [Match(r[a], r[b], "same-scene", 60.0) for a in range(web) for b in range(a + 1, web)]
-    (note,) = [f for f in findings.build(links, inv, sigs, policy).findings if f.kind == "shared-scene"]
+    return findings.build(links, inv, sigs, policy)
+
+
+def _scene_note(root: Path, name: Callable[[int], str]) -> str:
+    """The shared-scene note's message."""
+    (note,) = [f for f in _report(root, name).findings if f.kind == "shared-scene"]
     return note.message
 
 
@@ -53,6 +60,18 @@ def test_one_folder_of_the_whole_dataset_is_no_recording(tmp_path: Path) -> None
     dataset, not a recording, so a fixed camera's scene across splits gets no such line."""
     message = _scene_note(tmp_path, lambda k: f"{'train' if k % 2 else 'test'}/board/{k:04d}.jpg")
     assert "cross splits" in message and "recording" not in message
+
+
+def test_the_text_report_says_it_once_beside_the_summary(tmp_path: Path) -> None:
+    """A note comes after every copy, past the 50 findings a text report lists: a line beside the summary
+    counts the notes that join one recording across splits, and says how to see them."""
+    report = _report(tmp_path / "a", lambda k: f"{'train' if k % 2 else 'test'}/seq{3 + k // 20:02d}_{k:06d}.jpg")
+    (note,) = [f for f in report.findings if f.kind == "shared-scene"]
+    assert note.evidence == {"recording_links": 164.0}
+    text = render(report, max_findings=0)
+    assert "note: 1 shared-scene warning joins files named as one recording across splits (164 links" in text
+    apart = _report(tmp_path / "b", lambda k: f"{'train/clip1' if k < 20 else 'test/clip2'}/{k:06d}.jpg")
+    assert "named as one recording" not in render(apart)
 
 
 def test_what_a_frame_name_says_of_its_recording() -> None:
