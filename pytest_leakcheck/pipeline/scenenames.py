@@ -40,8 +40,8 @@ _FRAME = re.compile(r"^(.*?)([0-9]+)$")
 def recording(path: str) -> str | None:
     """The recording a frame's name says it is of: the name with its last number left out
     (``camel_#`` of ``train/camel_00035.jpg``), after the nearest folder that names something when
-    the name alone names nothing but a camera or a frame (``camel/#`` of ``train/camel/00035.jpg``,
-    ``MOT17-02/#`` of ``MOT17-02/img1/000001.jpg``); None without a frame number or such a word
+    the name alone names nothing but a camera or a frame (``MOT17-02/#`` of ``MOT17-02/img1/000001.jpg``,
+    ``clip3/#`` of ``train/clip3/00035.jpg``); None without a frame number or such a word
     (``IMG_0001``: a counter every recording shares)."""
     *folders, name = path.split("/")
     stem = name.rpartition(".")[0] or name
@@ -51,9 +51,11 @@ def recording(path: str) -> str | None:
     key = found.group(1)
     if _names_nothing(key):
         # A split's own folder differs between splits, so it never joins two of them; a folder
-        # every split has (``images``, ``img1``) says nothing and is passed over.
+        # every split has (``images``, ``img1``, ``480p``) says nothing and is passed over.  A folder
+        # of letters only is read as ``init`` reads it: a class (``train/cat/``, ``test/cat/``), whose
+        # files are no one recording, so it names none here either.
         named = [f for f in reversed(folders) if not _names_nothing(f)]
-        if not named:
+        if not named or not any(c.isdigit() for c in named[0]):
             return None
         key = f"{named[0]}/{key}"
     return f"{key}#"
@@ -98,10 +100,17 @@ def joined(links: Sequence[Match], path_of: Callable[[int], str], split_of: Call
     ``held`` files per recording, at most :data:`MAX_RECORDING`), or None."""
     crossing = [m for m in links if split_of(m.i) != split_of(m.j)]
     most = MAX_RECORDING * sum(held.values())
+    keys: dict[int, str | None] = {}  # a scene's links are many times its files: each name read once
+
+    def key_of(row: int) -> str | None:
+        if row not in keys:
+            keys[row] = recording(path_of(row))
+        return keys[row]
+
     same: Counter[str] = Counter()
     for m in crossing:
-        key = recording(path_of(m.i))
-        if key is not None and key == recording(path_of(m.j)) and held[key] <= most:
+        key = key_of(m.i)
+        if key is not None and key == key_of(m.j) and held[key] <= most:
             same[key] += 1
     total = sum(same.values())
     if not crossing or total < MIN_SHARE * len(crossing):

@@ -56,9 +56,9 @@ def test_clips_of_one_camera_kept_apart_get_no_such_line(tmp_path: Path) -> None
 
 
 def test_one_folder_of_the_whole_dataset_is_no_recording(tmp_path: Path) -> None:
-    """Every file in one folder named ``board/0001.jpg`` (splits by folder above it): the folder names the
+    """Every file in one folder named ``board2/0001.jpg`` (splits by folder above it): the folder names the
     dataset, not a recording, so a fixed camera's scene across splits gets no such line."""
-    message = _scene_note(tmp_path, lambda k: f"{'train' if k % 2 else 'test'}/board/{k:04d}.jpg")
+    message = _scene_note(tmp_path, lambda k: f"{'train' if k % 2 else 'test'}/board2/{k:04d}.jpg")
     assert "cross splits" in message and "recording" not in message
 
 
@@ -76,8 +76,9 @@ def test_the_text_report_says_it_once_beside_the_summary(tmp_path: Path) -> None
 
 def test_what_a_frame_name_says_of_its_recording() -> None:
     assert recording("data/train/camel_00035.jpg") == "camel_#"
-    assert recording("train/blackswan/00012.jpg") == "blackswan/#"
+    assert recording("train/clip3/00012.jpg") == "clip3/#"
+    assert recording("train/blackswan/00012.jpg") is None  # letters only: a class folder, as init reads it
     assert recording("MOT17-02/img1/000001.jpg") == "MOT17-02/#"
-    assert recording("train/images/000123.jpg") == "train/#"  # a split folder: never in two splits
+    assert recording("train/images/000123.jpg") is None  # a data folder, then a split folder
     assert recording("photos/IMG_0001.jpg") is None  # a camera's counter names no recording
     assert recording("train/scene.jpg") is None
