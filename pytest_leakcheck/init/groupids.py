@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from ..files import exportnames
 from ..files.escape import yaml_comment
-from . import nameids, nametokens, tiles
+from . import framenames, nameids, nametokens, tiles
 
 #: Column names that carry a subject, patient, video or session id.
 ID_COLUMNS = re.compile(r"(subject|patient|case|video|session|participant|person|individual|scene|sequence|"
@@ -278,9 +278,11 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
             continue
         return _proposal(_prefer(c, found, splits, classes), splits, tuple(dict.fromkeys(passed)))
     detail = "; ".join(dict.fromkeys(passed[:4]))
+    frames = framenames.note(splits)
     return Proposal("", None, (), "groups: no repeated id found in id columns, file names or folder names"
                     + (f" ({detail})" if detail else "")
-                    + "; if several images show one subject, video or patient, add a rule (docs/policy-groups.md)")
+                    + (f"; {frames}" if frames else
+                       "; if several images show one subject, video or patient, add a rule (docs/policy-groups.md)"))
 
 
 def _spanning(ids: dict[str, str], splits: dict[str, str]) -> int:

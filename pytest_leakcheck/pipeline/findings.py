@@ -19,7 +19,7 @@ from ..orientation import inverse
 from ..sources.base import split_folder
 from ..signals import heif
 from ..signals.families import Signatures
-from . import clusters, grouplinks, unseen
+from . import clusters, grouplinks, scenenames, unseen
 
 _RANK = {"error": 0, "warning": 1, "off": 2}
 # A cluster of a thousand blank frames is one finding; listing every edge
@@ -97,7 +97,8 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
            if (f := _finding(grouping.clusters[root], inv, sigs, policy)) is not None]
     out += [f for m, warning in grouping.bridges
             if (f := _finding([m], inv, sigs, policy, weak=warning)) is not None]
-    return out + [_scene(s, inv, sigs, policy) for s in grouping.scenes]
+    held = scenenames.sizes([r.path for r in inv.records]) if grouping.scenes else Counter()
+    return out + [_scene(s, inv, sigs, policy, held) for s in grouping.scenes]
 
 
 def _ranks() -> dict[str, int]:
@@ -149,7 +150,8 @@ def _finding(group: list[Match], inv: Inventory, sigs: Signatures, policy: Polic
     )
 
 
-def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Policy) -> Finding:
+def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Policy,
+           held: Counter[str]) -> Finding:
     """A web of near links over many files, once: counted, a few members and its strongest pairs shown."""
     split_order = {sp: n for n, sp in enumerate(inv.splits)}
     per_split = Counter(inv.records[r].split for r in scene.rows)
@@ -174,6 +176,9 @@ def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Poli
     crossing = sum(not w for w in within.values())
     if crossing:
         what += f"; {crossing} of them cross splits, the strongest listed first"
+    one = scenenames.joined(scene.links, lambda r: inv.records[r].path, lambda r: inv.records[r].split, held)
+    if one is not None:
+        what += one.clause()
 
     # A few members from each split stand for the scene; the JSON's pairs give its strongest links.
     sample: list[int] = []
@@ -188,6 +193,8 @@ def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Poli
         pairs=_pairs(strongest, inv, sigs, policy),
         message=what,
         strength=0.0,
+        # Counted for the report's note: the text report lists 50 findings, and a note comes last.
+        evidence={"recording_links": float(one.links)} if one is not None else {},
     )
 
 

@@ -97,6 +97,21 @@ def inseparable_lines(stats: dict) -> list[str]:
     return out
 
 
+def recording_lines(findings: Sequence[Finding]) -> list[str]:
+    """One note for the shared-scene warnings that join frames named as one recording across splits:
+    shown by default, since the text report lists 50 findings and such a note, the only word on a
+    clip split at random, comes after every copy."""
+    notes = [f for f in findings if f.kind == "shared-scene" and f.evidence.get("recording_links")]
+    if not notes:
+        return []
+    links = int(sum(f.evidence["recording_links"] for f in notes))
+    return [f"note: {len(notes)} shared-scene warning{'s' * (len(notes) != 1)} join{'s' * (len(notes) == 1)} "
+            f"files named as one recording across splits ({links} links: frames of one video?); the pixel "
+            "search cannot prove such a leak, a group rule can (`regex:` on the names, `folder_depth:` on "
+            "folders: docs/policy-groups.md); each note names its recordings and a rule (`--max-findings 0` "
+            "shows every note)"]
+
+
 def headline(f: Finding, max_members: int = 4) -> str:
     """One line for a finding, for annotations, SARIF messages and summaries."""
     if f.kind not in COPY_KINDS:

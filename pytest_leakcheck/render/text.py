@@ -8,7 +8,7 @@ from ..files import members
 from ..files.names import log_lines
 from ..report.model import KINDS, Finding, Report
 from ._common import (calibration_text, checked_text, finding_lines, headline, inseparable_lines,
-                      unsearched_lines)
+                      recording_lines, unsearched_lines)
 
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
@@ -83,6 +83,7 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, verbose:
     for w in report.warnings:
         out.append(f"warning: {w}")
     out += inseparable_lines(report.stats)
+    out += recording_lines(report.findings)
     out += unsearched_lines(report.stats)
     if verbose and (details := details_line(report.stats)):
         out.append(details)
