@@ -145,3 +145,17 @@ def test_a_split_left_out_of_every_pair_is_a_warning(tmp_path: Path) -> None:
     assert "split extra (1 images) is in no pair of `pairs.compare`" in found.message
     for fmt in formats():  # every renderer names it
         assert "extra" in render(report, fmt, root=tmp_path), fmt
+
+
+def test_vector_and_icon_files_beside_pngs_are_named(tmp_path: Path) -> None:
+    """An icon set ships SVGs (and .ico files) beside its PNGs: each folder of them is named, an
+    error inside a split; an SVG is to be rasterised, since listing its suffix cannot make it read."""
+    policy = _tree(tmp_path)
+    (tmp_path / "train/t0.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"/>')
+    (tmp_path / "test/favicon.ico").write_bytes(b"\x00\x00\x01\x00" + bytes(16))
+    report = check(policy, use_cache=False, jobs=1)
+    unseen = {f.members[0].path: f for f in report.findings if f.kind == "not-examined" and f.members}
+    assert set(unseen) == {"train/t0.svg", "test/favicon.ico"}, report.findings
+    assert all(f.severity == "error" for f in unseen.values())
+    assert "rasterise to PNG" in unseen["train/t0.svg"].message
+    assert "add .ico to it" in unseen["test/favicon.ico"].message
