@@ -6,8 +6,8 @@ from collections import Counter
 
 from ..files.names import log_lines
 from ..report.model import KINDS, Finding, Report
-from ._common import (calibration_text, checked_text, finding_lines, headline, inseparable_lines,
-                      unsearched_lines)
+from ._common import (animated_lines, calibration_text, checked_text, finding_lines, headline,
+                      inseparable_lines, unsearched_lines)
 
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
@@ -74,6 +74,7 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, verbose:
         out.append(f"warning: {w}")
     out += inseparable_lines(report.stats)
     out += unsearched_lines(report.stats)
+    out += animated_lines(report.stats)
     if verbose and (details := details_line(report.stats)):
         out.append(details)
     out.append(summary_line(report))
