@@ -34,7 +34,8 @@ FIXES = {
     "outside-root": "replace the link with the files themselves, or move its target under root",
     "not-examined": "make the folder readable (or shorten the path) so its images are checked, "
                     "or skip it with `ignore:`; list a split left out in a pair of `pairs.compare`; "
-                    "add split folders and lists the policy leaves out to `splits:`",
+                    "add split folders and lists the policy leaves out to `splits:`; list an image format "
+                    "Pillow reads under `files.extensions` (convert one it cannot read, such as an SVG)",
     "ungrouped-file": "extend the group rules to cover the file, or set `ungrouped: own-group`",
 }
 

@@ -159,3 +159,4 @@ def test_vector_and_icon_files_beside_pngs_are_named(tmp_path: Path) -> None:
     assert all(f.severity == "error" for f in unseen.values())
     assert "rasterise to PNG" in unseen["train/t0.svg"].message
     assert "add .ico to it" in unseen["test/favicon.ico"].message
+    assert "list an image format Pillow reads under `files.extensions`" in render(report, "text")
