@@ -195,8 +195,9 @@ def _unlisted_found(unlisted: dict[tuple[str, str], list[str]]) -> list[tuple[st
     for (folder, suffix), rels in sorted(unlisted.items()):
         rels.sort()
         what = "this file" if len(rels) == 1 else f"{len(rels)} files ending {suffix} in {folder or './'} (this one first)"
-        out.append((rels[0], f"{what}: an image format `files.extensions` does not list (add {suffix} to it, "
-                              "or `ignore:` such files)"))
+        fix = ("rasterise to PNG, or `ignore:` such files" if suffix in suffixes.VECTOR
+               else f"add {suffix} to it, or `ignore:` such files")
+        out.append((rels[0], f"{what}: an image format `files.extensions` does not list ({fix})"))
     return out
 
 

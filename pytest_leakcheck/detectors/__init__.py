@@ -147,7 +147,7 @@ def init_notices() -> tuple[str, ...]:
 
 
 def families(policy: PolicyView) -> tuple[Family, ...]:
-    """Every family some detector needs, each once."""
-    from ..signals.families import unique
+    """Every family some detector needs, each once, and the frame count the report states."""
+    from ..signals.families import frames_family, unique
 
-    return unique(f for d in registry() for f in d.families(policy.detectors.of(d), policy))
+    return unique([*(f for d in registry() for f in d.families(policy.detectors.of(d), policy)), frames_family()])

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..dataset import groups, inventory, labels, metagroups
 from ..files import members
@@ -252,9 +252,26 @@ def _computed(policy: Policy, store: Store, focus: Iterable[str] | None, t0: flo
     per_split = Counter(r.split for r in inv.records)  # one pass: this ran once per split
     stats["splits"] = {s: per_split[s] for s in inv.splits}
     stats["unassigned"] = sum(1 for i in inv.issues if i.kind == "unassigned")  # compared with nothing
+    if (animated := _animated(inv, sigs)):
+        stats["animated"] = animated
     report = replace(findings.build(found, inv, sigs, policy, focus=wanted, extra=groups.findings(inv)),
                      stats=stats, warnings=tuple(store.warnings))
     report = conflicts.apply(report, labels.of(inv), policy.label_conflict)
     if focus is None and not store.slot:  # what `leakcheck report --html` reuses while nothing changes
         saved.save(store, saved.state_key(inv), report)
     return Run(report, inv, sigs)
+
+
+def _animated(inv: Inventory, sigs: Signatures) -> dict[str, Any]:
+    """How many images hold several frames (animated GIF, PNG, WebP), of which only the first was checked,
+    and the first of them by path; {} when none.  Said in the report: a copy in a later frame is missed."""
+    import numpy as np
+
+    frames = sigs.arrays.get("frames")
+    if frames is None:
+        return {}
+    rows = np.flatnonzero(sigs.valid & (frames[:, 0] > 1))
+    if not len(rows):
+        return {}
+    paths = sorted(inv.records[int(r)].path for r in rows)
+    return {"images": len(rows), "frames": int(frames[rows, 0].sum()), "first": paths[0]}

@@ -86,6 +86,18 @@ def unsearched_lines(stats: dict) -> list[str]:
             f"copies are looked for"]
 
 
+def animated_lines(stats: dict) -> list[str]:
+    """A note when images hold several frames: only the first of each was decoded, so a copy in a
+    later frame of an animated emoji or sprite is not looked for (a probe of EmojiOne's PNGs)."""
+    anim = stats.get("animated")
+    if not isinstance(anim, dict) or not int(anim.get("images", 0) or 0):
+        return []
+    n = int(anim["images"])
+    what = "image holds" if n == 1 else "images hold"
+    return [f"note: {n} {what} several frames (animated GIF, PNG or WebP; {anim.get('first', '')} first): "
+            "only the first frame of each is checked; export the frames as images to check them all"]
+
+
 def inseparable_lines(stats: dict) -> list[str]:
     """A note per detector that could not tell copies from the rest of this dataset: shown by
     default, since it explains why that detector raised no error (the levels are in ``--verbose``)."""

@@ -7,8 +7,8 @@ from collections import Counter
 from ..files import members
 from ..files.names import log_lines
 from ..report.model import KINDS, Finding, Report
-from ._common import (calibration_text, checked_text, finding_lines, headline, inseparable_lines,
-                      recording_lines, unsearched_lines)
+from ._common import (animated_lines, calibration_text, checked_text, finding_lines, headline,
+                      inseparable_lines, recording_lines, unsearched_lines)
 
 EXTENSION = "txt"
 #: Text reports list this many findings in full by default; the rest are counted.
@@ -35,7 +35,8 @@ FIXES = {
     "outside-root": "replace the link with the files themselves, or move its target under root",
     "not-examined": "make the folder readable (or shorten the path) so its images are checked, "
                     "or skip it with `ignore:`; list a split left out in a pair of `pairs.compare`; "
-                    "add split folders and lists the policy leaves out to `splits:`",
+                    "add split folders and lists the policy leaves out to `splits:`; list an image format "
+                    "Pillow reads under `files.extensions` (convert one it cannot read, such as an SVG)",
     "ungrouped-file": "extend the group rules to cover the file, or set `ungrouped: own-group`",
 }
 
@@ -85,6 +86,7 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, verbose:
     out += inseparable_lines(report.stats)
     out += recording_lines(report.findings)
     out += unsearched_lines(report.stats)
+    out += animated_lines(report.stats)
     if verbose and (details := details_line(report.stats)):
         out.append(details)
     out.append(summary_line(report))

@@ -36,10 +36,12 @@ logging.getLogger("PIL").addHandler(logging.NullHandler())
 
 #: Side of the grey square every signal is computed from.
 BASE = 64
-# JPEG draft target: libjpeg decodes at 1/8 scale while both sides stay >= 32,
-# which is four times cheaper than a full decode and plenty for 64-bit hashes
-# and 16 px thumbnails.
-DRAFT = 32
+# JPEG draft target: libjpeg decodes at 1/2, 1/4 or 1/8 scale while both sides stay
+# >= BASE, far cheaper than a full decode of a photo.  Never below the square every
+# signal is computed from: drafted to 32 px, a 64 px JPEG icon was squashed back up
+# from a quarter of the pixels its PNG original kept, and on an emoji set 6 of 7 JPEG
+# copies on white were missed (3 with it at BASE; grey error halved on small photos).
+DRAFT = BASE
 #: Side of the colour square that families with ``colour=True`` read.
 COLOUR = 32
 #: Photos whose long side is at least DETAIL_FROM are drafted to DETAIL px on their long
@@ -65,6 +67,9 @@ PROBE = 128
 DECODE_PATH = (f"draft{DRAFT}-detail{DETAIL}from{DETAIL_FROM}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}own"
                f"-lanczos{BASE}-v4")
 PIXELS_PARAMS = "rgba-exif-v2"
+#: Formats whose files may be animations; ``Decoded.memo[FRAMES]`` is how many frames one holds.
+ANIMATED_FORMATS = frozenset({"GIF", "PNG", "WEBP"})
+FRAMES = "frames"
 
 #: Pillow's transpose for each orientation (None for identity), derived in orientation.py.
 TRANSPOSE = {o: _orientation.pil_method(o) for o in _orientation.ORIENTATIONS}
@@ -119,6 +124,7 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     if orient in (5, 6, 7, 8):  # orientations that swap the axes
         w, h = h, w
     rgb = imagedepth.upright_rgb(img, orient)
+    frames = _frames(img)  # after the decode: counting seeks, and the first frame is the one read
     # Signatures describe the content: padded photos look alike to a 16 px
     # thumbnail whatever they show, and a padded copy must match its original.
     upright = rgb
@@ -129,9 +135,25 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     content_grey = rgb.convert("L")
     grey = content_grey.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
     out = Decoded(grey, (w, h), small, upright=upright, content=rgb, content_grey=content_grey)
+    out.memo[FRAMES] = frames
     out.memo[dicom.VALUES] = img.info.get(dicom.VALUES)  # DICOM only: its raw values' digest
     out.memo[dicom.DATASET] = img.info.get(dicom.DATASET)  # and its parsed header
     return out
+
+
+def _frames(img: Image.Image) -> int:
+    """How many frames ``img`` holds when its format animates (GIF, APNG, WebP), else 1.
+
+    Only the first is decoded: a sprite's later frames, or an animated emoji's, are not checked,
+    and the report says so rather than pass them in silence (an MPO's depth map or a TIFF's
+    reduced pages are not frames of the picture, so other formats are not counted).
+    """
+    if img.format not in ANIMATED_FORMATS:
+        return 1
+    try:
+        return max(1, int(getattr(img, "n_frames", 1)))
+    except Exception:  # noqa: BLE001 - a damaged later frame: the first one decoded already
+        return 1
 
 
 def _draft_size(w: int, h: int) -> tuple[int, int]:

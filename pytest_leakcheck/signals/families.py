@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image
 
 from .. import orientation as _orientation
-from .decode import DECODE_PATH, TRANSPOSE, Decoded
+from .decode import DECODE_PATH, FRAMES, TRANSPOSE, Decoded
 
 #: How one family's bytes become arrays: (array name, numpy dtype, values per row).
 Layout = tuple[tuple[str, str, int], ...]
@@ -191,6 +191,20 @@ def _thumb(decoded: Decoded, family: Family) -> bytes:
 def thumb_family(size: int) -> Family:
     """A ``size`` x ``size`` grey thumbnail, (N, size²) uint8."""
     return Family("thumb", f"{size};{DECODE_PATH}", (("thumb", "u1", size * size),), _thumb, (size,))
+
+
+# --------------------------------------------------------------------------
+# Frames of an animation
+
+
+def _frames(decoded: Decoded, family: Family) -> bytes:
+    return np.array([min(int(decoded.memo.get(FRAMES, 1)), 2**32 - 1)], "<u4").tobytes()
+
+
+def frames_family() -> Family:
+    """How many frames each file holds, (N, 1) uint32: more than one for an animated GIF, PNG or
+    WebP, of which only the first is checked (the report says how many such files there are)."""
+    return Family("frames", f"frames-v1;{DECODE_PATH}", (("frames", "<u4", 1),), _frames)
 
 
 # --------------------------------------------------------------------------

@@ -163,3 +163,18 @@ def test_the_later_pages_of_a_multi_page_tiff_are_named_not_failing(tmp_path: Pa
     assert f.severity == "warning" and [m.path for m in f.members] == ["test/fax.tif"]
     assert "a TIFF of 3 pages: only the first page of each is checked" in f.message
     assert not report.failing
+
+
+def test_vector_and_icon_files_beside_pngs_are_named(tmp_path: Path) -> None:
+    """An icon set ships SVGs (and .ico files) beside its PNGs: each folder of them is named, an
+    error inside a split; an SVG is to be rasterised, since listing its suffix cannot make it read."""
+    policy = _tree(tmp_path)
+    (tmp_path / "train/t0.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"/>')
+    (tmp_path / "test/favicon.ico").write_bytes(b"\x00\x00\x01\x00" + bytes(16))
+    report = check(policy, use_cache=False, jobs=1)
+    unseen = {f.members[0].path: f for f in report.findings if f.kind == "not-examined" and f.members}
+    assert set(unseen) == {"train/t0.svg", "test/favicon.ico"}, report.findings
+    assert all(f.severity == "error" for f in unseen.values())
+    assert "rasterise to PNG" in unseen["train/t0.svg"].message
+    assert "add .ico to it" in unseen["test/favicon.ico"].message
+    assert "list an image format Pillow reads under `files.extensions`" in render(report, "text")
