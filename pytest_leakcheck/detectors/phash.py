@@ -17,7 +17,7 @@ from .hashing import HashSettings, hash_distance, matches_and_near_misses, parse
 if TYPE_CHECKING:
     from ..search.run import SearchRun
     from ..search.kernels import Match
-    from ..signals.families import Family
+    from ..signals.families import Family, Signatures
 
 HASH_KINDS = ("phash", "dhash", "ahash", "whash")
 
@@ -55,6 +55,28 @@ class PHash(Detector):
 
     def threshold(self, settings: HashSettings) -> float:
         return float(settings.max_distance)
+
+    def weak(self, match: Match, sigs: Signatures, policy: PolicyView) -> bool:
+        """A hash the thumbnail contradicts is a warning-level link.
+
+        The mirror of the thumbnail's rule (``thumbnail.weak``): a copy the hash finds keeps its 16 px
+        thumbnail (re-encoded, resized, brightened), while a picture with little left to hash collides
+        by chance.  Omniglot's one-stroke characters, trimmed to the stroke, are a bar: a Korean "-" and
+        a Latin "I" turned a quarter were pHash 0 apart at thumbnail cosine 0.23, an error.  Unrelated
+        thumbnails (size² contrast-normalised values) have cosines within two deviations, 2 / size, of
+        0; past halfway from ``min_cosine`` down to that, the thumbnail sides with unrelated pictures.
+        """
+        if match.weak:
+            return True
+        th = policy.detectors.thumbnail
+        if not sigs.has("thumb"):
+            return False
+        from ..search.kernels import normalised_thumbs, orient_thumbs
+
+        thumbs = sigs.arrays["thumb"]
+        ti = orient_thumbs(normalised_thumbs(thumbs[match.i : match.i + 1]), match.orientation)[0]
+        tj = normalised_thumbs(thumbs[match.j : match.j + 1])[0]
+        return float(ti @ tj) < (th.min_cosine + 2 / th.size) / 2
 
     def pair_signals(self, sigs: Any, i: int, j: int, orientation: str, settings: HashSettings) -> dict[str, float]:
         dist = hash_distance(sigs, "hash", i, j, orientation)

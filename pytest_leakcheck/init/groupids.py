@@ -260,7 +260,28 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
         return "the ids are the classes (the label, or the folder below the split: class or shard folders)"
     if c.column is None and not (c.numbered or c.tiled) and _every_split(c.ids, splits) >= EVERY_SPLIT:
         return "most ids are in every split, as classes and shard folders are (never subjects)"
+    if c.numbered and _class_folder(c.ids, splits):
+        return ("each id is the folder holding its files, named otherwise, and those folders are in every "
+                "split, as class folders are (never subjects)")
     return None
+
+
+def _class_folder(ids: dict[str, str], splits: dict[str, str]) -> bool:
+    """Whether the ids are one folder level in another form, a level in every split like a class folder.
+
+    Numbered shots escape the every-split rule (frames of few recordings split at random are the leak),
+    but Omniglot's ``Balinese/character01/0108_07.png`` is drawing 7 of character 0108, and 0108 is
+    ``Balinese/character01`` and nothing else: the class, in every split by design.  The folders are
+    read from the file upward (the split's own folders above them differ), one level to MAX_FOLDERS.
+    """
+    for level in range(1, MAX_FOLDERS + 1):
+        folders = {p: "/".join(parts[-level - 1:-1]) for p in ids if len(parts := p.split("/")) > level + 1}
+        if len(folders) < len(ids):
+            return False
+        pairs = {(ids[p], f) for p, f in folders.items()}
+        if len(pairs) == len(set(ids.values())) == len(set(folders.values())):  # one folder per id, one id per folder
+            return _every_split(folders, splits) >= EVERY_SPLIT
+    return False
 
 
 def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dict[str, str]]) -> Proposal:
