@@ -100,8 +100,9 @@ def _pipeline(root: Path):
 def test_weak_links_do_not_merge_clusters(tmp_path: Path) -> None:
     """Two strong pairs joined by a weak link stay two error findings; the weak link
     is a warning of its own, and a weak link inside a cluster adds nothing."""
-    for name, seed in (("train/a", 1), ("test/b", 2), ("train/c", 3), ("test/d", 4)):
-        save(photo(seed), tmp_path / f"{name}.jpg", quality=92)
+    # Each strong pair one photo (its hash link backed by the thumbnail, as a real one is), the pairs different.
+    for name, seed, lift in (("train/a", 1, 0), ("test/b", 1, 6), ("train/c", 3, 0), ("test/d", 3, 6)):
+        save(photo(seed).point(lambda v, lift=lift: min(255, v + lift)), tmp_path / f"{name}.jpg", quality=92)
     (tmp_path / "leakcheck.yaml").write_text(POLICY)
     policy, inv, sigs, row = _pipeline(tmp_path)
     a, b, c, d = (row[p] for p in ("train/a.jpg", "test/b.jpg", "train/c.jpg", "test/d.jpg"))

@@ -23,9 +23,13 @@ POLICY = "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n"
 
 
 def _dataset(root: Path, n: int, extra: str = "") -> tuple:
-    """``n`` distinct small photos, alternately in train and test; the pipeline's real signatures."""
+    """``n`` distinct files of one small photo, each a little brighter, alternately in train and test;
+    the pipeline's real signatures.  One photo: the hash links these tests make are backed by the
+    thumbnail, as a real hash match is (a pHash link the thumbnail contradicts is weak, ``phash.weak``)."""
+    base = photo(500, (64, 48))
     for k in range(n):
-        save(photo(500 + k, (64, 48)), root / ("train" if k % 2 == 0 else "test") / f"p{k:03d}.jpg", quality=90)
+        save(base.point(lambda v, k=k: min(255, v + k)), root / ("train" if k % 2 == 0 else "test") / f"p{k:03d}.jpg",
+             quality=90)
     (root / "leakcheck.yaml").write_text(POLICY + extra)
     policy = load(root / "leakcheck.yaml")
     inv = groups.resolve(inventory.scan(policy))
