@@ -133,10 +133,40 @@ def tar_index(shard: str) -> dict[str, tuple[int, int]]:
     def build(path: str) -> dict[str, tuple[int, int]]:
         try:
             with tarfile.open(path, "r:") as tf:
-                return _unique(path, ((ti.name, (ti.offset_data, ti.size)) for ti in tf if ti.isfile()))
+                infos = [ti for ti in tf]
+                index = _unique(path, ((ti.name, (ti.offset_data, ti.size)) for ti in infos if ti.isfile()))
+                _check_rest(path, tf.offset, infos[-1].name if infos else "")
+                return index
         except tarfile.ReadError as exc:
             raise MemberError(_not_a_tar(path, exc)) from None
     return _cached(shard, build)
+
+
+def _check_rest(path: str, end: int, last: str) -> None:
+    """Refuse a tar whose bytes after the last member tarfile listed are not all zero.
+
+    tarfile stops without a word at a bad header after the first, and at the
+    end marker of the first of two tars joined with ``cat``: the members
+    behind either were never listed, so a check would pass over them.  What
+    follows a whole tar's last member is its end marker and padding, zeros.
+    """
+    with open(path, "rb") as fh:
+        fh.seek(end)
+        at = end
+        while chunk := fh.read(1 << 20):
+            stripped = chunk.lstrip(b"\0")
+            if stripped:
+                at += len(chunk) - len(stripped)
+                break
+            at += len(chunk)
+        else:
+            return
+    where = f"after member {last!r}" if last else "at its start"
+    if at > end:  # zeros first: an end marker, then more
+        raise MemberError(f"{path}: holds data after its end marker (byte {at}, {where}), as two tars joined "
+                          "with `cat` do; a loader stops at the marker, so write one tar per shard (`tar cf`)")
+    raise MemberError(f"{path}: damaged {where}: the header at byte {end} cannot be read, so the members behind it "
+                      "cannot be listed; fetch or write the shard again, or drop it from the globs")
 
 
 #: The first bytes of the compressed files a shard may be by mistake (gzip, bzip2, xz, zstd).

@@ -67,12 +67,12 @@ def test_rows_stored_by_path_only_are_said_by_init_and_never_followed(tmp_path: 
     assert all("embed_table_storage" in f["message"] and "Image(decode=True)" not in f["message"] for f in findings)
 
 
-def _tar(path: Path, n: int, seed: int) -> None:
+def _tar(path: Path, n: int, seed: int, seeds: tuple[int, ...] = ()) -> None:
     import tarfile
 
     with tarfile.open(path, "w") as tf:
         for i in range(n):
-            data = _jpeg(seed + i)
+            data = _jpeg(seeds[i] if seeds else seed + i)
             info = tarfile.TarInfo(f"{i:06d}.jpg")
             info.size = len(data)
             tf.addfile(info, io.BytesIO(data))
@@ -235,3 +235,49 @@ def test_shards_named_after_their_dataset_get_a_glob_and_a_shard_no_glob_matches
     code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
     unassigned = [f["members"][0]["path"] for f in json.loads(out)["findings"] if f["kind"] == "unassigned-file"]
     assert unassigned == ["shards/mydata-train-000001.tar"]
+
+
+def test_a_tar_damaged_after_its_first_member_stops_the_check_instead_of_passing(tmp_path: Path, run_cli) -> None:
+    # tarfile stops without a word at a bad header after the first: the members behind it were never
+    # listed, and the check passed (exit 0) over a copy it had not seen.
+    from pytest_leakcheck import EXIT_USAGE
+
+    _tar(tmp_path / "train-000000.tar", 3, 0)
+    _tar(tmp_path / "test-000000.tar", 3, 10)
+    code, _, err = run_cli("init", str(tmp_path))
+    assert code == 0, err
+    _tar(tmp_path / "test-000000.tar", 3, 0, seeds=(50, 1, 2))  # the second and third copy train's
+    shard = tmp_path / "test-000000.tar"
+    whole = bytearray(shard.read_bytes())
+    second = 512 + (len(_jpeg(50)) + 511) // 512 * 512  # the second member's header
+    assert whole[second:second + 10].startswith(b"000001.jpg")
+    whole[second:second + 100] = b"\xff" * 100  # its name and mode: the checksum no longer holds
+    shard.write_bytes(bytes(whole))
+    code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
+    assert code == EXIT_USAGE, err
+    assert "test-000000.tar" in err and "damaged" in err and "000000.jpg" in err and f"byte {second}" in err
+
+
+def test_a_tar_with_data_after_its_end_marker_is_named(tmp_path: Path, run_cli) -> None:
+    # Two tars joined with `cat`: a loader stops at the first end marker, and so did the check,
+    # without saying that it had not looked at the rest.
+    from pytest_leakcheck import EXIT_USAGE
+
+    _tar(tmp_path / "train-000000.tar", 2, 0)
+    _tar(tmp_path / "test-000000.tar", 2, 10)
+    code, _, err = run_cli("init", str(tmp_path))
+    assert code == 0, err
+    import tarfile
+
+    extra = io.BytesIO()
+    with tarfile.open(fileobj=extra, mode="w") as tf:  # copies of train's, under names of their own
+        for i in (0, 1):
+            data = _jpeg(i)
+            info = tarfile.TarInfo(f"{i + 2:06d}.jpg")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    shard = tmp_path / "test-000000.tar"
+    shard.write_bytes(shard.read_bytes() + extra.getvalue())
+    code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
+    assert code == EXIT_USAGE, err
+    assert "test-000000.tar" in err and "after its end" in err
