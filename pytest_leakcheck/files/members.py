@@ -37,6 +37,16 @@ INSTALL = "pip install 'pytest-leakcheck[huggingface]'"
 #: How to put the images into the shard: datasets' to_parquet keeps only the path of a local image file.
 EMBED = ("embed the images: push_to_hub and save_to_disk embed them; before to_parquet, "
          "`ds = ds.with_format('arrow').map(datasets.table.embed_table_storage, batched=True)`")
+#: What the error of a row stored by path only says (its rows are one finding per shard).
+PATH_ONLY = "the image is stored by path only"
+
+
+def path_only_rows(shard: str, rows: int, first: str) -> str:
+    """The message of one shard's rows stored by path only."""
+    return (f"{shard}: {rows} rows ({first} and the others listed) store their image by path only, not embedded, "
+            f"and a path is never followed; {EMBED}")
+
+
 #: Shards kept open per process (tar indexes, Parquet metadata and one row group each).
 _KEEP = 4
 _open: OrderedDict[str, Any] = OrderedDict()
@@ -342,7 +352,7 @@ def image_bytes(value: Any, shard: str, row: int) -> bytes:
         return bytes(data)
     where = f"{shard} row {row}"
     if isinstance(value, dict) and value.get("path"):
-        raise MemberError(f"{where}: the image is stored by path only ({value['path']!r}), not embedded, and a "
+        raise MemberError(f"{where}: {PATH_ONLY} ({value['path']!r}), not embedded, and a "
                           f"path is never followed; {EMBED}")
     raise MemberError(f"{where}: no image bytes in this row; drop the row or fill in the image")
 

@@ -17,6 +17,7 @@ from ..report.model import EXACT_KINDS, KINDS, Finding, Link, Member, Pair, Repo
 from ..policy.load import Policy
 from ..orientation import inverse
 from ..sources.base import split_folder
+from ..files import members as shards
 from ..signals import heif
 from ..signals.families import Signatures
 from . import clusters, grouplinks, scenenames, unseen
@@ -367,22 +368,32 @@ def _unreadable(inv: Inventory, sigs: Signatures, severity: str) -> list[Finding
     for row in sorted(sigs.errors):
         # A file that could not be read has no digest; its path keys it.  Files no installed decoder
         # reads (HEIC without pillow-heif) are one finding: one reason, one fix.
+        # Rows of a shard stored by path only are one finding per shard: one cause, one fix.
         key = ("reason:" + sigs.errors[row] if sigs.errors[row] == heif.NEEDS
+               else "path-only:" + shards.shard_of(inv.records[row].path) if _path_only(inv, sigs, row)
                else sigs.digests[row].hex() or "path:" + inv.records[row].path)
         by_key.setdefault(key, []).append(row)
     split_order = {s: n for n, s in enumerate(inv.splits)}
     out = []
-    for rows in by_key.values():
+    for key, rows in by_key.items():
         rows.sort(key=lambda r: (split_order.get(inv.records[r].split, 99), inv.records[r].path))
         members = tuple(Member(inv.records[r].path, inv.records[r].split, sigs.digests[r].hex()) for r in rows)
+        message = sigs.errors[rows[0]]
+        if key.startswith("path-only:") and len(rows) > 1:
+            shard, member = shards.split(members[0].path) or (members[0].path, "")
+            message = shards.path_only_rows(shard, len(rows), member)
         out.append(Finding(
             id=finding_id("unreadable-image", [m.digest or m.path for m in members]),
             kind="unreadable-image",
             severity=severity,
             members=members,
-            message=sigs.errors[rows[0]],
+            message=message,
         ))
     return out
+
+
+def _path_only(inv: Inventory, sigs: Signatures, row: int) -> bool:
+    return shards.PATH_ONLY in sigs.errors[row] and shards.is_member(inv.records[row].path)
 
 
 def build(

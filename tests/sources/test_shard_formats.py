@@ -281,3 +281,25 @@ def test_a_tar_with_data_after_its_end_marker_is_named(tmp_path: Path, run_cli) 
     code, _, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1")
     assert code == EXIT_USAGE, err
     assert "test-000000.tar" in err and "after its end" in err
+
+
+def test_rows_stored_by_path_only_are_one_finding_per_shard(tmp_path: Path, run_cli) -> None:
+    # Every such row was a finding of its own: a shard of 10,000 rows written without embedding
+    # gave 10,000 findings saying one thing.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = {"train": 2, "test": 3}
+    for split, n in rows.items():
+        cells = [{"bytes": None, "path": f"/elsewhere/{split}{i}.jpg"} for i in range(n)]
+        pq.write_table(pa.table({"image": cells + [{"bytes": _jpeg(7 if split == "train" else 8), "path": None}]}),
+                       tmp_path / f"{split}.parquet")
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits:\n  huggingface: {train: train.parquet, "
+                                            "test: test.parquet}\n")
+    code, out, _ = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    assert code == EXIT_LEAKS
+    found = [f for f in json.loads(out)["findings"] if f["kind"] == "unreadable-image"]
+    assert sorted(len(f["members"]) for f in found) == [2, 3]
+    test = next(f for f in found if len(f["members"]) == 3)
+    assert test["message"].startswith("test.parquet: 3 rows") and "by path only" in test["message"]
+    assert "embed_table_storage" in test["message"]
