@@ -77,3 +77,22 @@ def _by_clip(clips: dict[str, str]) -> dict[str, Sequence[str]]:
     for path, clip in clips.items():
         out.setdefault(clip, []).append(path)
     return out
+
+
+#: A frame's own name: a counter, after at most a word and a separator (``00012``, ``frame_0012``, ``img-7``).
+_COUNTER = re.compile(r"^(?P<word>[A-Za-z]{0,12}[_-]?)(?P<n>[0-9]+)$")
+#: A hash or a UUID as a whole name (``3f9a2c1b7d4e``, ``0b3e1f0c-9a4d-4e2b-8f1a-2c3d4e5f6a7b``).
+_HASH = re.compile(r"^(?:[0-9a-f]{8,64}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})$", re.I)
+
+
+def counter(stem: str) -> tuple[str, int] | None:
+    """``(word, number)`` when the name without its extension is just a counter, else None: the names
+    a frame extractor writes inside a clip's folder (the clip is the folder, never in the name)."""
+    m = _COUNTER.match(stem)
+    return (m.group("word"), int(m.group("n")[-9:])) if m else None
+
+
+def hashed(stem: str) -> bool:
+    """Whether the name without its extension is a hash or a UUID, as some tools name frames: hex
+    digits, letters and digits both (``00012345`` is a counter, ``deadbeef`` a word)."""
+    return bool(_HASH.match(stem)) and any(c.isdigit() for c in stem) and any(c.isalpha() for c in stem)

@@ -297,7 +297,7 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
             if (c.ids or c.rule) and why != "no id with a digit":
                 passed.append(f"{c.where}: {why}")
             continue
-        return _proposal(_prefer(c, found, splits, classes), splits, tuple(dict.fromkeys(passed)))
+        return proposal(_prefer(c, found, splits, classes), splits, tuple(dict.fromkeys(passed)))
     detail = "; ".join(dict.fromkeys(passed[:4]))
     frames = framenames.note(splits)
     return Proposal("", None, (), "groups: no repeated id found in id columns, file names or folder names"
@@ -344,7 +344,7 @@ def _prefer(chosen: Candidate, found: list[Candidate], splits: dict[str, str], c
 PASSED_SHOWN = 3
 
 
-def _proposal(c: Candidate, splits: dict[str, str], passed: tuple[str, ...] = ()) -> Proposal:
+def proposal(c: Candidate, splits: dict[str, str], passed: tuple[str, ...] = ()) -> Proposal:
     """What init writes for ``c``, and says: its evidence, then the candidates ``passed`` over before it
     (a finer id taken because a coarser one was refused is worth a look)."""
     per_id: dict[str, set[str]] = {}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import detectors
-from . import coverage, groupids, metaprops
+from . import clipfolders, coverage, groupids, metaprops
 from .. import sources
 from ..sources import yolo
 from ..sources.base import Assignment, Guess, folders, split_folder, split_word, visible
@@ -109,6 +109,9 @@ def detect(root: Path) -> Layout:
     proposal = groupids.propose(splits, assignment.labels, assignment.extra)
     if proposal.column is None:  # a patient or burst read from inside the files says more than a name token
         proposal = _inside(metaprops.propose(root, splits), proposal)
+    clips = clipfolders.propose(root, splits) if not proposal.yaml and proposal.column is None else None
+    if clips is not None:  # a rule from the names and the files themselves comes first: they say more
+        proposal = clips if clips.yaml else replace(proposal, note="; ".join(n for n in (proposal.note, clips.note) if n))
     splits_yaml, groups_yaml = guess.splits_yaml, proposal.yaml
     if proposal.column is not None and guess.columns_indent:
         splits_yaml = _with_group_column(splits_yaml, proposal.column, guess.columns_indent)
