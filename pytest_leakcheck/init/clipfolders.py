@@ -122,7 +122,7 @@ def propose(root: Path, splits: dict[str, str]) -> groupids.Proposal | None:
     shown = ", ".join(names[:SHOWN])
     if not verdict.clips:
         return groupids.Proposal("", None, (), (
-            f"groups: {len(names)} folder names hold numbered files, {found.spanning} of them in more than one "
+            f"clip folders: {len(names)} folder names hold numbered files, {found.spanning} of them in more than one "
             f"split ({shown}): not proposed as video clips, as {verdict.why}"))
     candidate = groupids.Candidate("clip folders (the folder holding numbered frames)", RULE, None, found.ids)
     proposal = groupids.proposal(candidate, splits)
