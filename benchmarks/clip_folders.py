@@ -14,6 +14,9 @@ committed here), then ``leakcheck init`` and ``leakcheck check`` run on each as 
   laid out as ImageFolder class folders whose files are renumbered ``1.jpg, 2.jpg…`` per class and split
   (sorted by their Roboflow names, as a renaming script does): numbered files, ≥ 8 per folder, every
   folder name in every split, but different photos.  Expected: no clip rule (the pixel check refuses).
+- ``cifar``: CIFAR-10 as ImageFolder (``/work/shared/data/cifar10-jpg.tar.gz``: ``train/frog/train_00000.jpg``,
+  one counter over the split), the first 60 images of each class from train and 15 from test: class
+  folders of counter names again.  Expected: no clip rule.
 
 Printed per set: init's ``Found``/``Not set up`` lines about groups, the ``groups:`` rule written, the
 check's exit code and its ``group-split`` findings (group, files per split).
@@ -37,6 +40,7 @@ PACKAGE = str(Path(__file__).resolve().parent.parent)
 MIRRORS = Path(os.environ.get("FIELD_MIRRORS", "/work/.mirror"))
 DAVIS = ("MathLee/EOR-VOS", "1bde4d5f936304c5ad69e301956e9d65082dfbc8", "DAVIS/JPEGImages/480p")
 NAIL = ("FahdAby/5_Nail_Disease_Machine-Learing", "0ee4eed0a7788efc1b05ad32a3f20750875e95b3")
+CIFAR = Path("/work/shared/data/cifar10-jpg.tar.gz")
 
 
 def _archive(repo: str, commit: str, paths: list[str], dest: Path) -> None:
@@ -90,6 +94,21 @@ def build_nail(root: Path) -> dict[str, int]:
     return counts
 
 
+def build_cifar(root: Path, train: int = 60, test: int = 15) -> dict[str, int]:
+    """``root/{train,test}/<class>/<split>_NNNNN.jpg``: the first images of each class of CIFAR-10."""
+    want = {"train": train, "test": test}
+    taken: dict[tuple[str, str], int] = {}
+    with tarfile.open(CIFAR) as tar:
+        for member in tar:
+            parts = member.name.split("/")  # cifar10/<split>/<class>/<name>
+            if len(parts) != 4 or not member.isfile() or taken.get((parts[1], parts[2]), 0) >= want[parts[1]]:
+                continue
+            taken[parts[1], parts[2]] = taken.get((parts[1], parts[2]), 0) + 1
+            (root / parts[1] / parts[2]).mkdir(parents=True, exist_ok=True)
+            (root / parts[1] / parts[2] / parts[3]).write_bytes(tar.extractfile(member).read())  # type: ignore[union-attr]
+    return {split: sum(n for (s, _), n in taken.items() if s == split) for split in want}
+
+
 def _cli(*args: str) -> tuple[int, str]:
     done = subprocess.run([sys.executable, "-m", "pytest_leakcheck", *args], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": PACKAGE})
@@ -123,14 +142,16 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("/work/scratch/s53-clips"))
     parser.add_argument("--clips", type=int, default=8)
     parser.add_argument("--frames", type=int, default=36)
-    parser.add_argument("--only", choices=("davis", "nail"))
+    parser.add_argument("--only", choices=("davis", "nail", "cifar"))
     args = parser.parse_args()
-    for name in ("davis", "nail"):
+    builders = {"davis": lambda root: build_davis(root, args.clips, args.frames), "nail": build_nail,
+                "cifar": build_cifar}
+    for name, build in builders.items():
         if args.only not in (None, name):
             continue
         root = args.out / name
         shutil.rmtree(root, ignore_errors=True)
-        counts = build_davis(root, args.clips, args.frames) if name == "davis" else build_nail(root)
+        counts = build(root)
         print(f"{name}: {root} {counts}")
         run(root)
     return 0
