@@ -66,6 +66,7 @@ def test_init_prints_the_rule_and_the_files_per_group(tmp_path: Path, run_cli) -
     assert code == 0
     assert "Found: group ids in clip folders" in out and "Found: files per group: 4 of 6-20 files" in out
     assert f"  - regex: '{clipfolders.RULE}'" in (tmp_path / "leakcheck.yaml").read_text()
+    assert f"  - regex: '{clipfolders.RULE}'" in (Path(__file__).parents[2] / "docs/policy-groups.md").read_text()
 
 
 def test_class_folders_of_numbered_photos_are_refused_by_the_pixels(tmp_path: Path) -> None:
