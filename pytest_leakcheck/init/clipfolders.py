@@ -115,10 +115,11 @@ def _frame_folders(splits: dict[str, str]) -> list[Folder]:
 def propose(root: Path, splits: dict[str, str]) -> groupids.Proposal | None:
     """The clip-folder rule when names and pixels both say clips; a note when only the pixels refuse; else None."""
     found = find(splits)
-    if found.clips is None:
+    clips = found.clips
+    if clips is None:
         return None
-    verdict = clippixels.judge(root, found.clips, found.ordered)
-    names = sorted(found.clips, key=lambda name: -sum(len(f.frames) for f in found.clips[name]))  # type: ignore[index]
+    verdict = clippixels.judge(root, clips, found.ordered)
+    names = sorted(clips, key=lambda name: -sum(len(f.frames) for f in clips[name]))
     shown = ", ".join(names[:SHOWN])
     if not verdict.clips:
         return groupids.Proposal("", None, (), (

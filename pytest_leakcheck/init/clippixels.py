@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,15 +83,11 @@ def thumbnail(path: Path) -> Any:
 def judge(root: Path, clips: dict[str, tuple[Folder, ...]], ordered: bool = True) -> Verdict:
     """Read a sample of ``clips`` (name -> its folders; ``ordered`` when every one is numbered) and say
     whether they are video clips."""
-    names = _spread(sorted(clips), MAX_CLIPS)
     scores: dict[str, list[float]] = {}
     firsts = []
-    for name in names:
-        thumbs: dict[str, Any] = {}
-        read = lambda p: thumbs[p] if p in thumbs else thumbs.setdefault(p, thumbnail(root / p))  # noqa: E731
-        pairs = _neighbours(clips[name]) if ordered else None
-        scores[name] = _pair_scores(pairs, read) if pairs is not None else _nearest_scores(clips[name], read)
-        firsts += [t for t in thumbs.values() if t is not None][:1]
+    for name in _spread(sorted(clips), MAX_CLIPS):
+        scores[name], first = _clip_scores(root, clips[name], ordered)
+        firsts += [first] if first is not None else []
     judged = {n: s for n, s in scores.items() if s}
     alike = sum(statistics.median(s) >= NEAR for s in judged.values())
     median = statistics.median([x for s in judged.values() for x in s]) if judged else 0.0
@@ -125,7 +122,20 @@ def _neighbours(folders: tuple[Folder, ...]) -> list[tuple[str, str]]:
     return [(a, b) for _, a, b in (nearest[i * len(nearest) // PAIRS] for i in range(min(PAIRS, len(nearest))))]
 
 
-def _pair_scores(pairs: list[tuple[str, str]], read: Any) -> list[float]:
+def _clip_scores(root: Path, folders: tuple[Folder, ...], ordered: bool) -> tuple[list[float], Any]:
+    """The cosines that judge one clip, and one of its thumbnails (to compare clips with each other)."""
+    thumbs: dict[str, Any] = {}
+
+    def read(path: str) -> Any:
+        if path not in thumbs:
+            thumbs[path] = thumbnail(root / path)
+        return thumbs[path]
+
+    scores = _pair_scores(_neighbours(folders), read) if ordered else _nearest_scores(folders, read)
+    return scores, next((t for t in thumbs.values() if t is not None), None)
+
+
+def _pair_scores(pairs: list[tuple[str, str]], read: Callable[[str], Any]) -> list[float]:
     out = []
     for a, b in pairs:
         ta, tb = read(a), read(b)
@@ -134,7 +144,7 @@ def _pair_scores(pairs: list[tuple[str, str]], read: Any) -> list[float]:
     return out
 
 
-def _nearest_scores(folders: tuple[Folder, ...], read: Any) -> list[float]:
+def _nearest_scores(folders: tuple[Folder, ...], read: Callable[[str], Any]) -> list[float]:
     """For frames with no order: each sampled frame's cosine with the most alike other sampled frame."""
     frames = sorted(p for f in folders for p in f.frames)
     sample = random.Random(len(frames)).sample(frames, min(2 * PAIRS, len(frames)))
