@@ -78,13 +78,6 @@ _COLS = 32  # candidates per product in a block
 #: of the search's two threads (``tumor`` of benchmarks/field.py, checked with --no-cache).
 VERIFY_PAIRS = 2048
 FINE_REACH = 1  # px at 32 px around the coarse estimate: the coarse grid steps 2 px
-#: Zoom steps (of SCALES) either side of the isotropic alignment that :func:`stretched` tries on each
-#: axis apart.  A CIFAR copy is another crop of the source resized to the square, so its aspect is not
-#: the original's: one axis is zoomed more than the other.  One zoom for both axes left listed copies a
-#: stretch short (a frog at 0.759 against 0.951 with a zoom of its own per axis; a car at 0.758 against
-#: 0.961; the listed near-duplicates' 2nd percentile 0.759 against 0.869), while upside-down impostors
-#: gain little from the freedom (``benchmarks/cifar_misses.py``; docs/detectors.md, aligned, item 3).
-STRETCH_REACH = 1
 
 
 # --------------------------------------------------------------------------
@@ -259,40 +252,6 @@ def fine(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.nda
     return out, best_zoom, best_shift
 
 
-def stretched(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray, shift: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each pair's best alignment with a zoom of its own per axis, around its isotropic best (:func:`fine`).
-
-    Rows and columns each try the zooms within STRETCH_REACH steps of ``zoom``, at
-    the shifts within FINE_REACH px of ``shift``, by the same blurred grey
-    correlation.  Returns the rows' zoom, the columns' zoom (indices into SCALES)
-    and the shift (index into the (S - T + 1)^2 shifts at 32 px).
-    """
-    n, side = len(qgrey), S - T + 1
-    width, reach = 2 * STRETCH_REACH + 1, 2 * FINE_REACH + 1
-    zy, zx, moved = (np.zeros(n, np.int64) for _ in range(3))
-    for a in range(0, n, 128):
-        b = min(n, a + 128)
-        m = b - a
-        z0 = np.clip(zoom[a:b] - STRETCH_REACH, 0, len(SCALES) - width)
-        mats = _FINE[z0[:, None] + np.arange(width)]  # (m, width, S, S)
-        rows = mats @ _mirror(qgrey[a:b], flipped[a:b])[:, None]
-        z = (rows[:, :, None] @ mats[:, None].swapaxes(-1, -2)).reshape(m, width * width, S, S)
-        z -= z.mean((-1, -2), keepdims=True)
-        y0 = np.clip(shift[a:b] // side - FINE_REACH, 0, side - reach)
-        x0 = np.clip(shift[a:b] % side - FINE_REACH, 0, side - reach)
-        view = np.lib.stride_tricks.sliding_window_view(z, (T, T), axis=(2, 3))
-        w = view[np.arange(m)[:, None, None, None], np.arange(width * width)[None, :, None, None],
-                 (y0[:, None] + np.arange(reach))[:, None, :, None],
-                 (x0[:, None] + np.arange(reach))[:, None, None, :]].reshape(m, -1, T * T)
-        sc = np.matmul(w, templates(rgrey[a:b], coarse=False)[:, :, None])[..., 0] * _inverse_norms(w, T)
-        idx = sc.argmax(1)
-        pair, local = idx // (reach * reach), idx % (reach * reach)
-        zy[a:b], zx[a:b] = z0 + pair // width, z0 + pair % width
-        moved[a:b] = (y0 + local // reach) * side + x0 + local % reach
-    return zy, zx, moved
-
-
 def _mirror(g: np.ndarray, flipped: np.ndarray) -> np.ndarray:
     return np.where(flipped[:, None, None], g[:, :, ::-1], g)
 
@@ -315,11 +274,10 @@ def turn(grey: np.ndarray, orientations: Sequence[str]) -> np.ndarray:
 
 
 def detail(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray,
-           shift: np.ndarray, tiles: bool = True, zoom_x: np.ndarray | None = None) -> np.ndarray:
+           shift: np.ndarray, tiles: bool = True) -> np.ndarray:
     """Correlation of detail (high-pass images) at each pair's fine alignment: the verdict.
 
-    The query is zoomed, mirrored and moved as :func:`fine` (or :func:`stretched`,
-    whose ``zoom_x`` zooms the columns apart from the rows) found best; both
+    The query is zoomed, mirrored and moved as :func:`fine` found best; both
     sides are high-passed (:func:`_high_pass`) and the reference's central
     T x T crop is correlated with the query's window there.  One window per
     pair, so this costs a fraction of the search that found the alignment.
@@ -327,10 +285,7 @@ def detail(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.n
     n = len(qgrey)
     side = S - T + 1
     sy, sx = shift // side, shift % side
-    zx = zoom if zoom_x is None else zoom_x
-    g = _mirror(qgrey, flipped)
-    # The 2-d high pass of _high_pass, with the rows' and the columns' zoom apart.
-    q = _FINE[zoom] @ g @ _FINE[zx].swapaxes(-1, -2) - _WIDE_FINE[zoom] @ g @ _WIDE_FINE[zx].swapaxes(-1, -2)
+    q = _high_pass(_FINE[zoom], _WIDE_FINE[zoom], _mirror(qgrey, flipped))
     rows = (sy[:, None] + np.arange(T))[:, :, None]
     cols = (sx[:, None] + np.arange(T))[:, None, :]
     w = q[np.arange(n)[:, None, None], rows, cols].reshape(n, T * T)
@@ -410,11 +365,7 @@ def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, refs: Refer
         fl = flipped[q, k]
         b = best[q, k]
         _, zf, shift = fine(qgrey[q], rg, fl, b // COARSE_SHIFTS * COARSE_STEP, b % COARSE_SHIFTS)
-        zy, zx, moved = stretched(qgrey[q], rg, fl, zf, shift)
-        # The better of the two alignments' detail: the grey correlation that picks the stretched one
-        # may prefer it by a hair where the detail agrees less.
-        out[q, k] = np.fmax(detail(qgrey[q], rg, fl, zf, shift, tiles),
-                            detail(qgrey[q], rg, fl, zy, moved, tiles, zoom_x=zx))
+        out[q, k] = detail(qgrey[q], rg, fl, zf, shift, tiles)
     return out
 
 

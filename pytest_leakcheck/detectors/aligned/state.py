@@ -48,7 +48,7 @@ LEVELS_AFTER = 0.05
 INDEX_AFTER = 0.5
 MODEL, PAIRS = "aligned-model", "aligned-pairs"
 #: The version of the stored model, pairs and refined scores (:func:`store_key`, ``levels.py``).
-STORE_VERSION = "aligned-v10"
+STORE_VERSION = "aligned-v9"
 
 
 def store_key(settings: Any, mirror: bool, targets: Any, family: keys.Keyed) -> str:
