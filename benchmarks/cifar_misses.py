@@ -1,7 +1,7 @@
 """Why listed CIFAR near-duplicates are missed at error level, and a sample of unlisted error links to judge.
 
 Run by hand: ``python benchmarks/cifar_misses.py --data /tmp/cifar/cifar10 --jobs 2 [--store DIR]
-[--audit 40 --seed 0] [--out DIR]``.
+[--audit 40 --seed 0] [--out DIR] [--candidates N]``.
 
 It runs the ``init`` policy of ``benchmarks/quality.py`` once (cold, or warm from ``--store``),
 keeping the search's own matches (after every detector's ``refine``) and the run's signatures,
@@ -44,8 +44,9 @@ class Captured:
     matches: list
 
 
-def checked(root: Path, store: Path, jobs: int | None) -> tuple[object, Captured]:
-    """The ``init`` report of ``root`` and the search behind it (``pipeline.matches.search`` wrapped)."""
+def checked(root: Path, store: Path, jobs: int | None, candidates: int | None = None) -> tuple[object, Captured]:
+    """The ``init`` report of ``root`` (with aligned's ``candidates`` when given) and the search behind it
+    (``pipeline.matches.search`` wrapped)."""
     from pytest_leakcheck.pipeline import matches as stage
 
     seen: dict[str, object] = {}
@@ -64,6 +65,8 @@ def checked(root: Path, store: Path, jobs: int | None) -> tuple[object, Captured
     try:
         store.mkdir(parents=True, exist_ok=True)
         text = quality.policies(root)["init"]
+        if candidates is not None:
+            text = text.replace(quality.ALIGNED_ON, f"{quality.ALIGNED_ON}    candidates: {candidates}\n")
         report, seconds = quality.run("init", text, root, store, jobs) if not (store / "init").exists() \
             else _warm(text, root, store, jobs)
     finally:
@@ -179,6 +182,7 @@ def main() -> None:
     ap.add_argument("--store", help="keep the check's store here (a second run is warm)")
     ap.add_argument("--audit", type=int, default=0, help="sheet of N unlisted error-level links")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--candidates", type=int, help="aligned's candidates per image and split (default: the policy's)")
     ap.add_argument("--out", default=tempfile.gettempdir())
     args = ap.parse_args()
     root, out = Path(args.data), Path(args.out)
@@ -186,7 +190,7 @@ def main() -> None:
     store = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix="leakcheck-misses-"))
     with open(quality.LABELS, newline="") as fh:
         labels = [tuple(r) for r in csv.reader(fh)][1:]
-    report, cap = checked(root, store, args.jobs)
+    report, cap = checked(root, store, args.jobs, args.candidates)
     n_test = sum(1 for _ in (root / "test").rglob("*.jpg"))
     s = quality.score(report, labels, n_test)
     nd, h0, h1 = s["near-duplicate"], s["near-duplicate half0"], s["near-duplicate half1"]
