@@ -27,6 +27,7 @@ import random
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,23 +41,23 @@ from pytest_leakcheck.orientation import ORIENTATIONS  # noqa: E402
 class Captured:
     """What one check found, before findings: the run (signatures, stats) and its refined matches."""
 
-    run: object
-    matches: list
+    run: Any  # the SearchRun
+    matches: list[Any]  # its Match list, after every detector's refine
 
 
-def checked(root: Path, store: Path, jobs: int | None, candidates: int | None = None) -> tuple[object, Captured]:
+def checked(root: Path, store: Path, jobs: int | None, candidates: int | None = None) -> tuple[Any, Captured]:
     """The ``init`` report of ``root`` (with aligned's ``candidates`` when given) and the search behind it
     (``pipeline.matches.search`` wrapped)."""
     from pytest_leakcheck.pipeline import matches as stage
 
-    seen: dict[str, object] = {}
+    seen: dict[str, Any] = {}
     new_run, search = stage.new_run, stage.search
 
-    def keep_run(*a, **k):
+    def keep_run(*a: Any, **k: Any) -> Any:
         seen["run"] = new_run(*a, **k)
         return seen["run"]
 
-    def keep_matches(*a, **k):
+    def keep_matches(*a: Any, **k: Any) -> Any:
         found, stats = search(*a, **k)
         seen["matches"] = list(found)
         return found, stats
@@ -75,7 +76,7 @@ def checked(root: Path, store: Path, jobs: int | None, candidates: int | None = 
     return report, Captured(seen["run"], seen["matches"])
 
 
-def _warm(text: str, root: Path, store: Path, jobs: int | None):
+def _warm(text: str, root: Path, store: Path, jobs: int | None) -> tuple[Any, float]:
     """``quality.run`` against a store folder that already exists (a warm check)."""
     import re
     import time
@@ -110,7 +111,7 @@ def signals(cap: Captured, i: int, j: int) -> dict[str, object]:
     return out
 
 
-def misses(report, cap: Captured, listed: list[tuple[str, str]], together: set) -> list[tuple[str, str]]:
+def misses(report: Any, cap: Captured, listed: list[tuple[str, str]], together: set) -> list[tuple[str, str]]:
     """Print what links each missed pair, and return them."""
     run = cap.run
     row = {p: n for n, p in enumerate(run.paths)}
@@ -155,7 +156,7 @@ def sheet(root: Path, rows: list[tuple[str, str, str]], out: Path, cell: int = 1
     img.save(out)
 
 
-def audit(report, root: Path, listed: set, n: int, seed: int, out: Path) -> None:
+def audit(report: Any, root: Path, listed: set, n: int, seed: int, out: Path) -> None:
     """``n`` unlisted error-level test→train links drawn with ``random.Random(seed)``: sheet and CSV."""
     found = {((a, b) if a.startswith("test/") else (b, a)): (d, v) for a, b, d, v in _links(report)
              if {a[:4], b[:4]} == {"test", "trai"}}
@@ -168,7 +169,7 @@ def audit(report, root: Path, listed: set, n: int, seed: int, out: Path) -> None
                                   *((k, a, b, *found[a, b], "") for k, (a, b) in enumerate(pick))])
 
 
-def _links(report) -> list[tuple[str, str, str, float]]:
+def _links(report: Any) -> list[tuple[str, str, str, float]]:
     """``quality.error_links`` with each link's value."""
     err = (report.stats.get("aligned") or {}).get("error_threshold", -1.0)
     return [(p.a, p.b, p.detector, p.value) for f in report.findings if f.severity == "error" for p in f.pairs
