@@ -57,11 +57,25 @@ class Truth:
 
     def judge(self, a: str, b: str) -> str:
         if b in self.copies.get(a, ()) or (source_of(a) == source_of(b) and _roboflow(a)
-                                           and (self.numbers_identify or not source_of(a).isdigit())):
+                                           and identifies(source_of(a), self.numbers_identify)):
             return "same-source"
         if b in self.bursts.get(a, ()) or _close(a, b):
             return "burst"
         return "unknown"
+
+
+#: A frame extractor's name: a generic word and a counter (``frame_00005``). Every video of an
+#: export numbers its frames from 0, so such a name never identifies a picture (``cones``: the
+#: ``frame_00005`` of two videos are two scenes, by eye).
+FRAME_COUNTER = re.compile(r"(?:frame|img|image|pic|still)?[_-]?\d+", re.IGNORECASE)
+
+
+def identifies(source: str, numbers_identify: bool) -> bool:
+    """Whether a source name names one photograph: not a frame counter, nor a bare number where
+    ``numbers_identify`` is off."""
+    if source.isdigit():
+        return numbers_identify
+    return not FRAME_COUNTER.fullmatch(source)
 
 
 def _roboflow(path: str) -> bool:
@@ -83,7 +97,7 @@ def build(files: dict[str, str], planted: Path | None = None, numbers_identify: 
     bursts: dict[str, set[str]] = {}
     by_source: dict[str, list[str]] = {}
     for path in files:
-        if _roboflow(path) and (numbers_identify or not source_of(path).isdigit()):
+        if _roboflow(path) and identifies(source_of(path), numbers_identify):
             by_source.setdefault(source_of(path), []).append(path)
     for members in by_source.values():
         _pair_across(members, files, copies)
