@@ -21,7 +21,7 @@ import numpy as np
 
 #: Share of the square near its darkest or lightest value from which an image is a glyph.
 #: Omniglot's drawings: 0.72 at least (1st percentile 0.80); CIFAR-10 photos: 0.09 at the median,
-#: 0.58 at the 99th percentile, so about 1 in 150 CIFAR images passes, and both of a pair must.
+#: 0.58 at the 99th percentile, so about 1 in 140 CIFAR images passes (11 of 1,500), and both of a pair must.
 GLYPH_SHARE = 0.6
 #: "Near": within this fraction of the square's range of its darkest or lightest value.
 NEAR = 0.1
