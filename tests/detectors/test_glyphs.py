@@ -69,10 +69,33 @@ def drawings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "leakcheck.yaml"
 
 
+def _character(path: str) -> str:
+    return path.split("/")[1]
+
+
 def test_different_glyphs_give_no_error_and_no_same_scene_warning(drawings: Path) -> None:
+    """Nor does one character drawn by two hands make an error; the copy does.  (A re-drawing as
+    close as these jittered ones, a tracing, may reach same-scene's glyph level: a warning.)"""
     report = check(drawings, use_cache=False)
     copy = {"train/c03/h0.png", "test/c03/copy.png"}
     others = [f for f in report.findings if {m.path for m in f.members} != copy]
     assert not [f for f in others if f.severity == "error"]
-    assert not [f for f in others if f.kind in ("same-scene", "shared-scene")]
+    scenes = [f for f in others if f.kind in ("same-scene", "shared-scene")]
+    assert not [f for f in scenes if len({_character(m.path) for m in f.members}) > 1]
     assert [f.severity for f in report.findings if {m.path for m in f.members} == copy] == ["error"]
+    assert report.stats["same_scene"]["glyph_pairs_held"] > 0
+
+
+def test_a_glyph_copy_only_same_scene_sees_is_still_a_warning(tmp_path: Path) -> None:
+    """A glyph re-saved as JPEG is missed by the hashes and by ``aligned`` (their levels on glyphs sit
+    at 0.98-0.99); its keypoints still match far above the glyph level, so it stays on the report."""
+    for char in range(30):
+        for hand in range(3):
+            path = tmp_path / ("train" if hand < 2 else "test") / f"c{char:02d}" / f"h{hand}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            glyph(char, hand).save(path)
+    glyph(4, 1).save(tmp_path / "test" / "c04" / "copy.jpg", quality=95)
+    (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits: {train: [train/**], test: [test/**]}\n")
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    linked = [f for f in report.findings if {"train/c04/h1.png", "test/c04/copy.jpg"} <= {m.path for m in f.members}]
+    assert linked

@@ -48,26 +48,32 @@ def _row(decoded: Decoded, family: Family) -> bytes:
     w, h = decoded.size
     if max(w, h) < features.MIN_SIDE:
         return features.empty_row()  # too small to carry keypoints (CIFAR's 32 px): not searched
-    if max(w, h) < features.ENLARGE_BELOW and _glyph(decoded):
-        # Stroke corners of a small drawing match those of any other character: on Omniglot's 105 px
-        # drawings 1,249 same-scene warnings, all between different drawings (benchmarks/glyphs.py).
-        return features.empty_row()
     side = features.working_side(w, h)
     return features.extract(features.at_side(detail_grey(decoded, side), side))
 
 
-def _glyph(decoded: Decoded) -> bool:
-    """Whether the image is thin strokes on a plain ground (``aligned.sparse``), on its 32 px grey square."""
-    grey = np.asarray(decoded.grey, np.float32)
-    n = grey.shape[0] // 32
-    return sparse.is_glyph(grey[:32 * n, :32 * n].reshape(32, n, 32, n).mean(axis=(1, 3)))
-
-
 FAMILY = Family(
     "scene", f"orb{features.FEATURES}x{features.LEVELS}@{features.SCALE}p{features.PATCH};side{features.SIDE};"
-             f"min{features.MIN_SIDE}x2<{features.ENLARGE_BELOW};glyphs<{features.ENLARGE_BELOW};{DECODE_PATH};v3",
+             f"min{features.MIN_SIDE}x2<{features.ENLARGE_BELOW};{DECODE_PATH};v2",
     features.HEAD_LAYOUT, _row, variable=True,
 )
+
+
+def _glyph(decoded: Decoded, family: Family) -> bytes:
+    """1 when the image is thin strokes on a plain ground (``aligned.sparse``), on its 32 px grey square."""
+    grey = np.asarray(decoded.grey, np.float32)
+    n = grey.shape[0] // 32
+    return bytes([sparse.is_glyph(grey[:32 * n, :32 * n].reshape(32, n, 32, n).mean(axis=(1, 3)))])
+
+
+#: Whether each image is a glyph: a pair of two is held to GLYPH_INLIERS (one byte a content).
+GLYPH_FAMILY = Family("glyph", f"share{sparse.GLYPH_SHARE}near{sparse.NEAR}range{sparse.MIN_RANGE};"
+                               f"grey32-of-{DECODE_PATH};v1", (("glyph", "u1", 1),), _glyph)
+#: Inliers two glyphs need to be a same-scene match: stroke corners of a drawing match those of any
+#: other character.  On Omniglot's 105 px drawings (``benchmarks/glyphs.py``) 1,249 pairs of
+#: different drawings passed the level of 12 with 13 inliers at the median, 25 at the 99th
+#: percentile and 34 at most; the 15 planted copies same-scene linked had 51-131.
+GLYPH_INLIERS = 40
 
 
 #: The version of same-scene's stored levels and points and of its matches' parameters.
@@ -271,10 +277,16 @@ def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
     """Matches from each pair's (inliers, points); the points kept in the store for the report."""
     matches, points = [], {}
     warn, err = search.cal["threshold"], search.cal["error_threshold"]
+    glyph = run.sigs.arrays["glyph"][:, 0] if run.sigs.has("glyph") else np.zeros(len(run.paths), np.uint8)
+    held = 0
     for (i, j), (count, pts) in zip(search.pairs, verified):
-        if count >= warn:
-            matches.append(Match(i, j, name, float(count), "identity", weak=count < err))
+        floor = GLYPH_INLIERS if glyph[i] and glyph[j] else 0
+        held += max(warn, floor) > count >= warn
+        if count >= max(warn, floor):
+            matches.append(Match(i, j, name, float(count), "identity", weak=count < max(err, floor)))
             points[_pair_key(run, i, j)] = features.normalised(pts, search.feats, i, j, POINTS)
+    if isinstance(run.stats.get("same_scene"), dict):
+        run.stats["same_scene"]["glyph_pairs_held"] = int(held)
     known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
     run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps({**known, **points})})
     return matches
