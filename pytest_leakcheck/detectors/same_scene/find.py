@@ -60,7 +60,10 @@ FAMILY = Family(
 
 
 def _glyph(decoded: Decoded, family: Family) -> bytes:
-    """1 when the image is thin strokes on a plain ground (``aligned.sparse``), on its 32 px grey square."""
+    """1 when the image is thin strokes on a plain ground (``aligned.sparse``), on its 32 px grey square,
+    and under ENLARGE_BELOW: a page of print or a drawing that large has corners of its own (unmeasured)."""
+    if max(decoded.size) >= features.ENLARGE_BELOW:
+        return b"\0"
     grey = np.asarray(decoded.grey, np.float32)
     n = grey.shape[0] // 32
     return bytes([sparse.is_glyph(grey[:32 * n, :32 * n].reshape(32, n, 32, n).mean(axis=(1, 3)))])
@@ -68,7 +71,7 @@ def _glyph(decoded: Decoded, family: Family) -> bytes:
 
 #: Whether each image is a glyph: a pair of two is held to GLYPH_INLIERS (one byte a content).
 GLYPH_FAMILY = Family("glyph", f"share{sparse.GLYPH_SHARE}near{sparse.NEAR}range{sparse.MIN_RANGE};"
-                               f"grey32-of-{DECODE_PATH};v1", (("glyph", "u1", 1),), _glyph)
+                               f"under{features.ENLARGE_BELOW};grey32-of-{DECODE_PATH};v1", (("glyph", "u1", 1),), _glyph)
 #: Inliers two glyphs need to be a same-scene match: stroke corners of a drawing match those of any
 #: other character.  On Omniglot's 105 px drawings (``benchmarks/glyphs.py``) 1,249 pairs of
 #: different drawings passed the level of 12 with 13 inliers at the median, 25 at the 99th
