@@ -11,8 +11,9 @@ where a photograph's grey levels spread between them.
 
 Such a pair is an error-level ``aligned`` link only when the plain (uncentred)
 cosine of the two squares says it is the same drawing (:data:`GLYPH_COSINE`);
-otherwise it is at most a warning.  ``same_scene`` does not search glyphs under
-its enlargement size (``same_scene/find.py``).
+otherwise it is at most a warning.  ``same_scene`` holds a pair of two glyphs under
+200 px to more inliers than different drawings reach (``same_scene/find.py``
+``GLYPH_INLIERS``).
 """
 
 from __future__ import annotations
