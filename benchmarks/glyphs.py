@@ -158,7 +158,8 @@ def run(name: str, build: Any, workdir: Path, jobs: int, report_path: Path | Non
     images = len(files) + len(planted)
     print(f"{name}: {images} images ({len(planted)} planted copies), cold check {wall:.1f} s")
     for severity, counts in s["false"].items():
-        print(f"  false {severity}s: {sum(counts.values())}" + "".join(f"\n    {k}: {v}" for k, v in counts.most_common()))
+        listed = "".join(f"\n    {k}: {v}" for k, v in counts.most_common())
+        print(f"  false {severity}s: {sum(counts.values())}{listed}")
     print(f"  planted copies at error level: {s['found']}/{s['planted']}, at any level: {s['seen']}/{s['planted']}")
     same, aligned = report.stats.get("same_scene", {}), report.stats.get("aligned", {})
     print(f"  same_scene: {same.get('skipped', '?')} of {len(files) + len(planted)} images not searched; "

@@ -65,13 +65,24 @@ def _glyph(decoded: Decoded, family: Family) -> bytes:
     if max(decoded.size) >= features.ENLARGE_BELOW:
         return b"\0"
     grey = np.asarray(decoded.grey, np.float32)
-    n = grey.shape[0] // 32
+    n = min(grey.shape) // 32
+    if not n:
+        return b"\0"
     return bytes([sparse.is_glyph(grey[:32 * n, :32 * n].reshape(32, n, 32, n).mean(axis=(1, 3)))])
 
 
+def _large(width: int, height: int) -> bytes | None:
+    """A file of ENLARGE_BELOW px or more is never a glyph here: its row without a decode (a store
+    written before this family gains it for photos without reading them again)."""
+    return b"\0" if max(width, height) >= features.ENLARGE_BELOW else None
+
+
 #: Whether each image is a glyph: a pair of two is held to GLYPH_INLIERS (one byte a content).
-GLYPH_FAMILY = Family("glyph", f"share{sparse.GLYPH_SHARE}near{sparse.NEAR}range{sparse.MIN_RANGE};"
-                               f"under{features.ENLARGE_BELOW};grey32-of-{DECODE_PATH};v1", (("glyph", "u1", 1),), _glyph)
+GLYPH_FAMILY = Family(
+    "glyph", f"share{sparse.GLYPH_SHARE}near{sparse.NEAR}range{sparse.MIN_RANGE};under{features.ENLARGE_BELOW};"
+             f"grey32-of-{DECODE_PATH};v1",
+    (("glyph", "u1", 1),), _glyph, from_dims=_large,
+)
 #: Inliers two glyphs need to be a same-scene match: stroke corners of a drawing match those of any
 #: other character.  On Omniglot's 105 px drawings (``benchmarks/glyphs.py``) 1,249 pairs of
 #: different drawings passed the level of 12 with 13 inliers at the median, 25 at the 99th
