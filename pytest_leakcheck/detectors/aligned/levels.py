@@ -20,6 +20,7 @@ from ...search.run import SearchRun
 from . import cluster
 from . import hires_levels
 from . import pairs
+from . import sparse
 from . import state
 from .alignment import calibrate
 from .families import DESC_FAMILY, HIRES_FAMILY
@@ -231,13 +232,16 @@ def strong(found: pairs.Pairs, cal: dict[str, float], split_of: np.ndarray | Non
 
 
 def matches(found: pairs.Pairs, cal: dict[str, float], split_of: np.ndarray | None = None,
-            fine_scores: np.ndarray | None = None) -> list[Match]:
+            fine_scores: np.ndarray | None = None, glyph_held: np.ndarray | None = None) -> list[Match]:
     """Matches at or above the warning level of their kind (cross or within split); weak below the error
-    level, or below the fine level where a pair of large images was judged at 96 px (``fine_scores``)."""
+    level, below the fine level where a pair of large images was judged at 96 px (``fine_scores``), or
+    between two glyphs that are not the same drawing (``glyph_held``, ``sparse.held``)."""
     within = np.zeros(len(found.i), bool) if split_of is None else split_of[found.i] == split_of[found.j]
     warn, _ = levels_of(cal, within)
     keep = np.flatnonzero(found.score >= warn)
     weak = ~strong(found, cal, split_of)
+    if glyph_held is not None:
+        weak |= glyph_held
     if fine_scores is not None and "fine_threshold" in cal:
         weak |= fine_scores < float(cal["fine_threshold"])  # NaN (not judged): the 32 px verdict stands
     return [Match(int(found.i[n]), int(found.j[n]), "aligned", round(float(found.score[n]), 4),
@@ -291,11 +295,15 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     # Only error-level links can change (a weak link stays one), and with a focus only those the
     # report keeps: those are judged at 96 px where both images are large.
     todo = strong(found, model.calibration, p.split_of)
+    # Two glyphs correlate by their shared background: their link needs the same drawing (``sparse``).
+    held = sparse.held(run.sigs.arrays["desc:grey32"], found.i, found.j, found.flipped)
+    run.stats["aligned"]["glyphs_held"] = int(np.count_nonzero(todo & held))
+    todo &= ~held
     if run.focus is not None:
         todo &= run.focus[found.i] | run.focus[found.j]
     cal = fine_level(run, found.i[todo], found.j[todo], data)
     scores = hires_levels.judge(run, found, todo, cal)
-    return _focus(run, matches(found, cal, p.split_of, scores))
+    return _focus(run, matches(found, cal, p.split_of, scores, held))
 
 
 #: ``run.memo`` key of what estimates the fine level when a pair first needs it (:func:`fine_level`).

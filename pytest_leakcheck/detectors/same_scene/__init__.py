@@ -94,9 +94,9 @@ class SameScene(Detector):
         return parse_settings(ctx, raw, at, SceneSettings, FIELDS)
 
     def families(self, settings: SceneSettings, policy: PolicyView) -> tuple[Family, ...]:
-        from .find import FAMILY
+        from .find import FAMILY, GLYPH_FAMILY
 
-        return () if settings.severity == "off" else (FAMILY,)
+        return () if settings.severity == "off" else (FAMILY, GLYPH_FAMILY)
 
     def orientations(self, settings: SceneSettings, policy: PolicyView) -> tuple[str, ...]:
         # Nothing to search by orientation: keypoint descriptors are rotation-invariant
