@@ -67,12 +67,13 @@ class Truth:
 #: A frame extractor's name: a generic word and a counter (``frame_00005``). Every video of an
 #: export numbers its frames from 0, so such a name never identifies a picture (``cones``: the
 #: ``frame_00005`` of two videos are two scenes, by eye).
-FRAME_COUNTER = re.compile(r"(?:frame|img|image|pic|still)?[_-]?\d+", re.IGNORECASE)
+FRAME_COUNTER = re.compile(r"(?:frame|still)[_-]?\d+", re.IGNORECASE)
 
 
 def identifies(source: str, numbers_identify: bool) -> bool:
     """Whether a source name names one photograph: not a frame counter, nor a bare number where
-    ``numbers_identify`` is off."""
+    ``numbers_identify`` is off.  A phone's counter (``IMG_2447``) does: its edit ``IMG_E2447`` is
+    that photograph."""
     if source.isdigit():
         return numbers_identify
     return not FRAME_COUNTER.fullmatch(source)

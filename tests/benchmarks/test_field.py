@@ -114,3 +114,16 @@ def test_the_largest_finding_counts_what_a_note_and_a_group_stand_for(field):
     big = bench.largest(report)
     assert (big["members"], big["kind"], big["note_images"], big["group_files"]) == (4, "near-duplicate", 93, 936)
     assert bench._largest_text(big) == "4 (near-duplicate/error); note of 93 images; group of 936 files"
+
+
+def test_a_frame_counter_names_no_picture(field):
+    # Every video of an export numbers its frames from 0: ``frame_00005`` of two videos are two scenes
+    # (cones), while a phone's counter and its edit are one photograph.
+    _, truth, _ = field
+    h = "0123456789abcdef0123456789abcdef"
+    files = {f"train/frame_00005_png.rf.{h}.jpg": "train", f"test/frame_00005_png.rf.{h[::-1]}.jpg": "test",
+             f"train/IMG_2447_JPG.rf.{h}.jpg": "train", f"test/IMG_2447_JPG.rf.{h[::-1]}.jpg": "test"}
+    t = truth.build(files)
+    assert f"test/frame_00005_png.rf.{h[::-1]}.jpg" not in t.copies
+    assert t.copies[f"test/IMG_2447_JPG.rf.{h[::-1]}.jpg"] == {f"train/IMG_2447_JPG.rf.{h}.jpg"}
+    assert t.judge(f"test/frame_00005_png.rf.{h[::-1]}.jpg", f"train/frame_00005_png.rf.{h}.jpg") == "unknown"
