@@ -196,7 +196,8 @@ def separable(run: SearchRun, name: str, prefix: str, level: int, found: list[Ma
         said = {**said, **parts}
     run.stats[name] = {**(run.stats.get(name) or {}), **said}
     return homogeneity.weaken(found, said["inseparable"], mask,
-                              lambda m: homogeneity.turned_version(m, m.value <= level // 4))
+                              lambda m: homogeneity.turned_version(m, m.value <= level // 4),
+                              lambda m: m.value <= level // 4)
 
 
 def _nearest_possible(run: SearchRun, prefix: str, level: int) -> int:

@@ -130,7 +130,8 @@ def _separable(run: SearchRun, settings: ThumbnailSettings, names: list[str], fo
                                                homogeneity.PartJudge(judge, same))
         said = {**said, **parts}
     run.stats[Thumbnail.name] = said
-    return homogeneity.weaken(found, said["inseparable"], mask, lambda m: homogeneity.turned_version(m, m.value >= same))
+    return homogeneity.weaken(found, said["inseparable"], mask, lambda m: homogeneity.turned_version(m, m.value >= same),
+                              lambda m: m.value >= same)
 
 
 class Thumbnail(Detector):
