@@ -189,7 +189,7 @@ def within_parts(rows: dict[str, np.ndarray], comparisons: Sequence[tuple[str, s
     import numpy as np
 
     mask = np.zeros(len(split_of), bool)
-    close = np.zeros(len(split_of), bool)
+    stuck = np.zeros(len(split_of), bool)  # in a failed part where close matches are no evidence either
     failed: dict[str, float] = {}
     kept: list[str] = []
     tested = 0
@@ -203,14 +203,16 @@ def within_parts(rows: dict[str, np.ndarray], comparisons: Sequence[tuple[str, s
             mask[members] = True
             failed[name] = round(found[0], 2)
             if _close_separable(sub, comparisons, split_of, digests, judge):
-                close[members] = True
                 kept.append(name)
+            else:
+                stuck[members] = True
     out: dict[str, Any] = {"parts_tested": tested} if tested else {}
     if failed:
         out["inseparable_parts"] = dict(sorted(failed.items(), key=lambda kv: (-kv[1], kv[0])))
     if kept:
         out["close_separable_parts"] = sorted(kept)
-    return out, PartMask(mask, close)
+    # A row in several failed parts (``mango*`` and ``mango#s(#)``) is freed only if every one of them is.
+    return out, PartMask(mask, mask & ~stuck)
 
 
 @dataclass(frozen=True)

@@ -273,3 +273,30 @@ def test_a_fixed_setup_keeps_close_matches_weak() -> None:
     assert said["inseparable_parts"] and "close_separable_parts" not in said
     copy = Match(0, 20, "phash", 0.95, "identity")
     assert homogeneity.weaken([copy], False, mask, lambda m: False, lambda m: m.value >= 0.9)[0].weak
+
+
+
+def test_a_row_in_two_failed_parts_is_freed_only_if_both_pass_at_the_closeness_of_versions() -> None:
+    """A row lies in a folder part and a name part.  Side views (``side*``) in two folders are close to
+    one another (one fixed setup), so ``side*`` fails at the closeness of versions while folder ``x/``
+    passes it: a close match of a side view in ``x/`` stays weak, one of a top view there is freed."""
+    rows = {"train": np.arange(0, 60), "test": np.arange(60, 120)}
+    split_of = ["train"] * 60 + ["test"] * 60
+    digests = [bytes([k]) * 8 for k in range(120)]
+    folder = np.array(["x" if k % 4 < 2 else "y" for k in range(120)])
+    side = np.array([k % 2 == 1 for k in range(120)])
+    paths = [f"{folder[k]}/{'side' if side[k] else 'top'}{k:03d}.jpg" for k in range(120)]
+
+    def judge(i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        copy = j == (i + 60) % 120
+        alike = (i + j) % 7 < 3
+        close = alike & side[i] & side[j] & (folder[i] != folder[j])
+        return copy | alike, np.where(copy | close, 1.0, np.where(alike, 0.5, 0.0))
+
+    said, mask = homogeneity.within_parts(rows, [("train", "test")], split_of, digests, paths,
+                                          homogeneity.PartJudge(judge, 0.9))
+    assert {"x/", "side*"} <= set(said["inseparable_parts"]), said
+    assert "x/" in said["close_separable_parts"] and "side*" not in said["close_separable_parts"], said
+    side_copy, top_copy = Match(1, 61, "phash", 0.95, "identity"), Match(0, 60, "phash", 0.95, "identity")
+    out = homogeneity.weaken([side_copy, top_copy], False, mask, lambda m: False, lambda m: m.value >= 0.9)
+    assert [m.weak for m in out] == [True, False]
