@@ -116,6 +116,7 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     turned = [o if o not in COVERED else "identity" for o in (matches[n].orientation for n in check)]
     scores = _scores(run, data, ij, flip, turned, [matches[n].orientation for n in check])
     held = held_levels(run, cal, ij)
+    tied = same_group(run.groups, ij)
     out = list(matches)
     hair = float(cal.get("hair", HAIR))
     # Error-level verdicts between large images are judged at 96 px too, as aligned's own pairs are.
@@ -133,7 +134,7 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
         s = scores[k]
         if not np.isfinite(s):
             continue  # no candidate to score (an invalid row): left as the hash found it
-        weak = (s < (held.sure[k] if _sure_hash(matches[n], cal) else held.err[k] + hair)) or low[k]
+        weak = (s < (held.sure[k] if _sure_hash(matches[n], cal, bool(tied[k])) else held.err[k] + hair)) or low[k]
         if s < held.warn[k] and not _kept_below(matches[n]):
             out[n] = None
         else:
@@ -176,13 +177,20 @@ def _left_to_aligned(run: SearchRun, matches: list[Match]) -> list[Match]:
 SURE_BITS = 2
 
 
-def _sure_hash(m: Match, cal: dict[str, Any]) -> bool:
-    """Whether a small set's conservative error floor must not demote ``m``: the floor is for
-    aligned's own weak evidence, and a pHash hit within ``SURE_BITS`` is not weak evidence (a
-    mirrored CIFAR copy at distance 0 that aligns at 0.764 is a copy, mirrored or not).  It still
-    needs aligned's warning level (no texture-free coincidence), and a hash that random pairs of
-    this dataset pass (``homogeneity``) is no evidence: its matches come here already weak."""
-    return bool(cal.get("small_sample")) and m.detector == "phash" and not m.weak and m.value <= SURE_BITS
+def _sure_hash(m: Match, cal: dict[str, Any], tied: bool = False) -> bool:
+    """Whether aligned's error level must not demote ``m``, a pHash hit within ``SURE_BITS``: held to
+    the warning level instead (no texture-free coincidence).  A hash that random pairs of this
+    dataset pass (``homogeneity``) is no evidence: its matches come here already weak.
+
+    On a small set, where the error level is a conservative floor for aligned's own weak evidence
+    (a mirrored CIFAR copy at distance 0 that aligns at 0.764 is a copy, mirrored or not).  And in
+    a pair the policy ties (``tied``: both files in one group), where a copy is expected and the
+    error level, set by upside-down impostors, may say only that aligned cannot tell here: on
+    ``tumor`` (12,887 MRI slices, ``benchmarks/field.py``) impostors put it at 0.99, and versions
+    of one slice under another exposure (pHash 2, 128 px detail 0.99 at identity geometry) align at
+    0.98-0.99 at 32 px.  A group-split finding already fails such a pair; this says its pixels agree."""
+    return ((bool(cal.get("small_sample")) or tied) and m.detector == "phash" and not m.weak
+            and m.value <= SURE_BITS)
 
 
 def _scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: np.ndarray, turned: list[str],
