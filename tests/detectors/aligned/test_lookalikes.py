@@ -104,3 +104,22 @@ def test_a_policy_group_reaches_the_verdict(tmp_path: Path) -> None:
     linked = [f for f in report.findings if f.kind == "near-duplicate" and f.severity == "error"]
     assert any(len({m.path.split("/")[1][:2] for m in f.members} - {"co", "sm"}) == 1 and len(f.members) > 2
                for f in linked)
+
+
+def test_a_tied_pair_within_sure_bits_is_held_to_the_warning_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large set whose upside-down impostors put the hash error level at 0.99 (MRI slices, ``tumor``
+    of ``benchmarks/field.py``; its look-alike level is 1.0 and binds nothing): a pHash 2 hit at 0.985
+    between two files of one group (one slice exported under another exposure) is an error; the same
+    hit between two groups, a tied hit at pHash 4, a tied hit the hash's part test made weak, and a
+    tied hit under the warning level stay warnings."""
+    for key, value in {"threshold": 1.0, "error_threshold": 1.0, "within_threshold": 1.0,
+                       "within_error_threshold": 1.0, "hash_threshold": 0.9827, "within_hash_threshold": 0.9728,
+                       "hash_error_threshold": 0.9896, "within_hash_error_threshold": 0.9821,
+                       "neighbour_level": 1.0, "small_sample": False, "hair": 0.002}.items():
+        monkeypatch.setitem(LEVELS, key, value)
+    hits = [Match(0, 1, "phash", 2.0), Match(2, 3, "phash", 2.0), Match(4, 5, "phash", 4.0),
+            Match(6, 7, "phash", 2.0, weak=True), Match(8, 9, "phash", 0.0)]
+    groups = ("s1", "s1", "s2", "s3", "s4", "s4", "s5", "s5", "s6", "s6")
+    got = _refined(monkeypatch, hits, [0.985, 0.985, 0.985, 0.985, 0.95], groups)
+    assert got == [(0, 1, "phash", False), (2, 3, "phash", True), (4, 5, "phash", True), (6, 7, "phash", True),
+                   (8, 9, "phash", True)]
