@@ -91,7 +91,7 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
     judge = clusters.Judge(
         warning=lambda m: level[id(m)] == "warning",
         exact=lambda m: detectors.get(m.detector).kind in EXACT_KINDS,
-        order=lambda m: _link_order(m, policy, rank),
+        order=lambda m: _merge_order(m, policy, rank, inv),
     )
     grouping = clusters.group(matches, judge, int(sum(bool(v) for v in sigs.valid)))
     out = [f for root in sorted(grouping.clusters)
@@ -100,6 +100,18 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
             if (f := _finding([m], inv, sigs, policy, weak=warning)) is not None]
     held = scenenames.sizes([r.path for r in inv.records]) if grouping.scenes else Counter()
     return out + [_scene(s, inv, sigs, policy, held) for s in grouping.scenes]
+
+
+def _merge_order(m: Match, policy: Policy, rank: dict[str, int], inv: Inventory) -> tuple:
+    """The order links merge into clusters of at most ``clusters.MAX_MEMBERS`` files (and the bridge kept
+    between two clusters): as :func:`_link_order`, but of one kind and detector, a link between two
+    files of one group of the policy first.  It matters only where the cap binds: a web of copies
+    across groups (one slice uploaded under many numbers, ``tumor`` of ``benchmarks/field.py``) filled
+    its clusters by pHash 0 links between groups first, and a test file's link to its own group's
+    train version, at pHash 2, was left between two full clusters, behind a stronger link."""
+    kind, detector, *rest = _link_order(m, policy, rank)
+    group = inv.records[m.i].group
+    return (kind, detector, group is None or group != inv.records[m.j].group, *rest)
 
 
 def _ranks() -> dict[str, int]:

@@ -223,3 +223,18 @@ def test_a_fixed_camera_set_gives_no_error(tmp_path: Path) -> None:
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     assert not report.errors, [(f.kind, len(f.members)) for f in report.errors]
     assert all(len(f.members) <= MAX_MEMBERS for f in report.findings)
+
+
+def test_a_link_within_one_group_merges_before_links_between_groups(tmp_path: Path) -> None:
+    """24 files of other groups linked at pHash 0 to one train file, whose group's test file is linked
+    to it at pHash 2 and to one of the 24 at pHash 1 (one picture uploaded under many names), in a set
+    of 60: the cluster is full at MAX_MEMBERS files, and the pair of one group is in one error finding,
+    the link left over the cap being one between groups."""
+    rule = "groups:\n  - regex: '(?P<group>p05)[89][.]'\nungrouped: own-group\n"  # p058 and p059: one group
+    policy, inv, sigs, r = _dataset(tmp_path, 60, rule)
+    star = [Match(r[k], r[58], "phash", 0.0) for k in range(MAX_MEMBERS - 1)]
+    links = [*star, Match(r[59], r[0], "phash", 1.0), Match(r[58], r[59], "phash", 2.0)]
+    report = findings.build(links, inv, sigs, policy)
+    pair = {inv.records[r[58]].path, inv.records[r[59]].path}
+    assert any(pair <= {m.path for m in f.members} for f in report.errors)
+    assert max(len(f.members) for f in report.findings) <= MAX_MEMBERS
