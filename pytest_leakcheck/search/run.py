@@ -8,6 +8,8 @@ import this module, ``kernels`` and ``signals``, and nothing above them.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +89,19 @@ class SearchRun:
         uses it so its bar moves; the search stage fills it when the detector returns."""
         self._ticks = Ticks(self.progress, total, unit)
         return self._ticks
+
+    def forked_jobs(self, items: int, least: int) -> int:
+        """Worker processes to run ``items`` pieces of a detector's work in, or 0 to run them here.
+
+        Only a full local search (no focus, no cluster executor) with ``least`` items or more
+        forks: forked workers read what the driver set up (a module's global) without a copy
+        sent, and fewer items than that cost about as much to fork for as to do here.
+        """
+        jobs = self.jobs or os.cpu_count() or 1
+        if (self.focus is not None or self.executor is not None or jobs < 2 or items < least
+                or multiprocessing.get_start_method() != "fork"):
+            return 0
+        return jobs
 
     def take_ticks(self) -> Ticks | None:
         ticks, self._ticks = self._ticks, None

@@ -17,6 +17,7 @@ import numpy as np
 
 from ...search.kernels import Match
 from ...search.run import SearchRun
+from ...signals.pool import Running
 from ...store import keys
 from . import hires_levels
 from . import pairs
@@ -208,9 +209,56 @@ def _scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: np.ndarray, 
         # Once per key: a pair that phash and thumbnail both found in one orientation is one score.
         first = {pair_keys[n]: n for n in reversed(np.flatnonzero(todo).tolist())}
         t = np.array(sorted(first.values()), np.int64)
-        got = pairs.pair_scores(data, ij[t, 0], ij[t, 1], flip[t], always=1, turned=[turned[n] for n in t])
+        got = _pair_scores(run, _Asked(data, ij[t, 0], ij[t, 1], flip[t], [turned[n] for n in t]))
         new = dict(zip((pair_keys[n] for n in t), got.tolist()))
         scores[todo] = [new[k] for k, d in zip(pair_keys, todo) if d]
     if run.focus is None and (todo.any() or len(known) != len(pair_keys)):
         state.save_scores(run.store, key, pair_keys, scores)
     return scores
+
+
+@dataclasses.dataclass(frozen=True)
+class _Asked:
+    """Matches to score at 32 px (``pairs.pair_scores`` with ``always=1``), a block at a time."""
+
+    data: pairs.Data
+    i: np.ndarray
+    j: np.ndarray
+    flip: np.ndarray
+    turned: list[str]
+
+    def block(self, a: int) -> np.ndarray:
+        s = slice(a, a + pairs.PAIR_BLOCK)
+        return pairs.pair_scores(self.data, self.i[s], self.j[s], self.flip[s], always=1, turned=self.turned[s])
+
+
+#: The matches forked workers score blocks of (set just before they fork).
+_ASKED: _Asked | None = None
+
+
+def _block_shared(a: int) -> np.ndarray:
+    assert _ASKED is not None
+    return _ASKED.block(a)
+
+
+#: Matches from which their 32 px scores are computed in the check's forked workers: a pair costs
+#: about 0.2 ms, so below this the fork costs about what it saves.
+FORK_FROM = 4 * pairs.PAIR_BLOCK
+
+
+def _pair_scores(run: SearchRun, asked: _Asked) -> np.ndarray:
+    """The matches' 32 px scores, blocks of ``pairs.PAIR_BLOCK`` in the check's forked workers when
+    there are many (``SearchRun.forked_jobs``), else here: each pair is scored on its own, so the
+    same scores either way.  Where a dataset is runs of near-identical frames (``muzzle`` of
+    ``benchmarks/field.py``), hash matches run to tens of thousands."""
+    global _ASKED
+    starts = list(range(0, len(asked.i), pairs.PAIR_BLOCK))
+    jobs = run.forked_jobs(len(asked.i), FORK_FROM)
+    if not jobs or len(starts) < 2:
+        return np.concatenate([asked.block(a) for a in starts] or [np.zeros(0)])
+    _ASKED = asked
+    try:
+        with Running(_block_shared, starts, jobs) as running:
+            return np.concatenate(running.results())
+    finally:
+        _ASKED = None

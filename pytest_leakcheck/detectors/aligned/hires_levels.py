@@ -16,12 +16,14 @@ The arithmetic is in ``hires.py``.  Here:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...search.run import SearchRun
 from ...signals.families import Signatures
+from ...signals.pool import Running
 from ...store.db import Store
 from . import alignment, descriptors, families
 from . import hires
@@ -145,11 +147,65 @@ def _judged(run: SearchRun, i: np.ndarray, j: np.ndarray, flips: np.ndarray,
         hp = hires.high_pass(gf)
         del gf
         g32 = run.sigs.arrays["desc:grey32"].reshape(-1, alignment.S, alignment.S)
-        for a in range(0, len(todo), PAIR_CHUNK):
-            t = todo[a:a + PAIR_CHUNK]
-            how = None if turned is None else [turned[n] for n in t]
-            out[t] = hires.passed_both_ways(g32[i[t]], g32[j[t]], hp[pi[t]], hp[pj[t]], flips[t], how)
+        work = _Work(g32, hp, i, j, pi, pj, flips, turned)
+        chunks = [todo[a:a + PAIR_CHUNK] for a in range(0, len(todo), PAIR_CHUNK)]
+        for t, got in zip(chunks, _scored(run, work, chunks)):
+            out[t] = got
     return out, scored
+
+
+@dataclass(frozen=True)
+class _Work:
+    """What each chunk of pairs is scored from: every judged image's 32 px square and high-passed
+    fine square, and the pairs (rows, positions among the squares, mirror, turn)."""
+
+    g32: np.ndarray
+    hp: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    pi: np.ndarray
+    pj: np.ndarray
+    flips: np.ndarray
+    turned: Sequence[str] | None
+
+    def chunk(self, t: np.ndarray) -> np.ndarray:
+        how = None if self.turned is None else [self.turned[n] for n in t]
+        return hires.passed_both_ways(self.g32[self.i[t]], self.g32[self.j[t]], self.hp[self.pi[t]],
+                                      self.hp[self.pj[t]], self.flips[t], how)
+
+
+#: The work forked workers score chunks of (set just before they fork).
+_SHARED: _Work | None = None
+
+
+def _chunk_shared(t: np.ndarray) -> np.ndarray:
+    assert _SHARED is not None
+    return _SHARED.chunk(t)
+
+
+def _scored(run: SearchRun, work: _Work, chunks: list[np.ndarray]) -> list[np.ndarray]:
+    """Each chunk's fine scores: in the check's forked workers when there are pairs enough
+    (``SearchRun.forked_jobs``), else here; the same chunks either way, so the same scores.
+
+    Why: where a dataset is runs of near-identical frames (``muzzle`` of ``benchmarks/field.py``,
+    2,393 images of cattle videos), tens of thousands of pairs reach the fine verdict, which was
+    two thirds of the check's time on one core while the workers idled.
+    """
+    global _SHARED
+    jobs = run.forked_jobs(sum(len(t) for t in chunks), FORK_FROM)
+    if not jobs:
+        return [work.chunk(t) for t in chunks]
+    _SHARED = work
+    try:
+        with Running(_chunk_shared, chunks, jobs) as running:
+            return running.results()
+    finally:
+        _SHARED = None
+
+
+#: Pairs from which the fine verdict is scored in the check's workers: a pair costs about 1.6 ms
+#: (``muzzle``, 75,258 pairs in 121 s), so below this forking costs about what it saves.
+FORK_FROM = 1024
 
 
 #: Pairs scored at once at F px: a few MB of squares and their turns.

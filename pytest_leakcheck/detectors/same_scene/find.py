@@ -7,8 +7,6 @@ search: the detector imports this module where it computes.
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,24 +194,13 @@ def _impostor_shared(pair: tuple[int, int]) -> int:
     return features.impostor_inliers(_IMPOSTORS[0], pair[0], pair[1], _IMPOSTORS[1])
 
 
-def _in_workers(run: SearchRun, pairs: int) -> int:
-    """Worker processes to verify ``pairs`` pairs in, or 0 to verify them here: a full local
-    search (no focus, no cluster), forked workers (they read the features without a copy
-    sent), and pairs enough to pay for the fork (``BACKGROUND_FROM``)."""
-    jobs = run.jobs or os.cpu_count() or 1
-    if (run.focus is not None or run.executor is not None or jobs < 2 or pairs < BACKGROUND_FROM
-            or multiprocessing.get_start_method() != "fork"):
-        return 0
-    return jobs
-
-
 def _impostors_verified(run: SearchRun, feats: features.Features, pairs: list[tuple[int, int]],
                         floor: int) -> list[int]:
-    """Inliers of each impostor pair: in the check's workers where :func:`_in_workers` allows (the
+    """Inliers of each impostor pair: in the check's workers where ``SearchRun.forked_jobs`` allows (the
     calibration of a fixed camera's 289 photos was 2.5 s of CPU in the driver, ``chess`` of
     ``benchmarks/field.py``), else here; the same counts either way (each RANSAC is seeded by its pair)."""
     global _IMPOSTORS
-    jobs = _in_workers(run, len(pairs))
+    jobs = run.forked_jobs(len(pairs), BACKGROUND_FROM)
     if not jobs:
         return [features.impostor_inliers(feats, i, j, floor) for i, j in pairs]
     _IMPOSTORS = (feats, floor)
@@ -252,7 +239,7 @@ def begin(run: SearchRun, settings: Any, name: str) -> Any:
     search = _prepare(run, settings)
     if search is None:
         return Done([])
-    jobs = _in_workers(run, len(search.pairs))
+    jobs = run.forked_jobs(len(search.pairs), BACKGROUND_FROM)
     if not jobs:
         return Done(_finish(run, settings, name, search, _verified(search)))
     _SHARED = search

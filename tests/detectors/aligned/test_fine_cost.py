@@ -38,8 +38,9 @@ def _shots() -> list[bytes]:
     return out
 
 
-def _run(tmp_path: Path) -> SimpleNamespace:
-    """What ``hires_levels.scores`` reads of a search run: the signatures, the store, the run's memo."""
+def _run(tmp_path: Path, jobs: int = 0) -> SimpleNamespace:
+    """What ``hires_levels.scores`` reads of a search run: the signatures, the store, the run's memo,
+    and how many forked workers it offers (``SearchRun.forked_jobs``: ``jobs``, whatever the pairs)."""
     store = open_store(tmp_path / "cache.sqlite")
     digests, grey32, flags, rows = [], [], [], []
     for data in _shots():
@@ -55,7 +56,8 @@ def _run(tmp_path: Path) -> SimpleNamespace:
     store.put_signatures(rows)
     sigs = Signatures(tuple(digests), np.ones(N, bool), {}, np.tile([640, 480], (N, 1)),
                       {"desc:grey32": np.stack(grey32), "fine": np.array(flags, np.uint8)[:, None]})
-    return SimpleNamespace(sigs=sigs, store=store, memo={}, focus=None)
+    return SimpleNamespace(sigs=sigs, store=store, memo={}, focus=None,
+                           forked_jobs=lambda items, least: jobs)
 
 
 def test_memory_follows_the_images_not_the_pairs(tmp_path: Path) -> None:
@@ -88,3 +90,17 @@ def test_a_pair_is_scored_once_per_run(tmp_path: Path) -> None:
     np.testing.assert_array_equal(again, first)
     # A pair not scored yet is not in the memo: without its squares it has no fine evidence.
     assert np.isnan(hires_levels.scores(run, np.array([0]), np.array([9]), np.array([False]))).all()  # type: ignore[arg-type]
+
+
+def test_workers_score_every_pair_as_the_driver_does(tmp_path: Path) -> None:
+    # Chunks of pairs scored in two forked workers come back in order, score for score.
+    rng = np.random.default_rng(1)
+    n = 3 * hires_levels.PAIR_CHUNK + 5  # chunks split unevenly between the workers
+    i = rng.integers(0, N, n)
+    j = (i + 1 + rng.integers(0, N - 1, n)) % N
+    flipped = rng.random(n) < 0.5
+    turned = [("identity", "rot90", "hflip")[k % 3] for k in range(n)]
+    here = hires_levels.scores(_run(tmp_path / "here"), i, j, flipped, turned)  # type: ignore[arg-type]
+    forked = hires_levels.scores(_run(tmp_path / "forked", jobs=2), i, j, flipped, turned)  # type: ignore[arg-type]
+    assert np.isfinite(here).sum() > n // 2
+    np.testing.assert_array_equal(forked, here)

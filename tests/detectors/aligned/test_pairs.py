@@ -49,3 +49,22 @@ def test_pair_scores_verify_in_bounded_blocks(monkeypatch) -> None:  # type: ign
     np.testing.assert_array_equal(pairs.pair_scores(data, i, j, flip, always=1, turned=turned), whole)
     np.testing.assert_array_equal(pairs.pair_scores(data, i, j, None, always=1), both)
     assert max(seen) <= 7 and sum(seen) == 2 * len(i) + 4 * len(i)  # both ways; both mirrors without flip
+
+
+def test_refined_matches_score_in_workers_as_here(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Hash matches ``refine`` scores at 32 px in forked workers, blocks dealt between them, come back
+    in order with the scores of one call here."""
+    from types import SimpleNamespace
+
+    from pytest_leakcheck.detectors.aligned import hashed
+
+    data = _data(24)
+    rng = np.random.default_rng(6)
+    i, j = rng.integers(0, 24, 50), rng.integers(0, 24, 50)
+    flip = rng.random(50) < 0.3
+    turned = [("identity", "rot90", "hflip")[k % 3] for k in range(50)]
+    here = pairs.pair_scores(data, i, j, flip, always=1, turned=turned)
+    monkeypatch.setattr(pairs, "PAIR_BLOCK", 7, raising=False)  # 8 blocks, dealt unevenly to 3 workers
+    forked = SimpleNamespace(forked_jobs=lambda items, least: 3)
+    got = hashed._pair_scores(forked, hashed._Asked(data, i, j, flip, turned))  # type: ignore[arg-type]
+    np.testing.assert_array_equal(got, here)
