@@ -194,12 +194,17 @@ def _settle(uf: UnionFind, kept: Sequence[Match], overflow: Sequence[Match], jud
     inside findings, so the moves end.
     """
     member = {r: uf.find(r) for r in uf.parent}
+    # Only the clusters a link over the cap touches take part: a file moves along such a link.
+    touched = {member[r] for m in overflow for r in (m.i, m.j)}
     rows: dict[int, set[int]] = {}
     for r, root in member.items():
-        rows.setdefault(root, set()).add(r)
+        if root in touched:
+            rows.setdefault(root, set()).add(r)
     links: dict[int, dict[int, bool]] = {}
     pinned: set[int] = set()
     for m in kept:
+        if member[m.i] not in touched or member[m.j] not in touched:
+            continue
         if judge.exact(m):
             pinned.update((m.i, m.j))
         elif not judge.warning(m):
@@ -221,7 +226,7 @@ def _settle(uf: UnionFind, kept: Sequence[Match], overflow: Sequence[Match], jud
             member[r], moved = there, True
     out = UnionFind()
     for r, root in member.items():
-        out.union(r, min(rows[root]))
+        out.union(r, min(rows[root]) if root in touched else root)
     return out
 
 
