@@ -10,8 +10,9 @@ Three rules keep a finding something a person can act on (issue 37):
   copies (equal bytes or pixels) are equal by definition and always merge.
 - **Clusters do not chain.**  Near matches are not transitive (A ~ B ~ C does not
   make A ~ C), so error-level near links merge strongest first and never into a
-  cluster over :data:`MAX_MEMBERS` files; a link that would is reported as a pair
-  of its own, between the two clusters, at its own level.
+  cluster over :data:`MAX_MEMBERS` files; a file the cap cut off from most of its
+  leaks then moves to their cluster where it has room (``_settle``); a link between
+  two clusters is reported as a pair of its own, at its own level.
 - **A shared scene is one note.**  When the links join most of the dataset into
   one web (:data:`SCENE_SHARE` of its images, a fixed camera, one object shot
   again and again), or join more than :data:`MAX_MEMBERS` files densely (at least
