@@ -18,7 +18,7 @@ in any audit counts as different, else ``unsure`` if so judged, else ``same``) a
   border), ``colour_diff`` (mean absolute difference of the two mean colours).
 
 Only pairs whose ``score`` reaches ``--level`` (the run's aligned error level; 0.786 on the visible
-half at ``main`` of stop 54) are counted: those are the error links a signal would have to demote.
+half at stop 54) are counted: those are the error links a signal would have to demote.
 For each signal it prints the judgments' quartiles and, at a few cut-offs, how many of each
 judgment fall under it: a signal worth using demotes most ``different`` links and no listed pair.
 """
