@@ -13,6 +13,9 @@ in any audit counts as different, else ``unsure`` if so judged, else ``same``) a
 - ``sigma1``, ``sigma3``: the verdict with the detail high pass at 1 and 3 px instead of
   ``alignment.DETAIL_SIGMA`` (2 px);
 - ``tiles4``: the verdict capped by the worst of 4x4 tiles instead of 3x3;
+- ``chroma``: the detail correlation of the colour-difference planes (Cb, Cr) at the grey
+  verdict's alignment, the lower of those with detail on both sides (NaN where neither has:
+  most CIFAR pairs, whose colour carries little detail at 32 px);
 - image statistics of the pair: ``flat`` (the larger share of pixels whose grey gradient is under
   2 levels: plain backgrounds, renders), ``border_std`` (the smaller mean colour spread along the
   border), ``colour_diff`` (mean absolute difference of the two mean colours).
@@ -33,9 +36,9 @@ import numpy as np
 
 AUDITS = Path(__file__).resolve().parent / "quality_audit"
 LABELS = Path("/work/shared/data/cifar10-visible-duplicates.csv")
-SIGNALS = ("score", "min_dir", "sigma1", "sigma3", "tiles4", "flat", "border_std", "colour_diff")
+SIGNALS = ("score", "min_dir", "sigma1", "sigma3", "tiles4", "chroma", "flat", "border_std", "colour_diff")
 CUTS = {"min_dir": (0.7, 0.75, 0.786), "sigma1": (0.7, 0.75, 0.786), "sigma3": (0.786, 0.8, 0.85),
-        "tiles4": (0.7, 0.75, 0.786), "flat": (0.2, 0.3, 0.5), "border_std": (5.0, 10.0, 20.0),
+        "tiles4": (0.7, 0.75, 0.786), "chroma": (0.0, 0.2, 0.3), "flat": (0.2, 0.3, 0.5), "border_std": (5.0, 10.0, 20.0),
         "colour_diff": (20.0, 30.0, 40.0)}
 #: Signals where a high value (not a low one) speaks against a copy.
 HIGH_IS_BAD = {"flat", "colour_diff"}
@@ -98,6 +101,33 @@ def verdicts(grey: np.ndarray, i: np.ndarray, j: np.ndarray) -> dict[str, np.nda
     return out
 
 
+def chroma(colour: np.ndarray, grey: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """The ``chroma`` signal of each pair (module docstring), at the alignment its verdict chose."""
+    from pytest_leakcheck.detectors.aligned import alignment as al
+
+    c = colour.astype(np.float32)
+    luma = c @ np.array([0.299, 0.587, 0.114], np.float32)
+    planes = ((c[..., 2] - luma) * 0.564 + 128, (c[..., 0] - luma) * 0.713 + 128)
+    g = grey.astype(np.float32)
+    tmpl2 = al.mirrored_templates(al.templates(g, coarse=True))
+    out = np.full(len(i), np.nan)
+    for n, (a, b) in enumerate(zip(i.tolist(), j.tolist())):
+        best = -np.inf
+        for q, r, f in ((a, b, False), (a, b, True), (b, a, False), (b, a, True)):
+            fl = np.array([f])
+            _, pick = al.coarse(g[[q]], np.array([[r + len(g) * f]]), tmpl2)
+            _, zoom, shift = al.fine(g[[q]], g[[r]], fl, pick[:, 0] // al.COARSE_SHIFTS * al.COARSE_STEP,
+                                     pick[:, 0] % al.COARSE_SHIFTS)
+            score = al.detail(g[[q]], g[[r]], fl, zoom, shift)[0]
+            if score > best:
+                best = score
+                got = [al.detail(x[[q]], x[[r]], fl, zoom, shift, tiles=False)[0] for x in planes]
+                # detail() scores 0 where a side has no detail: no evidence, not disagreement.
+                live = [v for v in got if v != 0]
+                out[n] = min(live) if live else np.nan
+    return out
+
+
 def statistics(colour: np.ndarray, grey: np.ndarray, i: np.ndarray, j: np.ndarray) -> dict[str, np.ndarray]:
     """Image statistics of each pair (module docstring)."""
     g = grey.astype(np.float32)
@@ -120,7 +150,9 @@ def report(rows: list[dict], level: float) -> None:
         print(f"\n{s}: quartiles per judgment")
         for lab in labels:
             v = np.array([r[s] for r in kept if r["judgment"] == lab], float)
-            print(f"  {lab:24s} " + " ".join(f"{q:7.3f}" for q in np.percentile(v, [5, 25, 50, 75, 95])))
+            v = v[np.isfinite(v)]
+            print(f"  {lab:24s} " + (" ".join(f"{q:7.3f}" for q in np.percentile(v, [5, 25, 50, 75, 95]))
+                                     if len(v) else "no evidence") + f"  ({len(v)} with evidence)")
         for cut in CUTS.get(s, ()):
             bad = (lambda v: v > cut) if s in HIGH_IS_BAD else (lambda v: v < cut)
             print(f"  {'>' if s in HIGH_IS_BAD else '<'} {cut}: " + ", ".join(
@@ -139,7 +171,7 @@ def main() -> None:
     colour, grey = squares(Path(args.data), paths)
     keys = list(pairs_)
     i, j = np.array([row[a] for a, _ in keys]), np.array([row[b] for _, b in keys])
-    found = {**verdicts(grey, i, j), **statistics(colour, grey, i, j)}
+    found = {**verdicts(grey, i, j), "chroma": chroma(colour, grey, i, j), **statistics(colour, grey, i, j)}
     rows = [{"test": a, "train": b, "judgment": pairs_[a, b], **{s: float(found[s][n]) for s in SIGNALS}}
             for n, (a, b) in enumerate(keys)]
     report(rows, args.level)
