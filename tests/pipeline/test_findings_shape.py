@@ -83,6 +83,24 @@ def test_a_chain_of_near_matches_is_cut_into_clusters_of_at_most_max_members(tmp
     assert all(frozenset((inv.records[m.i].path, inv.records[m.j].path)) in together for m in chain)
 
 
+def test_a_file_cut_off_by_the_cap_joins_the_cluster_holding_more_of_its_leaks(tmp_path: Path) -> None:
+    """A test file joined a full cluster by one pHash link (pHash links merge before aligned ones)
+    while three aligned error links lead it to train files of another cluster with room: it moves
+    there, so each of those leaks is in one finding, and its pHash link becomes a bridge."""
+    policy, inv, sigs, r = _dataset(tmp_path, 110)  # the web is under half the set: no scene
+    first = [Match(r[k], r[k + 1], "phash", 2.0) for k in range(2, 25)]  # 24 files
+    second = [Match(r[k], r[k + 1], "phash", 2.0) for k in range(26, 49)]  # 24 files
+    leaks = [Match(r[1], r[k], "aligned", 0.95) for k in (26, 28, 30)]  # test r[1] ~ train r[26], r[28], r[30]
+    report = findings.build([*first, *second, Match(r[1], r[2], "phash", 6.0), *leaks], inv, sigs, policy)
+    assert max(len(f.members) for f in report.findings) <= MAX_MEMBERS
+    test = inv.records[r[1]].path
+    (home,) = [f for f in report.errors if len(f.members) > 2 and test in {m.path for m in f.members}]
+    assert {inv.records[r[k]].path for k in (26, 28, 30)} <= {m.path for m in home.members}
+    assert inv.records[r[2]].path not in {m.path for m in home.members}
+    bridged = {frozenset(m.path for m in f.members) for f in report.errors if len(f.members) == 2}
+    assert frozenset((test, inv.records[r[2]].path)) in bridged
+
+
 def test_a_dataset_sharing_one_scene_is_one_note(tmp_path: Path) -> None:
     """36 of 40 files linked to each other by pHash (a fixed camera): one shared-scene warning,
     listing a few of them, and no near-duplicate error; an exact copy among them still fails."""
