@@ -253,8 +253,8 @@ def _pair_scores(run: SearchRun, asked: _Asked) -> np.ndarray:
     ``benchmarks/field.py``), hash matches run to tens of thousands."""
     global _ASKED
     starts = list(range(0, len(asked.i), pairs.PAIR_BLOCK))
-    jobs = run.forked_jobs(len(asked.i), FORK_FROM)
-    if not jobs or len(starts) < 2:
+    jobs = run.forked_jobs(len(asked.i), FORK_FROM) if len(starts) > 1 else 0
+    if not jobs:
         return np.concatenate([asked.block(a) for a in starts] or [np.zeros(0)])
     _ASKED = asked
     try:

@@ -192,7 +192,7 @@ def _scored(run: SearchRun, work: _Work, chunks: list[np.ndarray]) -> list[np.nd
     two thirds of the check's time on one core while the workers idled.
     """
     global _SHARED
-    jobs = run.forked_jobs(sum(len(t) for t in chunks), FORK_FROM)
+    jobs = run.forked_jobs(sum(len(t) for t in chunks), FORK_FROM) if len(chunks) > 1 else 0
     if not jobs:
         return [work.chunk(t) for t in chunks]
     _SHARED = work
