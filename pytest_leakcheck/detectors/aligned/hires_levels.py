@@ -216,11 +216,10 @@ def judge(run: SearchRun, found: pairs.Pairs, todo: np.ndarray, cal: dict[str, A
           turned: Sequence[str] | None = None) -> np.ndarray:
     """Fine scores of the ``todo`` pairs of ``found`` (NaN elsewhere), recorded in ``run.stats["aligned"]``.
 
-    ``fine_pairs`` lists every pair judged at F px (paths, fine score), once
-    however many detectors' matches asked (aligned's own, then pHash's and the
-    thumbnail's through ``refine``): they are error-level links, each of them a
-    finding of the report already, so the list is never longer than the report.
-    ``fine_judged`` and ``fine_demoted`` count them, and those below the level.
+    ``fine_judged`` counts every pair judged at F px, once however many detectors' matches
+    asked (aligned's own, then pHash's and the thumbnail's through ``refine``), and
+    ``fine_demoted`` those below the level; ``fine_pairs`` lists (paths, fine score) of the
+    REPORTED_FINE_PAIRS of them closest to the level, either side (:func:`_reported`).
     """
     i, j = found.i, found.j
     out = np.full(len(i), np.nan, np.float32)
@@ -230,15 +229,32 @@ def judge(run: SearchRun, found: pairs.Pairs, todo: np.ndarray, cal: dict[str, A
     out[at] = scores(run, np.asarray(i)[at], np.asarray(j)[at], np.asarray(found.flipped)[at],
                      None if turned is None else [turned[n] for n in at])
     stats = run.stats.setdefault("aligned", {})
-    known = {(a, b): v for a, b, v in stats.get("fine_pairs", [])}
+    known: dict[tuple[str, str], float] = run.memo.setdefault(_JUDGED, {})  # type: ignore[assignment]
     for n in at[np.isfinite(out[at])].tolist():
         a, b = sorted((run.paths[int(i[n])], run.paths[int(j[n])]))
         known[(a, b)] = max(known.get((a, b), -1.0), round(float(out[n]), 4))
     level = float(cal["fine_threshold"])
-    stats["fine_pairs"] = [[a, b, v] for (a, b), v in sorted(known.items())]
+    stats["fine_pairs"] = _reported(known, level)
     stats["fine_judged"] = len(known)
     stats["fine_demoted"] = sum(v < level for v in known.values())
+    if len(known) > REPORTED_FINE_PAIRS:
+        stats["fine_pairs_left_off"] = len(known) - REPORTED_FINE_PAIRS
     return out
+
+
+#: ``run.memo`` key of every pair this run judged at F px: (paths) -> fine score.
+_JUDGED = "aligned-fine-judged"
+#: Judged pairs the report lists.  Every one was listed before: where a dataset is runs of
+#: near-identical frames (``muzzle`` of ``benchmarks/field.py``, 75,258 pairs judged) that was
+#: 20 MB of a 20 MB report, read again by ``report --html``.
+REPORTED_FINE_PAIRS = 500
+
+
+def _reported(known: dict[tuple[str, str], float], level: float) -> list[list[Any]]:
+    """``[path, path, score]`` of the judged pairs closest to ``level`` (the ones whose verdict the
+    level decides: the demoted and those kept by a little), at most REPORTED_FINE_PAIRS, by path."""
+    near = sorted(known.items(), key=lambda kv: (abs(kv[1] - level), kv[0]))[:REPORTED_FINE_PAIRS]
+    return [[a, b, v] for (a, b), v in sorted(near)]
 
 
 def calibration(run: SearchRun, data: pairs.Data, p: pairs.Plan, turned_copy: float) -> dict[str, Any]:
