@@ -178,7 +178,9 @@ def detail_grey(decoded: Decoded, side: int) -> np.ndarray:
         long = max(w, h, 1)
         img.draft("L", (max(1, side * w // long), max(1, side * h // long)))
         imagedepth.check_memory(img)
-        img = imagedepth.upright_rgb(img, imagedepth.orientation(img))
+        grey = imagedepth.upright_grey(img)
+        if grey is None:
+            img = imagedepth.upright_rgb(img, imagedepth.orientation(img))
     if grey is None:  # trimmed borders, or decoded again: the shared grey is not this image's
         grey = img.convert("L")
     if max(grey.size) > side:
