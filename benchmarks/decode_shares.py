@@ -59,6 +59,7 @@ def shares(datas: list[bytes], fams: tuple, repeat: int) -> dict[str, float]:
             t = time.process_time()
             decoded = D.decode(data, 10**9, colour=D.COLOUR if wants_colour else 0)
             decoded.source, decoded.max_pixels = data, 10**9
+            decoded.memo[getattr(D, "FAMILIES", "families")] = fams  # what the worker tells the families
             this["(shared decode)"] += time.process_time() - t
             for f in fams:
                 t = time.process_time()

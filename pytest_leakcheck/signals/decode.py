@@ -68,6 +68,9 @@ PIXELS_PARAMS = "rgba-exif-v2"
 #: Formats whose files may be animations; ``Decoded.memo[FRAMES]`` is how many frames one holds.
 ANIMATED_FORMATS = frozenset({"GIF", "PNG", "WEBP"})
 FRAMES = "frames"
+#: ``Decoded.memo[FAMILIES]``: every family this decode serves, so that one family can compute what
+#: several share in one step (the perceptual hash of each orientation: ``families._hash``).
+FAMILIES = "families"
 
 #: Pillow's transpose for each orientation (None for identity), derived in orientation.py.
 TRANSPOSE = {o: _orientation.pil_method(o) for o in _orientation.ORIENTATIONS}
@@ -300,6 +303,7 @@ def _signed(data: bytes, task: SignTask) -> dict[str, bytes] | str:
             wants_colour = any(f.colour for f in task.families)
             decoded = decode(data, task.max_pixels, colour=COLOUR if wants_colour else 0)
             decoded.source, decoded.max_pixels = data, task.max_pixels
+            decoded.memo[FAMILIES] = task.families
             out = {"dims": struct.pack("<qq", *decoded.size)}
             for f in task.families:
                 step = f.name

@@ -43,6 +43,31 @@ def test_phash_family_equals_hashing_each_transposed_image(bits: int) -> None:
             assert family.compute(decoded, family) == np.packbits(want.ravel()).tobytes(), name
 
 
+@pytest.mark.parametrize("bits", [64, 256])
+def test_phash_of_every_orientation_at_once_equals_one_by_one(bits: int) -> None:
+    """A decode serving several orientations hashes them as one stack; before, one square and two lone
+    matmuls each, written out here (the 2-D products BLAS ran for each)."""
+    from pytest_leakcheck.signals.decode import FAMILIES
+    from pytest_leakcheck.signals.families import dct_matrix
+
+    hash_size = round(bits**0.5)
+    side = 4 * hash_size
+    m = dct_matrix(side)
+    fams = [hash_family("phash", bits, name) for name in ORIENTATIONS]
+    for grey in _squares():
+        square = grey.resize((side, side), Image.Resampling.LANCZOS)
+        for served in (fams, fams[:2], fams[3:6]):
+            decoded = Decoded(grey, grey.size)
+            decoded.memo[FAMILIES] = tuple(served)
+            for family in served[::-1]:  # any order: the first one asked hashes the others too
+                op = TRANSPOSE[family.args[2]]
+                turned = np.asarray(square if op is None else square.transpose(op), np.float64)
+                low = (m @ turned @ m.T)[:hash_size, :hash_size]
+                want = np.packbits((low > np.median(low)).ravel()).tobytes()
+                assert family.compute(decoded, family) == want, family.name
+            assert set(decoded.memo[("phash", hash_size)]) == {f.args[2] for f in served}
+
+
 def test_phash_median_is_numpys() -> None:
     """The sorted median splits the coefficients where ``np.median`` did, ties included."""
     for grey in _squares():
