@@ -159,9 +159,9 @@ def _phashes(decoded: Decoded, hash_size: int, orientations: tuple[str, ...]) ->
 
     Every orientation hashes the same 4 x hash_size square, resized and made float once per
     decode; turning its array gives the values Pillow's transpose would (a permutation), without
-    an image, a conversion and an array per orientation.  One stacked step for the eight costs
-    half of eight steps (``benchmarks/decode_shares.py``: the hashes were a fifth of a
-    hash-only check's signing).
+    an image, a conversion and an array per orientation; one stacked step rather than eight
+    (the hashes were a fifth of a hash-only check's signing: ``benchmarks/decode_shares.py``
+    with same-scene and aligned off).
     """
     side = hash_size * 4
     square = np.asarray(decoded.grey.resize((side, side), Image.Resampling.LANCZOS), dtype=np.float64)

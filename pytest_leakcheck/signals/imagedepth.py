@@ -150,8 +150,8 @@ def upright_grey(img: Image.Image) -> Image.Image | None:
 
     Pillow's grey -> RGB copies the value into each channel and its RGB -> grey weights sum to
     exactly one (19595 + 38470 + 7471 = 65536 / 65536), so the round trip gives every pixel back
-    unchanged (pinned in tests/signals/test_fast_paths.py); skipping it saves a tenth of a
-    millisecond a photo on same-scene's second decode (``benchmarks/decode_shares.py``).
+    unchanged (pinned in tests/signals/test_fast_paths.py).  Skipping it takes about a tenth of
+    same-scene's keypoint row off (its ``scene`` line in ``benchmarks/decode_shares.py``).
     """
     if img.mode != "L" or "transparency" in img.info or img.width * img.height > LARGE:
         return None
