@@ -68,6 +68,9 @@ PIXELS_PARAMS = "rgba-exif-v2"
 #: Formats whose files may be animations; ``Decoded.memo[FRAMES]`` is how many frames one holds.
 ANIMATED_FORMATS = frozenset({"GIF", "PNG", "WEBP"})
 FRAMES = "frames"
+#: ``Decoded.memo[FAMILIES]``: every family this decode serves, so that one family can compute what
+#: several share in one step (the perceptual hash of each orientation: ``families._hash``).
+FAMILIES = "families"
 
 #: Pillow's transpose for each orientation (None for identity), derived in orientation.py.
 TRANSPOSE = {o: _orientation.pil_method(o) for o in _orientation.ORIENTATIONS}
@@ -178,7 +181,9 @@ def detail_grey(decoded: Decoded, side: int) -> np.ndarray:
         long = max(w, h, 1)
         img.draft("L", (max(1, side * w // long), max(1, side * h // long)))
         imagedepth.check_memory(img)
-        img = imagedepth.upright_rgb(img, imagedepth.orientation(img))
+        grey = imagedepth.upright_grey(img)
+        if grey is None:
+            img = imagedepth.upright_rgb(img, imagedepth.orientation(img))
     if grey is None:  # trimmed borders, or decoded again: the shared grey is not this image's
         grey = img.convert("L")
     if max(grey.size) > side:
@@ -298,6 +303,7 @@ def _signed(data: bytes, task: SignTask) -> dict[str, bytes] | str:
             wants_colour = any(f.colour for f in task.families)
             decoded = decode(data, task.max_pixels, colour=COLOUR if wants_colour else 0)
             decoded.source, decoded.max_pixels = data, task.max_pixels
+            decoded.memo[FAMILIES] = task.families
             out = {"dims": struct.pack("<qq", *decoded.size)}
             for f in task.families:
                 step = f.name

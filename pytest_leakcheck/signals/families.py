@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image
 
 from .. import orientation as _orientation
-from .decode import DECODE_PATH, FRAMES, TRANSPOSE, Decoded
+from .decode import DECODE_PATH, FAMILIES, FRAMES, TRANSPOSE, Decoded
 
 #: How one family's bytes become arrays: (array name, numpy dtype, values per row).
 Layout = tuple[tuple[str, str, int], ...]
@@ -137,28 +137,57 @@ def _phash_of(square: np.ndarray, hash_size: int) -> np.ndarray:
     takes, the middle value or the halved sum of the two middle ones, read off
     a sort: ``np.median``'s checks and dispatch cost more than the 8 x 8 DCT.
     """
-    c = dct_matrix(square.shape[0])
-    low = (c @ square @ c.T)[:hash_size, :hash_size]
-    ordered = np.sort(low, axis=None)
-    mid = len(ordered) // 2
-    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-    return low > median
+    return _phash_stack(square[None], hash_size)[0]
+
+
+def _phash_stack(squares: np.ndarray, hash_size: int) -> np.ndarray:
+    """:func:`_phash_of` of each of a (K, side, side) C-contiguous float64 stack, as (K, hash_size, hash_size).
+
+    A stacked matmul runs BLAS's own product on each square, the one a lone square gets, so every
+    bit is the one hashing the squares one by one gave (tests/signals/test_fast_paths.py).
+    """
+    c = dct_matrix(squares.shape[-1])
+    low = (c @ squares @ c.T)[:, :hash_size, :hash_size]
+    ordered = np.sort(low.reshape(len(low), -1), axis=1)
+    mid = ordered.shape[1] // 2
+    median = ordered[:, mid] if ordered.shape[1] % 2 else (ordered[:, mid - 1] + ordered[:, mid]) / 2
+    return low > median[:, None, None]
+
+
+def _phashes(decoded: Decoded, hash_size: int, orientations: tuple[str, ...]) -> dict[str, bytes]:
+    """The phash of each of ``orientations``, from one square turned into a stack and hashed at once.
+
+    Every orientation hashes the same 4 x hash_size square, resized and made float once per
+    decode; turning its array gives the values Pillow's transpose would (a permutation), without
+    an image, a conversion and an array per orientation; one stacked step rather than eight
+    (the hashes were a fifth of a hash-only check's signing: ``benchmarks/decode_shares.py``
+    with same-scene and aligned off).
+    """
+    side = hash_size * 4
+    square = np.asarray(decoded.grey.resize((side, side), Image.Resampling.LANCZOS), dtype=np.float64)
+    # Filled in place, C-contiguous whatever the turns: np.stack keeps a lone transposed view's
+    # layout, and BLAS rounds a flat square's near-zero coefficients otherwise (a tie at the median).
+    stack = np.empty((len(orientations), side, side))
+    for k, o in enumerate(orientations):
+        stack[k] = _orientation.turn(square, o)
+    packed = np.packbits(_phash_stack(stack, hash_size).reshape(len(orientations), -1), axis=1)
+    return {o: packed[k].tobytes() for k, o in enumerate(orientations)}
 
 
 def _hash(decoded: Decoded, family: Family) -> bytes:
     kind, bits, orientation = family.args
     hash_size = round(bits**0.5)
     if kind == "phash":
-        # Every orientation hashes the same 4 x hash_size square, resized and made float once
-        # per decode; turning its array gives the values Pillow's transpose would (a
-        # permutation), without an image, a conversion and an array per orientation.
-        key = ("phash-input", hash_size)
-        if key not in decoded.memo:
-            side = hash_size * 4
-            decoded.memo[key] = np.asarray(decoded.grey.resize((side, side), Image.Resampling.LANCZOS),
-                                           dtype=np.float64)
-        turned = np.ascontiguousarray(_orientation.turn(decoded.memo[key], orientation))
-        return np.packbits(_phash_of(turned, hash_size).ravel()).tobytes()
+        # The first phash family of a decode hashes every orientation the decode serves (those of
+        # the same bits; only this one when the caller did not say which).
+        key = ("phash", hash_size)
+        done = decoded.memo.setdefault(key, {})
+        if orientation not in done:
+            asked = tuple(dict.fromkeys([orientation, *(
+                f.args[2] for f in decoded.memo.get(FAMILIES, ()) if f.compute is _hash and f.args[:2] == (kind, bits)
+                and f.args[2] not in done)]))
+            done.update(_phashes(decoded, hash_size, asked))
+        return done[orientation]
     import imagehash  # whash pulls in PyWavelets; only workers that need it pay
 
     op = TRANSPOSE[orientation]

@@ -144,6 +144,20 @@ def upright_rgb(img: Image.Image, orient: int) -> Image.Image:
     return out if op is None else out.transpose(op)
 
 
+def upright_grey(img: Image.Image) -> Image.Image | None:
+    """``upright_rgb(img, …).convert("L")`` without the RGB between, for a plain 8-bit grey image
+    (a JPEG drafted to luma); None for any other, which takes that path.
+
+    Pillow's grey -> RGB copies the value into each channel and its RGB -> grey weights sum to
+    exactly one (19595 + 38470 + 7471 = 65536 / 65536), so the round trip gives every pixel back
+    unchanged (pinned in tests/signals/test_fast_paths.py).  Skipping it takes about a tenth of
+    same-scene's keypoint row off (its ``scene`` line in ``benchmarks/decode_shares.py``).
+    """
+    if img.mode != "L" or "transparency" in img.info or img.width * img.height > LARGE:
+        return None
+    return ImageOps.exif_transpose(img)
+
+
 def _on_white(img: Image.Image) -> Image.Image:
     """RGB as the picture shows on a page: transparent pixels white, whatever colour they store.
 

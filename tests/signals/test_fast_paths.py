@@ -43,6 +43,31 @@ def test_phash_family_equals_hashing_each_transposed_image(bits: int) -> None:
             assert family.compute(decoded, family) == np.packbits(want.ravel()).tobytes(), name
 
 
+@pytest.mark.parametrize("bits", [64, 256])
+def test_phash_of_every_orientation_at_once_equals_one_by_one(bits: int) -> None:
+    """A decode serving several orientations hashes them as one stack; before, one square and two lone
+    matmuls each, written out here (the 2-D products BLAS ran for each)."""
+    from pytest_leakcheck.signals.decode import FAMILIES
+    from pytest_leakcheck.signals.families import dct_matrix
+
+    hash_size = round(bits**0.5)
+    side = 4 * hash_size
+    m = dct_matrix(side)
+    fams = [hash_family("phash", bits, name) for name in ORIENTATIONS]
+    for grey in _squares():
+        square = grey.resize((side, side), Image.Resampling.LANCZOS)
+        for served in (fams, fams[:2], fams[3:6]):
+            decoded = Decoded(grey, grey.size)
+            decoded.memo[FAMILIES] = tuple(served)
+            for family in served[::-1]:  # any order: the first one asked hashes the others too
+                op = TRANSPOSE[family.args[2]]
+                turned = np.asarray(square if op is None else square.transpose(op), np.float64)
+                low = (m @ turned @ m.T)[:hash_size, :hash_size]
+                want = np.packbits((low > np.median(low)).ravel()).tobytes()
+                assert family.compute(decoded, family) == want, family.name
+            assert set(decoded.memo[("phash", hash_size)]) == {f.args[2] for f in served}
+
+
 def test_phash_median_is_numpys() -> None:
     """The sorted median splits the coefficients where ``np.median`` did, ties included."""
     for grey in _squares():
@@ -103,3 +128,49 @@ def test_families_reading_the_shared_grey_content_give_what_converting_again_gav
                 want_grey = want_grey.resize((round(want_grey.width * s), round(want_grey.height * s)),
                                              Image.Resampling.BILINEAR)
             assert np.array_equal(detail_grey(d, 160), np.asarray(want_grey))
+
+
+def _drafted_to_luma(data: bytes, side: int) -> Image.Image:
+    """The file opened and drafted to luma at ``side`` px on its long side, as ``detail_grey`` does."""
+    from pytest_leakcheck.signals import imagedepth
+
+    img = imagedepth.open_image(data, 10**9)
+    long = max(img.size)
+    img.draft("L", (side * img.width // long, side * img.height // long))
+    return img
+
+
+@pytest.mark.parametrize("orient", range(1, 9))
+def test_grey_second_decode_skips_the_rgb_round_trip_unchanged(orient: int) -> None:
+    """Same-scene's second, luma-only decode is turned upright in grey; before, it went to RGB and back."""
+    import io
+
+    from pytest_leakcheck.signals import imagedepth
+    from pytest_leakcheck.signals.decode import decode, detail_grey
+
+    exif = Image.Exif()
+    exif[0x0112] = orient
+    for img in (photo(5, (640, 480)), photo(6, (480, 640)).convert("L")):
+        buf = io.BytesIO()
+        img.save(buf, "JPEG", quality=90, exif=exif)
+        data = buf.getvalue()
+        before = _drafted_to_luma(data, 320)
+        want = np.asarray(imagedepth.upright_rgb(before, imagedepth.orientation(before)).convert("L"))
+        got = imagedepth.upright_grey(_drafted_to_luma(data, 320))
+        assert got is not None and got.mode == "L"
+        assert np.array_equal(np.asarray(got), want)
+        d = decode(data, 10**9)
+        d.source, d.max_pixels = data, 10**9
+        assert np.array_equal(detail_grey(d, 320), want)
+
+
+def test_grey_shortcut_leaves_other_modes_to_the_rgb_path() -> None:
+    """Colour, grey with a transparent colour, and grey with alpha keep the RGB path (None)."""
+    from pytest_leakcheck.signals import imagedepth
+
+    grey = photo(7, (64, 48)).convert("L")
+    keyed = grey.copy()
+    keyed.info["transparency"] = 0
+    for img in (grey.convert("RGB"), grey.convert("LA"), keyed, grey.convert("CMYK")):
+        assert imagedepth.upright_grey(img) is None
+    assert np.array_equal(np.asarray(imagedepth.upright_grey(grey)), np.asarray(grey))
