@@ -239,3 +239,19 @@ def test_high_pass_in_blocks_equals_the_filter_at_once(monkeypatch: pytest.Monke
     assert got.dtype == np.float32 and np.abs(whole).max() > 1
     np.testing.assert_array_equal(got, whole)
     assert max(seen) <= 4 and sum(seen) == 2 * len(grey)
+
+
+def test_the_report_lists_the_judged_pairs_closest_to_the_level() -> None:
+    """Runs of near-identical frames judge tens of thousands of pairs (``muzzle``: 75,258); the report
+    lists those whose verdict the level decides, both sides of it, and counts the rest."""
+    known = {(f"a{k:03d}", f"b{k:03d}"): round(0.1 + 0.008 * k, 4) for k in range(100)}  # 0.10 ... 0.892
+    listed = hires_levels._reported(known, 0.5)
+    assert len(listed) == min(len(known), hires_levels.REPORTED_FINE_PAIRS) == 100
+    original = hires_levels.REPORTED_FINE_PAIRS
+    try:
+        hires_levels.REPORTED_FINE_PAIRS = 6
+        listed = hires_levels._reported(known, 0.5)
+    finally:
+        hires_levels.REPORTED_FINE_PAIRS = original
+    assert [v for _, _, v in listed] == [0.476, 0.484, 0.492, 0.5, 0.508, 0.516]
+    assert [a for a, _, _ in listed] == sorted(a for a, _, _ in listed)  # by path
