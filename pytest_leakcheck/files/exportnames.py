@@ -13,7 +13,10 @@ photograph's copies share.  Two readings make it a defensible id:
 - a source that is only a short number (``25``, ``9_2``) is not an id:
   numbered uploads merged into one project reuse the numbers for different
   pictures, so grouping by them would invent groups.  A capture time to the
-  second (``20220709_000708``, 12 digits or more) does name one photograph.
+  second (``20220709_000708``, 12 digits or more) does name one photograph;
+- nor is a name a site or a browser gives every file it saves (``youtube-12``,
+  ``maxresdefault``, ``download (3)``), whatever the picture: like a number, it
+  recurs across uploads for different pictures.
 
 Phone photos copied as they are (``phone``): ``IMG_2447.JPG`` and its edit
 ``IMG_E2447.JPG`` (or ``IMG_E2447.HEIC``) are one photograph, ``IMG_2447``.
@@ -52,6 +55,13 @@ _PHONE = re.compile(r"(?:^|/)(IMG)_(E?)(\d{4})\.(?:jpe?g|heic|heif|png)$", re.IG
 _VIDEO = re.compile(r"(?:^|/)([^/]+?)[-_.](?:mp4|mov|avi|mkv|webm|m4v|mpe?g|wmv)[-_.](?:t-)?\d[^/]*$",
                     re.IGNORECASE)
 _ONLY_NUMBERS = re.compile(r"^[\d_\-. ]+$")
+#: A site's or a browser's name for every file it saves, a counter or an extension at most after it:
+#: frame grabs numbered anew for each video (``youtube-12``), every YouTube thumbnail (``maxresdefault``,
+#: ``maxresdefault-jpg-2-`` once Windows numbers a second one), a browser's ``download (3)``.  Held-out
+#: probe of issue 37 (zemlianin/uav at c905795): the frames of two videos were both ``youtube-0`` ...
+#: ``youtube-105``, 7 of its 23 group-split errors joined two different pictures.
+_WEB_DEFAULT = re.compile(r"^(?:youtube|maxresdefault|hqdefault|mqdefault|sddefault|hq720|download|unnamed)"
+                          r"(?:[\d_\-. ]|jpe?g|png|webp)*$", re.IGNORECASE)
 #: Digits from which a number-only source is a capture time (YYYYMMDD + HHMMSS), not a counter.
 STAMP_DIGITS = 12
 
@@ -63,13 +73,15 @@ def roboflow_name(path: str) -> bool:
 
 def roboflow_source(path: str) -> str | None:
     """The photograph ``path`` was exported from (``IMG_2447`` of ``…/IMG_E2447_jpg.rf.<hash>.jpg``),
-    or None when the name is no Roboflow export name or its source is only a number."""
+    or None when the name is no Roboflow export name or its source is only a number or a download's default name."""
     m = _ROBOFLOW.search(path)
     if m is None:
         return None
     source = m.group(1)
     bare = _INNER_EXT.sub("", source)
     if _ONLY_NUMBERS.match(bare) and sum(c.isdigit() for c in bare) < STAMP_DIGITS:
+        return None
+    if _WEB_DEFAULT.match(bare):
         return None
     # Otherwise the inner extension stays: ``image_18_png_jpg.rf.…`` (the upload image_18_png.jpg) and
     # ``image_18_jpg.rf.…`` are two files of the source dataset, and in a held-out export of scanned

@@ -90,6 +90,14 @@ def policy_text(layout: Layout) -> str:
                            groups=layout.groups_yaml.rstrip("\n"), detectors=detectors.template())
 
 
+#: Images not split yet (class folders only) are the commonest case of no splits, and `leakcheck split`
+#: asks for a policy first: name both steps (held-out probe of issue 37: the BUSI ultrasound set).
+NOT_SPLIT_FIX = ("not split yet: a leakcheck.yaml of `version: 1` and `splits: {manifest: splits.csv}`, then "
+                 "`leakcheck split --test 0.2 -o splits.csv` writes a split that keeps copies together "
+                 "(docs/split.md); split already: write leakcheck.yaml by hand (docs/sources.md) or lay the "
+                 "files out in split folders")
+
+
 def detect(root: Path) -> Layout:
     """Recognise the layout under ``root``; :class:`UsageError` when there is none to recognise."""
     files, unread = _images(root)
@@ -102,7 +110,7 @@ def detect(root: Path) -> Layout:
             f"no splits recognised under {root}: no train/val/test folders, table of files with a split column "
             "(CSV, TSV, JSON lines, Parquet), YOLO data.yaml, Hugging Face Parquet/Arrow shards, WebDataset "
             "shards, COCO instances_<split>.json, or split lists (train.txt, test.txt, ImageSets/Main)",
-            fix="write leakcheck.yaml by hand (docs/sources.md) or lay the files out in split folders",
+            fix=NOT_SPLIT_FIX,
         )
     assignment = guess.assignment
     splits = {p: entries[0][0] for p, entries in assignment.rows.items()}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..files import members
+from ..files import lfs, members
 from ..files.names import log_lines
 from ..report.model import KINDS, Finding, Report
 from ._common import (animated_lines, calibration_text, checked_text, finding_lines, headline,
@@ -91,7 +91,8 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, verbose:
         out.append(details)
     out.append(summary_line(report))
     failing = {f.kind for f in report.failing}
-    table = {**FIXES, **_SHARD_FIXES} if in_shards(report) else FIXES
+    table = {**FIXES, **_SHARD_FIXES} if in_shards(report) else dict(FIXES)
+    table["unreadable-image"] = _unreadable_fix(report, table["unreadable-image"])
     fixes: dict[str, list[str]] = {}  # kinds that share a fix share its line
     for kind in (k for k in FIXES if k in failing):
         fixes.setdefault(table[kind], []).append(kind)
@@ -100,6 +101,23 @@ def render(report: Report, *, max_findings: int = DEFAULT_MAX_FINDINGS, verbose:
     if failing:
         out.append("Then run `leakcheck check` again.")
     return log_lines(out)
+
+
+def _lfs_pointers(report: Report) -> tuple[int, int]:
+    """How many failing unreadable-image findings are Git LFS pointers, of how many."""
+    unreadable = [f for f in report.failing if f.kind == "unreadable-image"]
+    return sum(lfs.FIX in f.message for f in unreadable), len(unreadable)
+
+
+def _unreadable_fix(report: Report, fix: str) -> str:
+    """A clone without git-lfs leaves pointers, not damaged files: `git lfs pull` is the fix that works
+    (held-out probe of issue 37: 2,100 pointers were told to "replace or delete the damaged file")."""
+    pointers, unreadable = _lfs_pointers(report)
+    if not pointers:
+        return fix
+    if pointers == unreadable:
+        return f"the images are Git LFS pointers: {lfs.FIX}"
+    return f"{fix}; for the Git LFS pointers, {lfs.FIX}"
 
 
 def _rest(rest: tuple[Finding, ...]) -> list[str]:
@@ -138,7 +156,10 @@ def summary_line(report: Report) -> str:
         return line + (f"; passed: {known} known (baseline)" if known else "")
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(failing.items(), key=lambda kv: KINDS.index(kv[0])
                                                      if kv[0] in KINDS else 99))
-    fixes = list(dict.fromkeys(SHORT_FIXES.get(k, "") for k in failing))
+    pointers, unreadable = _lfs_pointers(report)
+    short = {**SHORT_FIXES, "unreadable-image": "`git lfs pull` (the images are Git LFS pointers)"} \
+        if pointers and pointers == unreadable else SHORT_FIXES
+    fixes = list(dict.fromkeys(short.get(k, "") for k in failing))
     if len(fixes) == 1 and fixes[0]:
         todo = fixes[0]
     elif all(k in _SPLIT_PLANS for k in failing):

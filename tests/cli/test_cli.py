@@ -291,6 +291,22 @@ def test_init_without_split_folders_exits_2(tmp_path: Path, run_cli) -> None:
     assert not (tmp_path / "leakcheck.yaml").exists()
 
 
+def test_init_on_class_folders_not_split_yet_says_how_to_split(tmp_path: Path, run_cli) -> None:
+    """Held-out probe (issue 37, the BUSI ultrasound set: benign/ malignant/ normal/, no splits): init
+    said only "write leakcheck.yaml by hand", and `leakcheck split` asks for a policy; the advice now
+    names the two steps that write a split keeping copies together, and they work as given."""
+    for k, label in enumerate(("benign", "benign", "malignant", "normal")):
+        save(photo(k, SMALL), tmp_path / label / f"{label} ({k}).png")
+    code, _, err = _init(run_cli, tmp_path)
+    assert code == EXIT_USAGE and "splits: {manifest: splits.csv}" in err
+    assert "leakcheck split --test 0.2 -o splits.csv" in err
+    write_policy(tmp_path, "version: 1\nsplits: {manifest: splits.csv}\n")
+    code, _, err = run_cli("split", "--policy", str(tmp_path / "leakcheck.yaml"), "--test", "0.2",
+                           "-o", str(tmp_path / "splits.csv"), "-j", "1")
+    assert code == EXIT_CLEAN, err
+    assert (tmp_path / "splits.csv").read_text().startswith("path,split")
+
+
 def test_init_refuses_to_overwrite(tmp_path: Path, run_cli) -> None:
     """An existing policy is kept unless --force is given."""
     (tmp_path / "train").mkdir()

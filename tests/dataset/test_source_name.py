@@ -69,6 +69,14 @@ def test_an_unknown_tool_names_the_key(tmp_path: Path) -> None:
     (f"image_18_png_jpg.rf.{H}.jpg", "image_18_png"),
     (f"image_18_jpg.rf.{H}.jpg", "image_18"),
     (f"img_jpg.rf.{'zz' * 16}.jpg", None),  # not a hash: no Roboflow name
+    # A name a site or a browser gives every file it saves names no picture: two videos' frame grabs
+    # were both youtube-0 ... youtube-105 (held-out probe of zemlianin/uav, issue 37), every YouTube
+    # thumbnail is maxresdefault.jpg ("maxresdefault.jpg (2)" once Windows numbers it).
+    (f"youtube-35_jpg.rf.{H}.jpg", None),
+    (f"maxresdefault-jpg-2-_jpg.rf.{H}.jpg", None),
+    (f"mqdefault_jpg.rf.{H}.jpg", None),
+    (f"download-3-_png.rf.{H}.jpg", None),
+    (f"youtube-tank-convoy_jpg.rf.{H}.jpg", "youtube-tank-convoy"),  # more than the site's word: an id
     ("x.rf.jpg", None),
 ])
 def test_roboflow_source_of_a_name(name: str, source: str | None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pytest_leakcheck.files import lfs
 from pytest_leakcheck.render import render
 from pytest_leakcheck.report.model import Finding, Member, Report, finding_id
 
@@ -96,3 +97,29 @@ def test_a_cluster_shows_its_held_out_member_however_many_train_copies_come_firs
     assert line.index("train/img_00.jpg") < line.index("test/held_out.jpg")  # report order kept
     text = render(Report(policy_path="leakcheck.yaml", findings=(f,), stats=json.loads(json.dumps(STATS))), "text")
     assert "test/held_out.jpg" in text and "... and 3 more files in this cluster" in text
+
+
+def _pointer(k: int) -> Finding:
+    member = (Member(f"train/field/field{k:02d}.tif", "train", f"{k:064x}"),)
+    return Finding(id=finding_id("unreadable-image", [member[0].digest]), kind="unreadable-image",
+                   severity="error", members=member, message=lfs.why("image"))
+
+
+def test_a_clone_without_git_lfs_is_told_to_pull_not_to_replace_damaged_files() -> None:
+    """Held-out probe (issue 37): a UC Merced copy cloned without git-lfs is 2,100 pointer files; the
+    summary said "see the Fix lines below" and the Fix line "replace or delete the damaged file"."""
+    report = Report(policy_path="leakcheck.yaml", findings=tuple(_pointer(k) for k in range(3)),
+                    stats=json.loads(json.dumps(STATS)))
+    text = render(report, "text")
+    line = _summary(text)
+    assert "git lfs pull" in line and len(line) < 200, line
+    (fix,) = [ln for ln in text.splitlines() if ln.startswith("Fix (unreadable-image)")]
+    assert "git lfs pull" in fix and "damaged" not in fix
+
+
+def test_damaged_files_beside_pointers_keep_the_general_fix() -> None:
+    damaged = Finding(id=finding_id("unreadable-image", ["f" * 64]), kind="unreadable-image", severity="error",
+                      members=(Member("test/broken.jpg", "test", "f" * 64),), message="truncated image")
+    report = Report(policy_path="leakcheck.yaml", findings=(_pointer(1), damaged), stats=json.loads(json.dumps(STATS)))
+    (fix,) = [ln for ln in render(report, "text").splitlines() if ln.startswith("Fix (unreadable-image)")]
+    assert "replace or delete the damaged file" in fix and "git lfs pull" in fix
