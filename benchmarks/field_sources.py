@@ -141,6 +141,20 @@ SOURCES: tuple[Source, ...] = (
            "(/content/<project>/<split>/<name>), and a test/ folder",
            "every test/ image is byte-identical to an obj/ image (provenance: the export)",
            exclude=("Train.ipynb", "yolov3-tiny.conv.15", "yolov4-tiny.conv.29")),
+    Source("uav", "zemlianin/uav", "c905795bb4dfcc349265126fc57f5ab170a98b4e", "",
+           "Roboflow YOLOv8 export (data.yaml) of 528 drone-video frames and web pictures of vehicles "
+           "(640x640); a macOS ._ AppleDouble file beside every image, Ultralytics runs/ and a test_gen/ copy "
+           "of test beside the splits",
+           "roboflow source names (14 cross splits); youtube-N numbers two videos' frames (no id); "
+           "neighbouring frames of one video cross splits (by eye)",
+           exclude=("yolov8n.pt", "runs/detect/train/weights", "runs/detect/train2/weights",
+                    "runs/detect/train4/weights", "runs/detect/train5/weights")),
+    Source("cctv", "adiandrianto/YOLOv8-clinical-trial-subject-counter", "54da3b8280865c4fcaeddb661426a08db2bc4e53",
+           "dataset",
+           "Roboflow YOLOv8 export: 560 fixed-camera CCTV frames (1920x1080) of one waiting room, 2 versions "
+           "of each train source; data.yaml names a test split that is not there",
+           "roboflow source names (none crosses splits; 1-14- is Windows batch numbering: recording 1, "
+           "frame 14); neighbouring frames of one recording cross train/valid (by eye)"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
