@@ -64,8 +64,12 @@ BARE_DECODE = """
 import sys, multiprocessing
 from PIL import Image
 def load(path):
-    with Image.open(path) as im:
-        return im.convert("RGB").size
+    # A file of the split that is no image (a macOS ._ AppleDouble file named .jpg, in uav) is read, not decoded.
+    try:
+        with Image.open(path) as im:
+            return im.convert("RGB").size
+    except Exception:
+        return None
 if __name__ == "__main__":
     paths = sys.stdin.read().split("\\n")
     with multiprocessing.Pool(2) as pool:
