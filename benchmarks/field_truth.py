@@ -68,15 +68,19 @@ class Truth:
 #: export numbers its frames from 0, so such a name never identifies a picture (``cones``: the
 #: ``frame_00005`` of two videos are two scenes, by eye).
 FRAME_COUNTER = re.compile(r"(?:frame|still)[_-]?\d+", re.IGNORECASE)
+#: A name a site or a browser gives every file it saves, a counter at most after it: no picture either.
+#: ``uav``'s ``youtube-0`` ... ``youtube-105`` number the frame grabs of two different videos alike.
+WEB_DEFAULT = re.compile(r"(?:youtube|maxresdefault|hqdefault|mqdefault|sddefault|hq720|download|unnamed)"
+                         r"[-_ ]?\d*(?:-jpg-\d+-)?", re.IGNORECASE)
 
 
 def identifies(source: str, numbers_identify: bool) -> bool:
-    """Whether a source name names one photograph: not a frame counter, nor a bare number where
+    """Whether a source name names one photograph: not a frame counter or a download's default name, nor a bare number where
     ``numbers_identify`` is off.  A phone's counter (``IMG_2447``) does: its edit ``IMG_E2447`` is
     that photograph."""
     if source.isdigit():
         return numbers_identify
-    return not FRAME_COUNTER.fullmatch(source)
+    return not FRAME_COUNTER.fullmatch(source) and not WEB_DEFAULT.fullmatch(source)
 
 
 def _roboflow(path: str) -> bool:

@@ -127,3 +127,18 @@ def test_a_frame_counter_names_no_picture(field):
     assert f"test/frame_00005_png.rf.{h[::-1]}.jpg" not in t.copies
     assert t.copies[f"test/IMG_2447_JPG.rf.{h[::-1]}.jpg"] == {f"train/IMG_2447_JPG.rf.{h}.jpg"}
     assert t.judge(f"test/frame_00005_png.rf.{h[::-1]}.jpg", f"train/frame_00005_png.rf.{h}.jpg") == "unknown"
+
+
+def test_a_download_default_name_names_no_picture(field):
+    # uav: frame grabs of two videos are both ``youtube-0`` ... ``youtube-105``; YouTube names every
+    # thumbnail ``maxresdefault``.  A source name that is a real upload's name still names its picture.
+    _, truth, _ = field
+    h = "0123456789abcdef0123456789abcdef"
+    files = {f"train/youtube-12_jpg.rf.{h}.jpg": "train", f"test/youtube-12_jpg.rf.{h[::-1]}.jpg": "test",
+             f"train/maxresdefault-jpg-2-_jpg.rf.{h}.jpg": "train",
+             f"test/maxresdefault-jpg-2-_jpg.rf.{h[::-1]}.jpg": "test",
+             f"train/youtube_tank_jpg.rf.{h}.jpg": "train", f"test/youtube_tank_jpg.rf.{h[::-1]}.jpg": "test"}
+    t = truth.build(files)
+    assert f"test/youtube-12_jpg.rf.{h[::-1]}.jpg" not in t.copies
+    assert f"test/maxresdefault-jpg-2-_jpg.rf.{h[::-1]}.jpg" not in t.copies
+    assert t.copies[f"test/youtube_tank_jpg.rf.{h[::-1]}.jpg"] == {f"train/youtube_tank_jpg.rf.{h}.jpg"}
