@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..dataset import metagroups
+from ..detectors import Detectors
 from ..errors import UsageError
 from ..files import members
 from ..report.model import COPY_KINDS
@@ -81,3 +82,25 @@ def refuse_shards(policy: Policy) -> None:
         raise UsageError(f"the images are inside {kind} shards, and a split plan moves files",
                          fix="keep each finding's copies in one split when writing the shards (e.g. datasets' "
                              "`filter` on the rows `leakcheck check --format json` names), then check again")
+
+
+def pooled_policy(policy: Policy) -> Policy:
+    """Every file in one pseudo-split, so the core search links copies wherever they sit now.
+
+    Same-scene searches that one split with itself: its matches are where ``turned-copy`` finds
+    a copy turned by a few degrees, which the check across the planned splits would find.
+    """
+    scene = replace(policy.detectors.same_scene, within_split=True)
+    detectors = Detectors(tuple((k, scene if k == "same_scene" else v) for k, v in policy.detectors.settings))
+    return replace(
+        policy,
+        detectors=detectors,
+        splits=(("all", ("**",)),),
+        split_sources=None,
+        split_names=("all",),
+        pairs=(),
+        within_split="error",
+        groups=(),
+        split_share=None,
+        group_split="off",
+    )

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..dataset import groups as group_rules
 from .clusters import clusters_and_groups, copy_clusters, shard_units  # noqa: F401  (copy_clusters: the plan's API)
-from .clusters import refuse_shards
+from .clusters import pooled_policy, refuse_shards
 from ..dataset import inventory
 from .. import sources
 from ..errors import PolicyError, UsageError
@@ -336,7 +336,7 @@ def plan(
     test, val, names, stratify = shares.test, shares.val, shares.names, shares.stratify
     _check_shares(names, test, val)
     refuse_shards(policy)
-    pooled = _pooled(policy)
+    pooled = pooled_policy(policy)
     paths = [r.path for r in inventory.scan(pooled).records]
     source = (
         keep
@@ -395,21 +395,6 @@ def _check_shares(names: Sequence[str], test: float, val: float) -> None:
             f"shares --test {test} and --val {val} must be in [0, 1) and leave some for train",
             fix="e.g. --test 0.2 --val 0.1",
         )
-
-
-def _pooled(policy: Policy) -> Policy:
-    """Every file in one pseudo-split, so the core search links copies wherever they sit now."""
-    return replace(
-        policy,
-        splits=(("all", ("**",)),),
-        split_sources=None,
-        split_names=("all",),
-        pairs=(),
-        within_split="error",
-        groups=(),
-        split_share=None,
-        group_split="off",
-    )
 
 
 def _labels(stratify: str | None, paths: Sequence[str], source: Path | None, fields: Sequence[str],

@@ -61,6 +61,11 @@ class SceneSettings:
     #: The warning level's floor (the error level's is 3 more): below it a
     #: homography is too easily found among look-alike texture (windows, leaves).
     min_inliers: int = 12
+    #: Also pairs inside one split.  Not a policy key: ``leakcheck split``'s pooled check (every
+    #: file in one split) sets it, since a copy turned by a few degrees is found only through
+    #: same-scene's matches (``turned-copy``), and a split that leaves such a copy across the
+    #: splits would fail the check it plans for (held-out probe of issue 37: BUSI ultrasound).
+    within_split: bool = False
 
 
 #: The policy section's keys, in the order they are checked.

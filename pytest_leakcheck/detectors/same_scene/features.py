@@ -319,16 +319,19 @@ def _pairs_of(ix: Indexed, q: np.ndarray, r: np.ndarray, k: int, gate: float, sa
     return [(int(x), int(y)) for x, y in zip(q[qi], r[ri]) if x != y]
 
 
-def candidate_pairs(run: Any, ix: Indexed, k: int, gate: float = Z_GATE) -> list[tuple[int, int]]:
+def candidate_pairs(run: Any, ix: Indexed, k: int, gate: float = Z_GATE,
+                    within: bool = False) -> list[tuple[int, int]]:
     """Unordered row pairs to verify: each image's top ``k`` per compared split, asked both ways.
 
     Across splits only: a re-shot inside one split leaks nothing, and photo collections
     are taken that way (bursts, a few steps around one place), so within-split links
     would be noise in every such dataset; leaving them out also halves the search.
+    ``within`` (``SceneSettings.within_split``, the pooled check of ``leakcheck split``):
+    a split with itself too, where the policy compares it.
     """
     rows = run.rows_by_split(ix.feats.local >= 0)
     found: set[tuple[int, int]] = set()
-    for a, b in cross_comparisons(run):
+    for a, b in (run.comparisons if within else cross_comparisons(run)):
         for q, r, same in run.sides(a, b, rows):
             # Both ways: a pair is a candidate when either image retrieves the other.
             back = [] if same else _pairs_of(ix, r, q, k, gate, False)  # a split with itself: one pass

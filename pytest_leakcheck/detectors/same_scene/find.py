@@ -270,7 +270,8 @@ def _prepare(run: SearchRun, settings: Any) -> _Search | None:
     ix = features.Indexed(feats, index.rare_words(feats.desc, feats.n))
     cal = _calibration(run, settings, ix, rows)
     run.stats["same_scene"] = {**cal, **counts}
-    return _Search(feats, cal, features.candidate_pairs(run, ix, settings.candidates))
+    return _Search(feats, cal, features.candidate_pairs(run, ix, settings.candidates,
+                                                       within=settings.within_split))
 
 
 def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
