@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import detectors
-from . import clipfolders, coverage, groupids, metaprops
+from . import clipfolders, coverage, groupids, metaprops, toolout
 from .. import sources
 from ..sources import yolo
 from ..sources.base import Assignment, Guess, folders, split_folder, split_word, visible
@@ -43,6 +43,8 @@ class Layout:
     not_set_up: tuple[str, ...]
     #: What to look at before trusting the policy (a proposed group holding a large share of the files).
     warnings: tuple[str, ...] = ()
+    #: Globs the policy's ``ignore:`` proposes (a tool's output beside the data, Ultralytics' ``runs/``: ``toolout``).
+    ignore: tuple[str, ...] = ()
 
 
 TEMPLATE = """\
@@ -71,7 +73,7 @@ files:
   unreadable: error         # corrupt, truncated, zero-byte or decompression bomb
   outside_root: error       # symbolic link to a file or folder outside root (not followed)
 
-ignore: []                  # globs to skip, e.g. [docs/**]
+ignore: {ignore}                  # globs to skip, e.g. [docs/**]
 cache: .leakcheck/cache.sqlite
 baseline: .leakcheck-baseline.yaml   # judged findings: `leakcheck baseline`, `leakcheck judge`
 """
@@ -87,7 +89,8 @@ def policy_text(layout: Layout) -> str:
     found = "".join(f"\n#   {yaml_comment(line)}" for line in layout.found)
     found += "".join(f"\n#   WARNING: {yaml_comment(line)}" for line in layout.warnings)
     return TEMPLATE.format(found=" from:" + found if found else "", splits=layout.splits_yaml.rstrip("\n"),
-                           groups=layout.groups_yaml.rstrip("\n"), detectors=detectors.template())
+                           groups=layout.groups_yaml.rstrip("\n"), detectors=detectors.template(),
+                           ignore="[" + ", ".join(yaml_scalar(g) for g in layout.ignore) + "]")
 
 
 #: Images not split yet (class folders only) are the commonest case of no splits, and `leakcheck split`
@@ -101,6 +104,7 @@ NOT_SPLIT_FIX = ("not split yet: a leakcheck.yaml of `version: 1` and `splits: {
 def detect(root: Path) -> Layout:
     """Recognise the layout under ``root``; :class:`UsageError` when there is none to recognise."""
     files, unread = _images(root)
+    tool = toolout.find(root)
     guess, passed_over, left_out = _guess(root, files)
     if guess is None and unread:
         raise UsageError(f"no splits recognised under {root}: {_unread_warning(unread)[0]}",
@@ -132,7 +136,10 @@ def detect(root: Path) -> Layout:
     warnings = (*_unread_warning(unread), *guess.warnings, *passed_over, *left_out, *proposal.warnings)
     if f"\n  {yolo.KIND}:" not in guess.splits_yaml:  # a data.yaml passed over is said, not silent
         warnings = (*yolo.unusable(root), *warnings)
-    return Layout(splits_yaml, groups_yaml, (*guess.found, *proposal.found), tuple(notes), warnings)
+    found = (*guess.found, *proposal.found)
+    if tool.globs:
+        found += (f"a tool's output, not data ({tool.images} images): ignored as {', '.join(tool.globs)}",)
+    return Layout(splits_yaml, groups_yaml, found, tuple(notes), warnings, tool.globs)
 
 
 def _inside(inside: groupids.Proposal | None, names: groupids.Proposal) -> groupids.Proposal:

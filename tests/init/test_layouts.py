@@ -79,6 +79,16 @@ def test_a_training_run_beside_the_data_is_not_a_split(tmp_path: Path) -> None:
     layout = recognise.detect(tmp_path)
     assert "runs/" not in layout.splits_yaml and "wandb" not in layout.splits_yaml
     assert 'train: ["data/train/**"]' in layout.splits_yaml
+    # Nor does the check read them: the policy ignores them, so they are no "file in no split" (the
+    # held-out probe's uav repository: 14 such warnings from runs/).
+    assert layout.ignore == ("runs/**", "wandb/**")
+    assert any("a tool's output, not data (2 images)" in line for line in layout.found)
+    (tmp_path / "leakcheck.yaml").write_text(recognise.policy_text(layout))
+    assert load(tmp_path / "leakcheck.yaml").ignore == ("runs/**", "wandb/**")
+    from pytest_leakcheck import check
+
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert not [f for f in report.findings if f.kind == "unassigned-file"]
 
 
 def test_a_data_yaml_whose_paths_are_elsewhere_is_named_when_folders_are_used(tmp_path: Path) -> None:
