@@ -203,6 +203,30 @@ class Running:
         self.stop()
 
 
+#: The work :func:`shared_map`'s forked workers call (set just before they fork).
+_SHARED_WORK: Callable[[Any], Any] | None = None
+
+
+def _call_shared(item: Any) -> Any:
+    assert _SHARED_WORK is not None
+    return _SHARED_WORK(item)
+
+
+def shared_map(work: Callable[[Any], Any], items: Sequence, jobs: int) -> list:
+    """``work`` of each of ``items``, in order, in ``jobs`` forked workers (:class:`Running`).
+
+    ``work`` (a bound method of what the driver set up: squares, pairs) is read by the
+    workers as they fork, never pickled; only the items and the results are sent.
+    """
+    global _SHARED_WORK
+    _SHARED_WORK = work
+    try:
+        with Running(_call_shared, items, jobs) as running:
+            return running.results()
+    finally:
+        _SHARED_WORK = None
+
+
 def _deal(fn: Callable, chunks: list, sent: int, queued: dict[Connection, deque[int]]) -> int:
     """Send chunks from ``sent`` on: first to idle workers, then a second to each busy one.
 

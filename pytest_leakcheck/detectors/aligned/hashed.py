@@ -17,7 +17,7 @@ import numpy as np
 
 from ...search.kernels import Match
 from ...search.run import SearchRun
-from ...signals.pool import Running
+from ...signals import pool
 from ...store import keys
 from . import hires_levels
 from . import pairs
@@ -232,15 +232,6 @@ class _Asked:
         return pairs.pair_scores(self.data, self.i[s], self.j[s], self.flip[s], always=1, turned=self.turned[s])
 
 
-#: The matches forked workers score blocks of (set just before they fork).
-_ASKED: _Asked | None = None
-
-
-def _block_shared(a: int) -> np.ndarray:
-    assert _ASKED is not None
-    return _ASKED.block(a)
-
-
 #: Matches from which their 32 px scores are computed in the check's forked workers: a pair costs
 #: about 0.2 ms, so below this the fork costs about what it saves.
 FORK_FROM = 4 * pairs.PAIR_BLOCK
@@ -251,14 +242,7 @@ def _pair_scores(run: SearchRun, asked: _Asked) -> np.ndarray:
     there are many (``SearchRun.forked_jobs``), else here: each pair is scored on its own, so the
     same scores either way.  Where a dataset is runs of near-identical frames (``muzzle`` of
     ``benchmarks/field.py``), hash matches run to tens of thousands."""
-    global _ASKED
     starts = list(range(0, len(asked.i), pairs.PAIR_BLOCK))
     jobs = run.forked_jobs(len(asked.i), FORK_FROM) if len(starts) > 1 else 0
-    if not jobs:
-        return np.concatenate([asked.block(a) for a in starts] or [np.zeros(0)])
-    _ASKED = asked
-    try:
-        with Running(_block_shared, starts, jobs) as running:
-            return np.concatenate(running.results())
-    finally:
-        _ASKED = None
+    blocks = pool.shared_map(asked.block, starts, jobs) if jobs else [asked.block(a) for a in starts]
+    return np.concatenate(blocks or [np.zeros(0)])

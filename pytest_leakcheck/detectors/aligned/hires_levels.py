@@ -23,7 +23,7 @@ import numpy as np
 
 from ...search.run import SearchRun
 from ...signals.families import Signatures
-from ...signals.pool import Running
+from ...signals import pool
 from ...store.db import Store
 from . import alignment, descriptors, families
 from . import hires
@@ -174,15 +174,6 @@ class _Work:
                                       self.hp[self.pj[t]], self.flips[t], how)
 
 
-#: The work forked workers score chunks of (set just before they fork).
-_SHARED: _Work | None = None
-
-
-def _chunk_shared(t: np.ndarray) -> np.ndarray:
-    assert _SHARED is not None
-    return _SHARED.chunk(t)
-
-
 def _scored(run: SearchRun, work: _Work, chunks: list[np.ndarray]) -> list[np.ndarray]:
     """Each chunk's fine scores: in the check's forked workers when there are pairs enough
     (``SearchRun.forked_jobs``), else here; the same chunks either way, so the same scores.
@@ -191,16 +182,8 @@ def _scored(run: SearchRun, work: _Work, chunks: list[np.ndarray]) -> list[np.nd
     2,393 images of cattle videos), tens of thousands of pairs reach the fine verdict, which was
     two thirds of the check's time on one core while the workers idled.
     """
-    global _SHARED
     jobs = run.forked_jobs(sum(len(t) for t in chunks), FORK_FROM) if len(chunks) > 1 else 0
-    if not jobs:
-        return [work.chunk(t) for t in chunks]
-    _SHARED = work
-    try:
-        with Running(_chunk_shared, chunks, jobs) as running:
-            return running.results()
-    finally:
-        _SHARED = None
+    return pool.shared_map(work.chunk, chunks, jobs) if jobs else [work.chunk(t) for t in chunks]
 
 
 #: Pairs from which the fine verdict is scored in the check's workers: a pair costs about 1.6 ms
