@@ -22,7 +22,7 @@ from .. import detectors
 from . import clipfolders, coverage, groupids, metaprops, toolout
 from .. import sources
 from ..sources import yolo
-from ..sources.base import Assignment, Guess, folders, split_folder, split_word, visible
+from ..sources.base import TOOL_OUTPUT, Assignment, Guess, folders, split_folder, split_word, visible
 from ..errors import UsageError
 from ..files import frames, suffixes
 from ..files.escape import yaml_comment, yaml_scalar
@@ -103,8 +103,8 @@ NOT_SPLIT_FIX = ("not split yet: a leakcheck.yaml of `version: 1` and `splits: {
 
 def detect(root: Path) -> Layout:
     """Recognise the layout under ``root``; :class:`UsageError` when there is none to recognise."""
-    files, unread = _images(root)
-    tool = toolout.find(root)
+    files, unread, tools = _images(root)
+    tool = toolout.find(root, tools)
     guess, passed_over, left_out = _guess(root, files)
     if guess is None and unread:
         raise UsageError(f"no splits recognised under {root}: {_unread_warning(unread)[0]}",
@@ -214,18 +214,21 @@ def _with_group_column(yaml: str, column: str, indent: str) -> str:
     return yaml + f"{indent}columns: {{group: {yaml_scalar(column)}}}\n"
 
 
-def _images(root: Path) -> tuple[list[str], Counter[str]]:
-    """The image files under ``root``, and how many files of each format not read by default it holds."""
+def _images(root: Path) -> tuple[list[str], Counter[str], list[str]]:
+    """The image files under ``root``, how many files of each format not read by default it holds,
+    and the tool-output folders the walk passed over (``toolout``)."""
     out: list[str] = []
     unread: Counter[str] = Counter()
+    tools: list[str] = []
     for folder, dirs, names in os.walk(root):
-        dirs[:] = visible(dirs)
         base = Path(folder).relative_to(root).as_posix()
         prefix = "" if base == "." else base + "/"
+        tools += [prefix + d for d in sorted(dirs) if d in TOOL_OUTPUT]
+        dirs[:] = visible(dirs)
         out += [prefix + n for n in sorted(names) if not n.startswith(".") and (
             n.lower().endswith(IMAGE_EXTS) or (frames.unnamed(n) and frames.sniff(os.path.join(folder, n))))]
         unread.update(s for n in names if (s := next((u for u in suffixes.UNREAD if n.lower().endswith(u)), "")))
-    return out, unread
+    return out, unread, tools
 
 
 def _unread_warning(unread: Counter[str]) -> tuple[str, ...]:

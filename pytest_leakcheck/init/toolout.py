@@ -10,11 +10,11 @@ probe of issue 37: ``zemlianin/uav`` at c905795, 14 warnings from ``runs/``).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import suffixes
-from ..sources.base import TOOL_OUTPUT, visible
 
 
 @dataclass(frozen=True)
@@ -25,19 +25,11 @@ class Outputs:
     images: int
 
 
-def find(root: Path) -> Outputs:
-    """The tool-output folders under ``root`` (where ``init`` looks) that hold images."""
-    globs, held = [], 0
-    for folder, dirs, _ in os.walk(root):
-        base = Path(folder).relative_to(root).as_posix()
-        prefix = "" if base == "." else base + "/"
-        for d in sorted(d for d in dirs if d in TOOL_OUTPUT):
-            n = _images_below(os.path.join(folder, d))
-            if n:
-                globs.append(f"{prefix}{d}/**")
-                held += n
-        dirs[:] = visible(dirs)
-    return Outputs(tuple(globs), held)
+def find(root: Path, folders: Sequence[str]) -> Outputs:
+    """Of the tool-output ``folders`` under ``root`` (relative, as ``init``'s walk passed them over),
+    those that hold images."""
+    counted = [(f, _images_below(os.path.join(root, f))) for f in folders]
+    return Outputs(tuple(f"{f}/**" for f, n in counted if n), sum(n for _, n in counted))
 
 
 def _images_below(folder: str) -> int:
