@@ -123,3 +123,18 @@ def test_damaged_files_beside_pointers_keep_the_general_fix() -> None:
     report = Report(policy_path="leakcheck.yaml", findings=(_pointer(1), damaged), stats=json.loads(json.dumps(STATS)))
     (fix,) = [ln for ln in render(report, "text").splitlines() if ln.startswith("Fix (unreadable-image)")]
     assert "replace or delete the damaged file" in fix and "git lfs pull" in fix
+
+
+def test_many_git_lfs_pointers_are_one_block_naming_a_few_and_counting_the_rest() -> None:
+    """Held-out probe (issue 37): 2,100 pointers printed 2,256 lines that all said the same thing."""
+    damaged = Finding(id=finding_id("unreadable-image", ["f" * 64]), kind="unreadable-image", severity="error",
+                      members=(Member("test/broken.jpg", "test", "f" * 64),), message="truncated image")
+    report = Report(policy_path="leakcheck.yaml", findings=(*(_pointer(k) for k in range(40)), damaged),
+                    stats=json.loads(json.dumps(STATS)))
+    lines = render(report, "text").splitlines()
+    assert sum("train/field/field" in ln for ln in lines) == 5
+    assert any("40 files are Git LFS pointers" in ln for ln in lines)
+    assert any("... and 35 more" in ln for ln in lines)
+    assert any("test/broken.jpg" in ln for ln in lines)  # a damaged file keeps its own finding
+    every = render(report, "text", max_findings=0).splitlines()
+    assert sum("train/field/field" in ln for ln in every) == 40  # asked for all: one finding per file
