@@ -120,7 +120,7 @@ def warnings(coverage: Coverage) -> tuple[str, ...]:
 #: How a Warning line names a source, by its key under ``splits:``.
 _NAMES = {"coco": "the COCO files", "lists": "the split lists", "yolo": "the YOLO data.yaml", "table": "the table",
           "metadata": "the metadata table", "manifest": "the manifest", "huggingface": "the Parquet shards",
-          "webdataset": "the tar shards"}
+          "webdataset": "the tar shards", "ids": "the id lists"}
 
 
 def what(guess: Guess) -> str:

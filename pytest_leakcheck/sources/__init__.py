@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from ..validate import Ctx
-from . import coco, huggingface, manifest, reads, splitlists, table, webdataset, yolo
+from . import coco, huggingface, idsplits, manifest, reads, splitlists, table, webdataset, yolo
 from .base import Assignment, Guess, Rows, SourceFile, SplitSources, clean_path
 
 __all__ = ["KINDS", "Assignment", "Guess", "Rows", "SourceFile", "SplitSources", "clean_path", "guesses", "inputs",
@@ -26,11 +26,11 @@ __all__ = ["KINDS", "Assignment", "Guess", "Rows", "SourceFile", "SplitSources",
 #: ``manifest`` the ``path,split[,group]`` table that ``leakcheck split`` writes; ``lists`` one name list per split.
 _MODULES: dict[str, ModuleType] = {
     "manifest": manifest, "table": table, "metadata": table, "coco": coco, "yolo": yolo, "huggingface": huggingface,
-    "webdataset": webdataset, "lists": splitlists,
+    "webdataset": webdataset, "lists": splitlists, "ids": idsplits,
 }
 KINDS = tuple(_MODULES)
 #: The order ``init`` tries them in: the most specific evidence first.
-_RECOGNISE = (table, huggingface, webdataset, yolo, coco, splitlists)
+_RECOGNISE = (table, huggingface, webdataset, yolo, coco, idsplits, splitlists)
 
 
 def parse(ctx: Ctx, raw: Any, root: Path) -> SplitSources | None:
