@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import detectors
-from . import clipfolders, coverage, groupids, metaprops, toolout
+from . import clipfolders, coverage, groupids, masks, metaprops, toolout
 from .. import sources
 from ..sources import yolo
 from ..sources.base import TOOL_OUTPUT, Assignment, Guess, folders, split_folder, split_word, visible
@@ -139,7 +139,11 @@ def detect(root: Path) -> Layout:
     found = (*guess.found, *proposal.found)
     if tool.globs:
         found += (f"a tool's output, not data ({tool.images} images): ignored as {', '.join(tool.globs)}",)
-    return Layout(splits_yaml, groups_yaml, found, tuple(notes), warnings, tool.globs)
+    labels = masks.find(root, files, assignment.rows)
+    if labels.globs:
+        found += (f"label masks named like the split images, annotations rather than data ({labels.images} "
+                  f"files): ignored as {', '.join(labels.globs)}",)
+    return Layout(splits_yaml, groups_yaml, found, tuple(notes), warnings, (*tool.globs, *labels.globs))
 
 
 def _inside(inside: groupids.Proposal | None, names: groupids.Proposal) -> groupids.Proposal:

@@ -254,3 +254,27 @@ def test_images_beside_json_annotations_are_not_called_a_yolo_layout(tmp_path: P
         (tmp_path / f"{split}/annotations/{k}.json").write_text("{}")
     found = " ".join(recognise.detect(tmp_path).found)
     assert "YOLO" not in found and "in images/ (not a class folder)" in found, found
+
+
+def test_label_masks_named_like_the_images_are_ignored_but_a_copy_of_the_photos_is_not(tmp_path: Path) -> None:
+    """Oxford-IIIT Pet: ``annotations/trimaps/<name>.png`` is a mask of ``images/<name>.jpg`` (3 values); no
+    split list names them, and the check warned that the whole folder was in no split. A folder of the
+    photos themselves under the same names is not masks: the check still reports it."""
+    from PIL import Image
+
+    from pytest_leakcheck.testing import photo, save
+
+    names = [f"Abyssinian_{k}" for k in range(1, 9)]
+    for k, name in enumerate(names):
+        save(photo(k), tmp_path / f"images/{name}.jpg")
+        save(photo(k), tmp_path / f"backup/{name}.png")
+        mask = Image.new("L", (64, 48), 2)
+        mask.paste(1, (10, 10, 40, 30))
+        mask.paste(3, (12, 12, 38, 28))
+        save(mask, tmp_path / f"annotations/trimaps/{name}.png")
+    (tmp_path / "annotations/trainval.txt").write_text("".join(f"{n} 1 1 1\n" for n in names[:6]))
+    (tmp_path / "annotations/test.txt").write_text("".join(f"{n} 1 1 1\n" for n in names[6:]))
+    layout = recognise.detect(tmp_path)
+    assert "lists:" in layout.splits_yaml
+    assert layout.ignore == ("annotations/trimaps/**",)
+    assert any("label masks named like the split images" in line and "(8 files)" in line for line in layout.found)
