@@ -1,65 +1,98 @@
-"""Folders of label masks beside the data: ``init`` proposes to ignore them, since they are annotations, not images.
+"""Label masks beside the data: ``init`` proposes to ignore them, since they are annotations, not images.
 
 Segmentation datasets ship one mask per image, named like it: Oxford-IIIT Pet's
 ``annotations/trimaps/Abyssinian_1.png`` for ``images/Abyssinian_1.jpg``, Pascal VOC's
-``SegmentationClass/2007_000032.png``, CUB's ``segmentations/``.  No split source lists them,
-so the check reported the whole folder as files in no split (a warning on the first run).
-A folder is taken for masks when
+``SegmentationClass/``, ``train/masks/`` beside ``train/images/``, or ``<name>_mask.png`` beside
+``<name>.jpg`` in one folder (Roboflow's semantic-segmentation export, Kaggle's Carvana).
+Read as data they do harm beyond noise: in a split folder they are compared with each other,
+and blobs on a plain ground look alike, so the calibration of every detector rises to them and
+a mirrored or re-compressed photo copied into test was no error at all (a 200-photo set with a
+mask beside each photo: both missed; with the masks ignored, both errors at 0.9999).
 
-- it holds no image of a split, and most of its file names (:data:`NAMED_LIKE`) are the
-  names of split images with another extension;
-- every sampled file (:data:`SAMPLE`) has few distinct values (:data:`MAX_VALUES`): a class
-  index or a palette.  A photograph has thousands, so a copy of the data left beside it is
-  not taken for masks: the check still reports it.
+Files are taken for masks when
+
+- they are named like images in another folder, or like another image of their folder plus a
+  mask word (``_mask``, ``_label``, ``_gt``, ``_segmentation``...), for most of them
+  (:data:`NAMED_LIKE`);
+- every sampled one (:data:`SAMPLE`) holds few distinct values (:data:`MAX_VALUES`): a class
+  index or a palette.  A photograph has thousands, so a copy of the photos left beside them
+  is not taken for masks, nor the photos beside the masks: the check still reads them.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Share of a folder's files named like split images for it to be a folder of masks.
+#: Share of a folder's files named like images elsewhere for it to be a folder of masks.
 NAMED_LIKE = 0.8
-#: Files of a folder read to see that they are masks.
+#: Files read to see that they are masks.
 SAMPLE = 8
 #: A mask holds a class index (trimaps: 3 values; VOC: 21 classes and a border) or a colour per class.
 MAX_VALUES = 64
 #: Decompression bound of a sampled file (the policy's default ``files.max_pixels``: no policy yet).
 MAX_PIXELS = 178_956_970
+#: ``<image stem><sep><word>``: a mask named after its image in the same folder.
+_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<tail>[_-](?:mask|masks|label|labels|gt|seg|segmentation|trimap|annotation))$",
+                     re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Masks:
-    """Globs to ignore (``<folder>/**``, one a folder of masks) and how many files they hold."""
+    """Globs to ignore (``<folder>/**`` or ``<folder>/*_mask.png``) and how many files they hold."""
 
     globs: tuple[str, ...] = ()
     images: int = 0
 
 
-def find(root: Path, files: Iterable[str], assigned: Iterable[str]) -> Masks:
-    """The folders under ``root`` holding only masks of the images a split holds (``assigned``)."""
-    in_split = set(assigned)
-    stems = {_stem(p) for p in in_split}
+def find(root: Path, files: Iterable[str]) -> Masks:
+    """The label masks among ``files`` (relative to ``root``), as globs a policy can ignore."""
     folders: dict[str, list[str]] = defaultdict(list)
     for path in files:
-        folders[path.rsplit("/", 1)[0] if "/" in path else ""].append(path)
-    globs, images = [], 0
+        folders[_folder(path)].append(path)
+    homes: dict[str, set[str]] = defaultdict(set)  # stem -> folders holding a file of that stem
+    for folder, paths in folders.items():
+        for p in paths:
+            homes[_stem(p)].add(folder)
+    found: list[tuple[str, list[str]]] = []
     for folder, paths in sorted(folders.items()):
-        if not folder or any(p in in_split for p in paths):
-            continue
-        if sum(_stem(p) in stems for p in paths) < NAMED_LIKE * len(paths):
-            continue
-        if all(_few_values(root / p) for p in paths[:: max(1, len(paths) // SAMPLE)][:SAMPLE]):
-            globs.append(f"{folder}/**")
-            images += len(paths)
-    return Masks(tuple(globs), images)
+        stems = {_stem(p) for p in paths}
+        suffixed: dict[str, list[str]] = defaultdict(list)  # "_mask.png" -> files
+        for p in paths:
+            m = _SUFFIX.match(_stem(p))
+            if m and m["base"] in stems:
+                suffixed[m["tail"] + os.path.splitext(p)[1]].append(p)
+        for tail, named in sorted(suffixed.items()):
+            if _masks(root, named):
+                found.append((f"{folder}/*{tail}" if folder else f"*{tail}", named))
+        if folder and not suffixed and sum(_elsewhere(p, folder, homes) for p in paths) >= NAMED_LIKE * len(paths) \
+                and _masks(root, paths):
+            found.append((f"{folder}/**", paths))
+    return Masks(tuple(g for g, _ in found), sum(len(p) for _, p in found))
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
 def _stem(path: str) -> str:
     return os.path.splitext(path.rsplit("/", 1)[-1])[0]
+
+
+def _elsewhere(path: str, folder: str, homes: dict[str, set[str]]) -> bool:
+    """Whether an image of another folder has the file's name (its mask word dropped)."""
+    stem = _stem(path)
+    m = _SUFFIX.match(stem)
+    return any(homes.get(s, set()) - {folder} for s in (stem, m["base"] if m else stem))
+
+
+def _masks(root: Path, paths: list[str]) -> bool:
+    """Whether every sampled file holds at most :data:`MAX_VALUES` distinct values."""
+    return all(_few_values(root / p) for p in paths[:: max(1, len(paths) // SAMPLE)][:SAMPLE])
 
 
 def _few_values(path: Path) -> bool:

@@ -139,9 +139,9 @@ def detect(root: Path) -> Layout:
     found = (*guess.found, *proposal.found)
     if tool.globs:
         found += (f"a tool's output, not data ({tool.images} images): ignored as {', '.join(tool.globs)}",)
-    labels = masks.find(root, files, assignment.rows)
+    labels = masks.find(root, files)
     if labels.globs:
-        found += (f"label masks named like the split images, annotations rather than data ({labels.images} "
+        found += (f"label masks named like the images, annotations rather than data ({labels.images} "
                   f"files): ignored as {', '.join(labels.globs)}",)
     return Layout(splits_yaml, groups_yaml, found, tuple(notes), warnings, (*tool.globs, *labels.globs))
 

@@ -277,4 +277,30 @@ def test_label_masks_named_like_the_images_are_ignored_but_a_copy_of_the_photos_
     layout = recognise.detect(tmp_path)
     assert "lists:" in layout.splits_yaml
     assert layout.ignore == ("annotations/trimaps/**",)
-    assert any("label masks named like the split images" in line and "(8 files)" in line for line in layout.found)
+    assert any("label masks named like the images" in line and "(8 files)" in line for line in layout.found)
+
+
+def _blob(k: int) -> "Image.Image":
+    from PIL import Image, ImageDraw
+
+    mask = Image.new("L", (64, 64), 0)
+    ImageDraw.Draw(mask).ellipse((8 + k % 5 * 4, 10, 40 + k % 3 * 6, 44), fill=255)
+    return mask
+
+
+def test_masks_inside_split_folders_are_ignored_so_they_cannot_hide_a_copy(tmp_path: Path) -> None:
+    """``train/images`` beside ``train/masks``, and Roboflow's ``<name>_mask.png`` beside ``<name>.jpg``:
+    the masks were compared as data, their blobs raised every detector's level, and a mirrored photo
+    copied into test was missed (a 200-photo set: no finding; with the masks ignored, an error)."""
+    from pytest_leakcheck.testing import photo, save
+
+    for k in range(6):
+        split = "test" if k >= 4 else "train"
+        save(photo(k), tmp_path / f"a/{split}/images/im{k}.jpg")
+        save(_blob(k), tmp_path / f"a/{split}/masks/im{k}.png")
+        save(photo(k), tmp_path / f"b/{split}/im{k}_jpg.rf.{k:032x}.jpg")
+        save(_blob(k), tmp_path / f"b/{split}/im{k}_jpg.rf.{k:032x}_mask.png")
+    assert recognise.detect(tmp_path / "a").ignore == ("test/masks/**", "train/masks/**")
+    assert recognise.detect(tmp_path / "b").ignore == ("test/*_mask.png", "train/*_mask.png")
+    # Photos are never masks, whatever their names: a folder of photos beside the masks stays data.
+    assert not any("images" in glob for glob in recognise.detect(tmp_path / "a").ignore)
