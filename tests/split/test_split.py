@@ -330,3 +330,26 @@ def test_split_of_an_empty_dataset_writes_a_header(tmp_path: Path) -> None:
     assert main(argv) == EXIT_CLEAN
     assert main([*argv, "--keep", out]) == EXIT_CLEAN
     assert (tmp_path / "splits.csv").read_text() == "path,split\n"
+
+
+def test_splits_a_source_assigns_are_repaired_not_replaced(tmp_path: Path, capsys) -> None:
+    """A benchmark's own split (split lists here; CUB's id lists, COCO, tables alike): `split -o` used to
+    ask for --test, which draws a new random split in place of the benchmark's. It now keeps every
+    file where the source puts it, except what a copy across splits forces to move."""
+    for k in range(10):
+        save(photo(k), tmp_path / f"images/im{k}.jpg")
+    shutil.copy(tmp_path / "images/im1.jpg", tmp_path / "images/copy1.jpg")
+    (tmp_path / "train.txt").write_text("".join(f"im{k}\n" for k in range(7)))
+    (tmp_path / "test.txt").write_text("im7\nim8\nim9\ncopy1\n")
+    write_policy(tmp_path, "version: 1\nsplits:\n  lists:\n    train: {file: train.txt, images: images}\n"
+                 "    test: {file: test.txt, images: images}\n")
+    out = tmp_path / "fixed.csv"
+    assert main(["split", "--policy", str(tmp_path / "leakcheck.yaml"), "-o", str(out), "-j", "1"]) == EXIT_CLEAN
+    assert "with 1 file moved" in capsys.readouterr().out
+    rows = _manifest(out)
+    assert rows["images/im1.jpg"]["split"] == rows["images/copy1.jpg"]["split"]
+    moved = [p for p in rows if rows[p]["split"] != ("test" if p in ("images/im7.jpg", "images/im8.jpg",
+                                                                       "images/im9.jpg", "images/copy1.jpg") else "train")]
+    assert len(moved) == 1
+    write_policy(tmp_path, "version: 1\nsplits: {manifest: fixed.csv}\n")
+    assert main(["check", "--no-cache", "--policy", str(tmp_path / "leakcheck.yaml")]) == EXIT_CLEAN

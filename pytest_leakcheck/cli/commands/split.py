@@ -64,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
                          fix="pass -o splits.csv, or use splits like `train: [data/train/**]`")
     if args.apply and folders is None:
         raise UsageError("--apply moves files between split folders; it does not go with -o or --keep")
+    if args.test is None and folders is None and args.keep is None and policy.split_sources is not None:
+        if policy.manifest is not None:
+            raise UsageError("--keep or --test is needed to write a manifest",
+                             fix=f"--keep {policy.manifest.name} repairs the policy's manifest; --test 0.2 writes a new split")
+        return repair_source(args, policy)
     if args.test is None and folders is None:
         raise UsageError("--test is needed to write a manifest", fix="e.g. --test 0.2")
     if folders is None:
@@ -103,6 +108,22 @@ def manifest(args: argparse.Namespace, policy: Policy) -> int:
     return EXIT_CLEAN
 
 
+def repair_source(args: argparse.Namespace, policy: Policy) -> int:
+    """Splits a source assigns (lists, tables, COCO...): a manifest that keeps them, changing only what must
+    change. Without it, the way on was ``--test``: a new random split in place of a benchmark's own."""
+    from ...files.escape import terminal
+    from ...split import apply as splitapply
+
+    current = splitapply.current_splits(policy)  # refuses a split that holds nothing, as `check` does
+    plan = _plan(args, policy, _folder_names(_source_names(policy, current)), current, targets=False)
+    output.write(args.output, splitapply.manifest_text(plan), errors="surrogateescape")
+    moved = sum(1 for path, k in zip(plan.paths, plan.split.tolist())
+                if path in current and current[path] != plan.names[int(k)])
+    print(terminal(f"leakcheck split: wrote {args.output}, the policy's splits with {moved} "
+                   f"file{'s' * (moved != 1)} moved; point the policy at it: `splits: {{manifest: {args.output.name}}}`"))
+    return EXIT_CLEAN
+
+
 def repair_folders(policy: Policy, folders: dict, args: argparse.Namespace) -> int:
     """Split folders: the folders are the kept assignment; print the moves, or perform them (--apply)."""
     from ...split import apply as splitapply, sidecars
@@ -113,6 +134,16 @@ def repair_folders(policy: Policy, folders: dict, args: argparse.Namespace) -> i
     planned = splitapply.tree_moves(plan, folders, current or {})
     # An image's annotations (YOLO's labels/x.txt, a JSON beside it) move with it (split/sidecars.py).
     return _moves(policy, planned + sidecars.beside(policy.root, planned, current or {}), apply=args.apply)
+
+
+def _source_names(policy: Policy, current: dict[str, str]) -> tuple[str, ...]:
+    """The policy's split names, or those its source assigns (a split column names them only in its
+    rows), train first and test last, as the planner orders its three."""
+    from ...sources.base import split_word
+
+    names = policy.split_names or tuple(dict.fromkeys(sorted(set(current.values()))))
+    order = {"train": 0, "val": 1, "test": 2}
+    return tuple(sorted(names, key=lambda n: order.get(split_word(n) or "", 1)))
 
 
 def _folder_names(names: tuple[str, ...]) -> tuple[str, ...]:
