@@ -53,8 +53,7 @@ def recording(path: str) -> str | None:
     ``clip3/#`` of ``train/clip3/00035.jpg``); None without a frame number or such a word
     (``IMG_0001``: a counter every recording shares)."""
     *folders, name = path.split("/")
-    stem = roboflow_stem(name) or name.rpartition(".")[0] or name
-    found = _FRAME.match(stem)
+    found = _FRAME.match(_stem(name))
     if found is None:
         return None
     key = found.group(1)
@@ -164,7 +163,10 @@ def neighbours(strongest: Sequence[Match], path_of: Callable[[int], str]) -> Nei
 
 def _number(path: str) -> int:
     """The frame number of a path :func:`recording` reads (its name's last number)."""
-    name = path.rsplit("/", 1)[-1]
-    stem = roboflow_stem(name) or name.rpartition(".")[0] or name
-    found = _FRAME.match(stem)
+    found = _FRAME.match(_stem(path.rsplit("/", 1)[-1]))
     return int(found.group(2)) if found else -1
+
+
+def _stem(name: str) -> str:
+    """A file name without its extension, or a Roboflow export name's upload (``opencv_frame_112``)."""
+    return roboflow_stem(name) or name.rpartition(".")[0] or name

@@ -20,8 +20,10 @@ from pytest_leakcheck.testing import photo, save
 POLICY = "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n"
 
 
-def _report(root: Path, name: Callable[[int], str], n: int = 40, web: int = 36) -> Report:
-    """``n`` photos at ``name(k)``; the first ``web`` all linked by same-scene: the report."""
+def _report(root: Path, name: Callable[[int], str], n: int = 40, web: int = 36,
+            inliers: Callable[[int], float] = lambda apart: 60.0) -> Report:
+    """``n`` photos at ``name(k)``; the first ``web`` all linked by same-scene (``inliers`` of the
+    frames' distance apart): the report."""
     for k in range(n):
         save(photo(700 + k, (64, 48)), root / name(k), quality=90)
     (root / "leakcheck.yaml").write_text(POLICY)
@@ -30,7 +32,7 @@ def _report(root: Path, name: Callable[[int], str], n: int = 40, web: int = 36) 
     sigs = signatures.compute(inv.records, policy, open_store(None), RunOptions(jobs=1))
     row = {r.path: i for i, r in enumerate(inv.records)}
     r = [row[name(k)] for k in range(n)]
-    links = [Match(r[a], r[b], "same-scene", 60.0) for a in range(web) for b in range(a + 1, web)]
+    links = [Match(r[a], r[b], "same-scene", inliers(b - a)) for a in range(web) for b in range(a + 1, web)]
     return findings.build(links, inv, sigs, policy)
 
 
@@ -95,18 +97,10 @@ def test_a_roboflow_export_name_is_read_as_its_upload() -> None:
     assert recording(f"train/images/25_jpg.rf.{HASH}.jpg") is None  # a bare upload number names nothing
 
 
-def _session(root: Path, name: Callable[[int], str], n: int = 36) -> str:
-    """``n`` frames at ``name(k)``, all linked by same-scene, neighbours strongest: the note's message."""
-    for k in range(n):
-        save(photo(900 + k, (64, 48)), root / name(k), quality=90)
-    (root / "leakcheck.yaml").write_text(POLICY)
-    policy = load(root / "leakcheck.yaml")
-    inv = groups.resolve(inventory.scan(policy))
-    sigs = signatures.compute(inv.records, policy, open_store(None), RunOptions(jobs=1))
-    row = {r.path: i for i, r in enumerate(inv.records)}
-    r = [row[name(k)] for k in range(n)]
-    links = [Match(r[a], r[b], "same-scene", 60.0 - (b - a)) for a in range(n) for b in range(a + 1, n)]
-    (note,) = [f for f in findings.build(links, inv, sigs, policy).findings if f.kind == "shared-scene"]
+def _session(root: Path, name: Callable[[int], str]) -> str:
+    """36 frames at ``name(k)``, all linked by same-scene, neighbours strongest: the note's message."""
+    report = _report(root, name, n=36, inliers=lambda apart: 60.0 - apart)
+    (note,) = [f for f in report.findings if f.kind == "shared-scene"]
     return note.message
 
 
