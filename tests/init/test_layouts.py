@@ -290,3 +290,19 @@ def test_images_beside_json_annotations_are_not_called_a_yolo_layout(tmp_path: P
         (tmp_path / f"{split}/annotations/{k}.json").write_text("{}")
     found = " ".join(recognise.detect(tmp_path).found)
     assert "YOLO" not in found and "in images/ (not a class folder)" in found, found
+
+
+def test_of_two_exports_the_data_yaml_passed_over_is_named(tmp_path: Path) -> None:
+    """Two Roboflow exports of one set side by side (the held-out probe's AMV_Exam): `init` uses the split
+    folders of both, and the Warning names which export's data.yaml it passed over, not "the YOLO data.yaml"."""
+    from pytest_leakcheck.testing import photo, save
+
+    for export in ("boxes.v1", "polygons.v2"):
+        for split, n in (("train", 3), ("valid", 1)):
+            for k in range(n):
+                save(photo(k + 10 * len(split)), tmp_path / f"{export}/{split}/images/p{k}_{export[-2:]}.jpg")
+                (tmp_path / f"{export}/{split}/labels").mkdir(exist_ok=True)
+        (tmp_path / f"{export}/data.yaml").write_text("train: ../train/images\nval: ../valid/images\nnc: 1\n")
+    layout = recognise.detect(tmp_path)
+    passed = [w for w in layout.warnings if "those are used" in w]
+    assert passed and passed[0].startswith(("the YOLO boxes.v1/data.yaml assign", "the YOLO polygons.v2/data.yaml assign")), passed
