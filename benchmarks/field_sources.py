@@ -155,6 +155,30 @@ SOURCES: tuple[Source, ...] = (
            "of each train source; data.yaml names a test split that is not there",
            "roboflow source names (none crosses splits; 1-14- is Windows batch numbering: recording 1, "
            "frame 14); neighbouring frames of one recording cross train/valid (by eye)"),
+    Source("screws", "waterandstuff/AMV_Exam", "ce26c6a5c7aa130db75a4115eaabe8aebcd84a6c", "",
+           "two Roboflow YOLOv11 exports (boxes, polygons) of one set of 100 webcam photos (640x480) of screws on "
+           "one table, split differently, 3 augmented versions of each train source; the 100 originals beside them "
+           "(Billeder/, picture_N.jpg); Ultralytics training runs named by project= (Model_poly/Poly_run12/) "
+           "and prediction runs inside the test folders (test/Poly_run12/)",
+           "roboflow source names: 39 sources in two splits across the two exports (byte-identical uploads); "
+           "within one export none crosses; by eye, other arrangements of screws on the one table are not copies",
+           exclude=("Screw Detection.v1-bounding-box-screw-detection.yolov11.zip",
+                    "Miniprojekt.v2-polygon-screw-detection.yolov11.zip", "Model_Bounding/Box_run13/weights",
+                    "Model_poly/Poly_run1/weights", "Model_poly/Poly_run12/weights", "output_*.mp4",
+                    "Screw Detection.v1-bounding-box-screw-detection.yolov11/test/*/0.avi")),
+    Source("webcam", "aitkherimed1228/Yolov10_project", "9b895c03691c7cd70d7005fbf48403476f22458f", "",
+           "Roboflow YOLOv9 export (detection-2/, data.yaml naming Colab paths) of 355 frames of one webcam session "
+           "(opencv_frame_N, 640x640 stretched): one person holding a wallet, a phone or earbuds; 2 versions of each "
+           "train source; Ultralytics runs/ beside it",
+           "roboflow source names (none crosses splits); by eye, neighbouring frames are one moment across splits "
+           "(opencv_frame_112 in test, _111 in train: pHash 0), folded into one shared-scene note",
+           exclude=("video.mp4", "weights", "runs/detect/predict/video.avi", "runs/detect/train/weights", ".config")),
+    Source("cells", "liuzij0206/YOLO5s", "6fb23db82c3228cedb093ff315e43624fe57ecf5", "data",
+           "YOLO layout (train/, valid/, no data.yaml) of 1,262 greyscale fluorescence-microscope fields (256x256) of "
+           "dividing bacteria: a Roboflow export named strain, day and field (DR-WT-561-0314_36_jpg.rf.…) merged with "
+           "265 plain-numbered frames (000100.jpg)",
+           "roboflow source names (none crosses splits); every day (DR-WT-561-0314) has fields in both splits; by eye, "
+           "fields of different days look alike (homogeneous cells) and no copy was seen"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),

@@ -71,6 +71,13 @@ def roboflow_name(path: str) -> bool:
     return _ROBOFLOW.search(path) is not None
 
 
+def roboflow_stem(path: str) -> str | None:
+    """The upload's name of a Roboflow export name, whatever it is (``25`` of ``25_jpg.rf.<hash>.jpg``,
+    ``opencv_frame_112`` of ``opencv_frame_112_png.rf.<hash>.jpg``), or None for any other name."""
+    m = _ROBOFLOW.search(path)
+    return _INNER_EXT.sub("", m.group(1)) if m else None
+
+
 def roboflow_source(path: str) -> str | None:
     """The photograph ``path`` was exported from (``IMG_2447`` of ``…/IMG_E2447_jpg.rf.<hash>.jpg``),
     or None when the name is no Roboflow export name or its source is only a number or a download's default name."""

@@ -73,7 +73,7 @@ def measure(guess: Guess, files: list[str]) -> Coverage:
             split_folders.setdefault(folder, []).append((p, bool(rows.get(p))))
     left = tuple((f, len(ps)) for f, ps in sorted(split_folders.items()) if not any(a for _, a in ps))
     stray: tuple[tuple[str, int], ...] = ()
-    if what(guess) == _NAMES["yolo"]:
+    if _source(guess)[0] == "yolo":
         names = {p.rsplit("/", 1)[-1] for p in images if rows.get(p)}
         stray = tuple((f, n) for f, n in left if all(p.rsplit("/", 1)[-1] in names for p, _ in split_folders[f]))
         left = tuple(x for x in left if x not in stray)
@@ -125,9 +125,17 @@ _NAMES = {"coco": "the COCO files", "lists": "the split lists", "yolo": "the YOL
 
 def what(guess: Guess) -> str:
     """``the COCO files``: the source of a guess, by the key its ``splits:`` text opens with."""
-    lines = guess.splits_yaml.splitlines()
-    key = lines[1].strip().split(":", 1)[0] if len(lines) > 1 else ""
+    key, path = _source(guess)
+    if key == "yolo" and "/" in path:  # one export of several in the tree: say which file
+        return f"the YOLO {path}"
     return _NAMES.get(key, "the split folders")
+
+
+def _source(guess: Guess) -> tuple[str, str]:
+    """The key a guess's ``splits:`` text opens with, and its value (``yolo``, ``sub/data.yaml``)."""
+    lines = guess.splits_yaml.splitlines()
+    key, _, value = lines[1].strip().partition(":") if len(lines) > 1 else ("", "", "")
+    return key, value.split("#", 1)[0].strip().strip('"')
 
 
 def _summary(coverage: Coverage) -> str:

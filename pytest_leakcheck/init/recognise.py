@@ -227,6 +227,10 @@ def _images(root: Path) -> tuple[list[str], Counter[str], list[str]]:
     for folder, dirs, names in os.walk(root):
         base = Path(folder).relative_to(root).as_posix()
         prefix = "" if base == "." else base + "/"
+        if base != "." and toolout.ran_here(folder, dirs, names):  # a run named anything: by what it holds
+            tools.append(base)
+            dirs[:] = []
+            continue
         tools += [prefix + d for d in sorted(dirs) if d in TOOL_OUTPUT]
         dirs[:] = visible(dirs)
         out += [prefix + n for n in sorted(names) if not n.startswith(".") and (

@@ -193,6 +193,10 @@ def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Poli
     one = scenenames.joined(scene.links, lambda r: inv.records[r].path, lambda r: inv.records[r].split, held)
     if one is not None:
         what += one.clause()
+    near = None
+    if one is None and crossing:  # one recording holding the dataset: its neighbouring frames still say a leak
+        near = scenenames.neighbours(strongest[:min(crossing, MAX_PAIRS)], lambda r: inv.records[r].path)
+        what += near.clause() if near is not None else ""
 
     # A few members from each split stand for the scene; the JSON's pairs give its strongest links.
     sample: list[int] = []
@@ -208,7 +212,8 @@ def _scene(scene: clusters.Scene, inv: Inventory, sigs: Signatures, policy: Poli
         message=what,
         strength=0.0,
         # Counted for the report's note: the text report lists 50 findings, and a note comes last.
-        evidence={"recording_links": float(one.links)} if one is not None else {},
+        evidence=({"recording_links": float(one.links)} if one is not None
+                  else {"neighbour_links": float(near.links)} if near is not None else {}),
     )
 
 

@@ -12,6 +12,14 @@ names differ only in their last number, the note says so and points to a group
 rule, the one thing that keeps a recording in one split.  Clips of one fixed
 camera kept apart (``clip6/000000.jpg`` in test, ``clip1/000000.jpg`` in train)
 are named as two recordings and get no such line.
+
+A Roboflow export renames each frame ``<source>_<ext>.rf.<hash>.<ext>``: the source is read
+(``opencv_frame_112`` of ``opencv_frame_112_png.rf.1795….jpg``), or no export of a video would
+ever be named as one.  And one webcam session exported whole (``opencv_frame_0`` to ``_205``:
+held-out probe of stop 55, ``aitkherimed1228/Yolov10_project`` at 9b895c0) is one recording holding
+the dataset, which a group rule cannot split; there the names still say that the note's strongest
+links across splits join neighbouring frames (``opencv_frame_112`` in test, ``_111`` in train,
+pHash 0), near copies of one moment, which :func:`neighbours` reports.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..detectors.homogeneity import CAMERA_NAMES
+from ..files.exportnames import roboflow_stem
 from ..search.kernels import Match
 
 #: Share of the links across splits that must join files of one recording for the note to say so.
@@ -44,8 +53,7 @@ def recording(path: str) -> str | None:
     ``clip3/#`` of ``train/clip3/00035.jpg``); None without a frame number or such a word
     (``IMG_0001``: a counter every recording shares)."""
     *folders, name = path.split("/")
-    stem = name.rpartition(".")[0] or name
-    found = _FRAME.match(stem)
+    found = _FRAME.match(_stem(name))
     if found is None:
         return None
     key = found.group(1)
@@ -116,3 +124,49 @@ def joined(links: Sequence[Match], path_of: Callable[[int], str], split_of: Call
     if not crossing or total < MIN_SHARE * len(crossing):
         return None
     return Joined(total, len(crossing), tuple(k for k, _ in same.most_common(SHOWN)))
+
+
+#: Frame numbers at most this far apart are neighbours: a fraction of a second of video, a burst.
+NEIGHBOURS = 5
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """A note's strongest links across splits that join neighbouring frames of one recording."""
+
+    links: int
+    of: int
+    #: The strongest such link's two files.
+    example: tuple[str, str]
+
+    def clause(self) -> str:
+        a, b = (p.rsplit("/", 1)[-1] for p in self.example)
+        return (f"; {self.links} of its {self.of} strongest links across splits join neighbouring frames of one "
+                f"recording (numbers at most {NEIGHBOURS} apart, e.g. {a} ~ {b}): near copies of one moment on "
+                "both sides of the split, which these detectors cannot tell from the scene's other shots; keep "
+                "each run of frames in one split (docs/policy-groups.md)")
+
+
+def neighbours(strongest: Sequence[Match], path_of: Callable[[int], str]) -> Neighbours | None:
+    """Whether most of a note's ``strongest`` links across splits (strongest first) join frames of one
+    recording numbered at most :data:`NEIGHBOURS` apart, whatever the recording's size, or None."""
+    near = []
+    for m in strongest:
+        a, b = path_of(m.i), path_of(m.j)
+        key = recording(a)
+        if key is not None and key == recording(b) and abs(_number(a) - _number(b)) <= NEIGHBOURS:
+            near.append((a, b))
+    if not strongest or len(near) < MIN_SHARE * len(strongest):
+        return None
+    return Neighbours(len(near), len(strongest), near[0])
+
+
+def _number(path: str) -> int:
+    """The frame number of a path :func:`recording` reads (its name's last number)."""
+    found = _FRAME.match(_stem(path.rsplit("/", 1)[-1]))
+    return int(found.group(2)) if found else -1
+
+
+def _stem(name: str) -> str:
+    """A file name without its extension, or a Roboflow export name's upload (``opencv_frame_112``)."""
+    return roboflow_stem(name) or name.rpartition(".")[0] or name

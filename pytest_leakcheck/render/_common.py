@@ -114,14 +114,21 @@ def recording_lines(findings: Sequence[Finding]) -> list[str]:
     shown by default, since the text report lists 50 findings and such a note, the only word on a
     clip split at random, comes after every copy."""
     notes = [f for f in findings if f.kind == "shared-scene" and f.evidence.get("recording_links")]
-    if not notes:
-        return []
-    links = int(sum(f.evidence["recording_links"] for f in notes))
-    return [f"note: {len(notes)} shared-scene warning{'s' * (len(notes) != 1)} join{'s' * (len(notes) == 1)} "
-            f"files named as one recording across splits ({links} links: frames of one video?); the pixel "
-            "search cannot prove such a leak, a group rule can (`regex:` on the names, `folder_depth:` on "
-            "folders: docs/policy-groups.md); each note names its recordings and a rule (`--max-findings 0` "
-            "shows every note)"]
+    near = [f for f in findings if f.kind == "shared-scene" and f.evidence.get("neighbour_links")]
+    out = []
+    if notes:
+        links = int(sum(f.evidence["recording_links"] for f in notes))
+        out.append(f"note: {len(notes)} shared-scene warning{'s' * (len(notes) != 1)} join{'s' * (len(notes) == 1)} "
+                   f"files named as one recording across splits ({links} links: frames of one video?); the pixel "
+                   "search cannot prove such a leak, a group rule can (`regex:` on the names, `folder_depth:` on "
+                   "folders: docs/policy-groups.md); each note names its recordings and a rule (`--max-findings 0` "
+                   "shows every note)")
+    if near:
+        out.append(f"note: {len(near)} shared-scene warning{'s' * (len(near) != 1)} join{'s' * (len(near) == 1)} "
+                   "neighbouring frames of one recording across splits (their strongest links: near copies of one "
+                   "moment, which the pixel search cannot tell from other shots of the scene); each note names an "
+                   "example (`--max-findings 0` shows every note)")
+    return out
 
 
 def headline(f: Finding, max_members: int = 4) -> str:

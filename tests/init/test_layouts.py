@@ -91,6 +91,42 @@ def test_a_training_run_beside_the_data_is_not_a_split(tmp_path: Path) -> None:
     assert not [f for f in report.findings if f.kind == "unassigned-file"]
 
 
+def test_a_run_named_anything_is_known_by_what_it_holds(tmp_path: Path) -> None:
+    """Ultralytics' ``project=``/``name=`` put a training run beside the export (``Model_poly/Poly_run12/``)
+    and a prediction run inside a split folder (``test/Poly_run12/``: the test images again, boxes drawn,
+    and ``labels/``). The held-out probe's AMV_Exam: 13 warnings of files in no split, and the prediction
+    run read as a class folder of test that outvoted the data.yaml."""
+    from pytest_leakcheck.testing import photo, save
+
+    for split, n in (("train", 4), ("valid", 2), ("test", 2)):
+        for k in range(n):
+            save(photo(k + 10 * len(split)), tmp_path / f"{split}/images/{split}{k}.jpg")
+            (tmp_path / f"{split}/labels").mkdir(exist_ok=True)
+            (tmp_path / f"{split}/labels/{split}{k}.txt").write_text("0 0.5 0.5 0.2 0.2\n")
+    (tmp_path / "data.yaml").write_text("train: ../train/images\nval: ../valid/images\ntest: ../test/images\nnc: 1\n")
+    for k in range(2):  # the prediction run: the test images under their own names, and its labels
+        save(photo(k + 40), tmp_path / f"test/Poly_run12/test{k}.jpg")
+        (tmp_path / "test/Poly_run12/labels").mkdir(exist_ok=True)
+        (tmp_path / f"test/Poly_run12/labels/test{k}.txt").write_text("0 0.5 0.5 0.2 0.2 0.9\n")
+    run = tmp_path / "Model_poly/Poly_run12"
+    save(photo(60), run / "train_batch0.jpg")
+    save(photo(61), run / "labels_correlogram.jpg")
+    (run / "args.yaml").write_text("task: segment\n")
+    layout = recognise.detect(tmp_path)
+    assert layout.ignore == ("Model_poly/Poly_run12/**", "test/Poly_run12/**"), layout.ignore
+    assert "yolo: data.yaml" in layout.splits_yaml, layout.splits_yaml
+    assert not any("class folder" in line for line in layout.found), layout.found
+    (tmp_path / "leakcheck.yaml").write_text(recognise.policy_text(layout))
+    from pytest_leakcheck import check
+
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    assert not [f for f in report.findings if f.kind == "unassigned-file"]
+    # A folder of images beside images/ under other names, or with no labels/, is still data.
+    save(photo(70), tmp_path / "test/extra/other.jpg")
+    (tmp_path / "test/extra/labels").mkdir()
+    assert "test/extra/**" not in recognise.detect(tmp_path).ignore
+
+
 def test_a_data_yaml_whose_paths_are_elsewhere_is_named_when_folders_are_used(tmp_path: Path) -> None:
     """A trainer's data.yaml names its own machine's paths (`D:/…`): `init` falls back to the split
     folders and says which file it passed over and why, instead of nothing."""
@@ -304,3 +340,19 @@ def test_masks_inside_split_folders_are_ignored_so_they_cannot_hide_a_copy(tmp_p
     assert recognise.detect(tmp_path / "b").ignore == ("test/*_mask.png", "train/*_mask.png")
     # Photos are never masks, whatever their names: a folder of photos beside the masks stays data.
     assert not any("images" in glob for glob in recognise.detect(tmp_path / "a").ignore)
+
+
+def test_of_two_exports_the_data_yaml_passed_over_is_named(tmp_path: Path) -> None:
+    """Two Roboflow exports of one set side by side (the held-out probe's AMV_Exam): `init` uses the split
+    folders of both, and the Warning names which export's data.yaml it passed over, not "the YOLO data.yaml"."""
+    from pytest_leakcheck.testing import photo, save
+
+    for export in ("boxes.v1", "polygons.v2"):
+        for split, n in (("train", 3), ("valid", 1)):
+            for k in range(n):
+                save(photo(k + 10 * len(split)), tmp_path / f"{export}/{split}/images/p{k}_{export[-2:]}.jpg")
+                (tmp_path / f"{export}/{split}/labels").mkdir(exist_ok=True)
+        (tmp_path / f"{export}/data.yaml").write_text("train: ../train/images\nval: ../valid/images\nnc: 1\n")
+    layout = recognise.detect(tmp_path)
+    passed = [w for w in layout.warnings if "those are used" in w]
+    assert passed and passed[0].startswith(("the YOLO boxes.v1/data.yaml assign", "the YOLO polygons.v2/data.yaml assign")), passed

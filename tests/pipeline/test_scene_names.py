@@ -20,8 +20,10 @@ from pytest_leakcheck.testing import photo, save
 POLICY = "version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n"
 
 
-def _report(root: Path, name: Callable[[int], str], n: int = 40, web: int = 36) -> Report:
-    """``n`` photos at ``name(k)``; the first ``web`` all linked by same-scene: the report."""
+def _report(root: Path, name: Callable[[int], str], n: int = 40, web: int = 36,
+            inliers: Callable[[int], float] = lambda apart: 60.0) -> Report:
+    """``n`` photos at ``name(k)``; the first ``web`` all linked by same-scene (``inliers`` of the
+    frames' distance apart): the report."""
     for k in range(n):
         save(photo(700 + k, (64, 48)), root / name(k), quality=90)
     (root / "leakcheck.yaml").write_text(POLICY)
@@ -30,7 +32,7 @@ def _report(root: Path, name: Callable[[int], str], n: int = 40, web: int = 36) 
     sigs = signatures.compute(inv.records, policy, open_store(None), RunOptions(jobs=1))
     row = {r.path: i for i, r in enumerate(inv.records)}
     r = [row[name(k)] for k in range(n)]
-    links = [Match(r[a], r[b], "same-scene", 60.0) for a in range(web) for b in range(a + 1, web)]
+    links = [Match(r[a], r[b], "same-scene", inliers(b - a)) for a in range(web) for b in range(a + 1, web)]
     return findings.build(links, inv, sigs, policy)
 
 
@@ -82,3 +84,36 @@ def test_what_a_frame_name_says_of_its_recording() -> None:
     assert recording("train/images/000123.jpg") is None  # a data folder, then a split folder
     assert recording("photos/IMG_0001.jpg") is None  # a camera's counter names no recording
     assert recording("train/scene.jpg") is None
+
+
+HASH = "0123456789abcdef0123456789abcdef"
+
+
+def test_a_roboflow_export_name_is_read_as_its_upload() -> None:
+    """Roboflow renames each frame ``<upload>_<ext>.rf.<hash>.<ext>``: the upload names the recording
+    (muzzle's ``30_sequence30_12``), or no export of a video would ever be named as one."""
+    assert recording(f"train/30_sequence30_12_jpg.rf.{HASH}.jpg") == "30_sequence30_#"
+    assert recording(f"test/images/cam1_clip2_000035_png.rf.{HASH}.jpg") == "cam1_clip2_#"
+    assert recording(f"train/images/25_jpg.rf.{HASH}.jpg") is None  # a bare upload number names nothing
+
+
+def _session(root: Path, name: Callable[[int], str]) -> str:
+    """36 frames at ``name(k)``, all linked by same-scene, neighbours strongest: the note's message."""
+    report = _report(root, name, n=36, inliers=lambda apart: 60.0 - apart)
+    (note,) = [f for f in report.findings if f.kind == "shared-scene"]
+    return note.message
+
+
+def test_one_webcam_session_split_by_frame_says_its_neighbours_cross(tmp_path: Path) -> None:
+    """One session exported whole (``opencv_frame_N``: held-out probe of stop 55, 355 frames): the
+    recording is the dataset, so no group rule splits it, yet its strongest links across splits join
+    frames one apart (pHash 0 by eye the same moment): the note says so, where it said nothing."""
+    message = _session(tmp_path, lambda k: f"{'train' if k % 2 else 'test'}/opencv_frame_{k}_png.rf.{HASH}.jpg")
+    assert "strongest links across splits join neighbouring frames of one recording" in message, message
+    assert "named as one recording" not in message
+
+
+def test_far_apart_frames_are_no_neighbours(tmp_path: Path) -> None:
+    """The same links between frames numbered 10 apart (a shot every few seconds): no such line."""
+    message = _session(tmp_path, lambda k: f"{'train' if k % 2 else 'test'}/opencv_frame_{10 * k}_png.rf.{HASH}.jpg")
+    assert "cross splits" in message and "neighbouring" not in message
