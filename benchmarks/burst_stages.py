@@ -52,6 +52,7 @@ def spied_check(policy: Path, jobs: int, out: Path) -> tuple[dict, dict]:
     """The report of a cold check without group rules, and what same-scene's search saw."""
     from pytest_leakcheck.cli import main
     from pytest_leakcheck.detectors.same_scene import find
+    from pytest_leakcheck.pipeline import clusters
 
     raw = yaml.safe_load(policy.read_text())
     raw.pop("groups", None)
@@ -66,26 +67,31 @@ def spied_check(policy: Path, jobs: int, out: Path) -> tuple[dict, dict]:
                     counts={(min(i, j), max(i, j)): c for (i, j), (c, _) in zip(search.pairs, verified)})
         return real(run, settings, name, search, verified)
 
-    find._finish = spy
+    grouping = clusters.group
+
+    def scenes(matches: Any, judge: Any, images: int) -> Any:
+        # The report lists a few of a note's files; the grouping holds them all.
+        out = grouping(matches, judge, images)
+        seen["noted"] = {r for scene in out.scenes for r in scene.rows}
+        return out
+
+    find._finish, clusters.group = spy, scenes
     try:
         main(["check", "--policy", str(bare), "--format", "json", "-o", str(out), "-j", str(jobs), "-q", "--no-cache"])
     finally:
-        find._finish = real
+        find._finish, clusters.group = real, grouping
         bare.unlink(missing_ok=True)
     return json.loads(out.read_text()), seen
 
 
-def together(report: dict) -> tuple[set[frozenset[str]], set[str]]:
-    """File pairs sharing a pixel finding, and the files in a shared-scene note."""
+def together(report: dict) -> set[frozenset[str]]:
+    """File pairs sharing a pixel finding."""
     linked: set[frozenset[str]] = set()
-    noted: set[str] = set()
     for finding in report["findings"]:
-        paths = sorted(m["path"] for m in finding["members"])
-        if finding["kind"] == "shared-scene":
-            noted.update(paths)
-        elif finding["kind"] in field.PIXEL_KINDS:
+        if finding["kind"] in field.PIXEL_KINDS:
+            paths = sorted(m["path"] for m in finding["members"])
             linked.update(frozenset((a, b)) for k, a in enumerate(paths) for b in paths[k + 1:])
-    return linked, noted
+    return linked
 
 
 def inliers(seen: dict, i: int, j: int) -> int:
@@ -111,7 +117,8 @@ def stage(seen: dict, i: int, j: int, linked: bool, noted: bool) -> str:
 
 def stages(report: dict, seen: dict, truth: field_truth.Truth) -> tuple[collections.Counter, collections.Counter]:
     """Cross-split burst pairs by stage, and held-out burst files by the furthest stage of their pairs."""
-    linked, noted = together(report)
+    linked = together(report)
+    noted = {seen["paths"][r] for r in seen.get("noted", ())}
     row = {p: k for k, p in enumerate(seen["paths"])}
     split = dict(zip(seen["paths"], seen["split_of"]))
     pairs: collections.Counter = collections.Counter()
