@@ -100,6 +100,10 @@ class Detector:
     lower_is_stronger: ClassVar[bool] = False
     #: Its matches carry a zoom and shift (the review page's heatmap follows them).
     aligns: ClassVar[bool] = False
+    #: Whether its error-level matches are copies even inside a web over most of the dataset (a
+    #: ``shared-scene`` note, ``pipeline/clusters.py``): its verdict rules out another shot of a fixed
+    #: scene by itself, so such links are not folded into the note however many files they touch.
+    stands_out_of_scene: ClassVar[bool] = False
     #: Settings when the policy does not mention the detector.
     default: ClassVar[Any] = Severity()
 

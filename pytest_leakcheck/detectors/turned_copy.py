@@ -264,6 +264,12 @@ class TurnedCopy(Detector):
     evidence_value = "copy turned, sheared or shifted, detail {:.3f}"
     default = Severity("error")
     init_keys = (("severity", "a same-scene match that is one picture turned a few degrees (docs/detectors.md)"),)
+    # A fixed camera's shots are never judged here (no turn, no zoom, no shift: aligned's), and the
+    # error level is raised over this dataset's own impostors (``impostor_level``), so an error-level
+    # turned copy inside a dataset-wide web is a copy: ``brush`` of ``benchmarks/field.py`` (bearing
+    # shells on black, one web of 3,069 images) had 5,032 across splits, 16 of 16 sampled the same
+    # shell (``benchmarks/burst_stages.py``), all folded into the note because they touch most of it.
+    stands_out_of_scene = True
 
     def families(self, settings: Severity, policy: PolicyView) -> tuple[Family, ...]:
         if settings.severity == "off" or policy.detectors.same_scene.severity == "off":

@@ -98,6 +98,9 @@ class Judge:
     order: Callable[[Match], tuple]
     #: Whether a match joins files of two splits (a leak, where a within-split one is not).
     crossing: Callable[[Match], bool]
+    #: Whether an error-level match stands out of a whole-dataset web however much of it such
+    #: links touch (``Detector.stands_out_of_scene``: its verdict is a copy's, never a fixed scene's).
+    stands: Callable[[Match], bool] = lambda m: False
 
 
 def group(matches: Sequence[Match], judge: Judge, images: int) -> Grouping:
@@ -147,7 +150,9 @@ def _standing(matches: Sequence[Match], judge: Judge, everything: UnionFind, who
     Error-level links stand out when they touch few of the web's files (at most STAND_OUT of
     them) and, taken alone, join at most MAX_MEMBERS files each; otherwise (a fixed camera whose
     shots pass the error levels: 13 of 32 board shots in ``test_findings_shape.py``) they are
-    the scene and are folded with it.
+    the scene and are folded with it.  A detector whose verdict rules out a fixed scene
+    (``Judge.stands``: a turned copy) stands out however many files its links touch; the
+    clusters it makes are capped at MAX_MEMBERS as any.
     """
     strong = [m for m in matches if not judge.warning(m) and not judge.exact(m) and everything.find(m.i) in whole]
     if not strong:
@@ -157,8 +162,8 @@ def _standing(matches: Sequence[Match], judge: Judge, everything: UnionFind, who
         uf.union(m.i, m.j)
     touched = Counter(everything.find(r) for r in uf.parent)
     rows = Counter(everything.find(r) for r in everything.parent)
-    return {id(m) for m in strong if uf.size[uf.find(m.i)] <= MAX_MEMBERS
-            and touched[everything.find(m.i)] <= STAND_OUT * rows[everything.find(m.i)]}
+    return {id(m) for m in strong if judge.stands(m) or (uf.size[uf.find(m.i)] <= MAX_MEMBERS
+            and touched[everything.find(m.i)] <= STAND_OUT * rows[everything.find(m.i)])}
 
 
 def _merge(kept: Sequence[Match], judge: Judge) -> tuple[UnionFind, list[Match]]:

@@ -93,6 +93,7 @@ def _clusters(matches: Sequence[Match], inv: Inventory, sigs: Signatures, policy
         exact=lambda m: detectors.get(m.detector).kind in EXACT_KINDS,
         order=lambda m: _merge_order(m, policy, rank, inv),
         crossing=lambda m: inv.records[m.i].split != inv.records[m.j].split,
+        stands=lambda m: detectors.get(m.detector).stands_out_of_scene,
     )
     grouping = clusters.group(matches, judge, int(sum(bool(v) for v in sigs.valid)))
     out = [f for root in sorted(grouping.clusters)

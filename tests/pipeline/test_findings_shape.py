@@ -130,6 +130,24 @@ def test_a_copy_standing_out_of_a_web_of_warning_links_stays_an_error(tmp_path: 
     assert not report.errors and [f.kind for f in report.findings] == ["shared-scene"]
 
 
+def test_turned_copies_stand_out_of_a_web_however_many_files_they_touch(tmp_path: Path) -> None:
+    """36 of 40 files joined by weak same-scene links (one part shot again and again) and 18 turned copies
+    across splits among them, touching every file of the web (``brush``: bearing shells, each shell's turned
+    copies in train and test): each copy is a near-duplicate error, the web still a note.  Error links that
+    touch as much of the web by pHash (a fixed camera passing the hash level) are folded with it."""
+    policy, inv, sigs, r = _dataset(tmp_path, 40)
+    web = [Match(r[a], r[b], "same-scene", 60.0) for a in range(36) for b in range(a + 1, 36)]
+    turned = [Match(r[a], r[a + 1], "turned-copy", 0.95) for a in range(0, 36, 2)]
+    report = findings.build([*web, *turned], inv, sigs, policy)
+    assert [f.kind for f in report.findings if f.kind == "shared-scene"] == ["shared-scene"]
+    assert len(report.errors) == 18
+    assert all(f.kind == "near-duplicate" and len(f.members) == 2 for f in report.errors)
+    assert {frozenset(m.path for m in f.members) for f in report.errors} == {
+        frozenset((inv.records[r[a]].path, inv.records[r[a + 1]].path)) for a in range(0, 36, 2)}
+    hashed = [Match(m.i, m.j, "phash", 2.0) for m in turned]
+    assert not findings.build([*web, *hashed], inv, sigs, policy).errors
+
+
 def test_a_web_of_warning_links_is_one_note_not_a_finding_per_pair(tmp_path: Path) -> None:
     """30 files of 80 linked pairwise by same-scene links at warning (one board design among
     others): one note, not 435 pair warnings nor one finding of 30 files."""
