@@ -76,6 +76,7 @@ _COLS = 32  # candidates per product in a block
 #: windows, the high-passed squares): among 12,887 MRI slices, alike by nature, most candidates
 #: pass the 16 px gate, and a search block of 1,024 queries held 9,000 such pairs, 280 MB, on each
 #: of the search's two threads (``tumor`` of benchmarks/field.py, checked with --no-cache).
+#: :func:`fine` holds each distinct query view's three zooms (12 KB) for the whole chunk.
 VERIFY_PAIRS = 2048
 FINE_REACH = 1  # px at 32 px around the coarse estimate: the coarse grid steps 2 px
 
