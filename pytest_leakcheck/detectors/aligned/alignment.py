@@ -217,10 +217,9 @@ def coarse(qgrey: np.ndarray, cand: np.ndarray, tmpl: np.ndarray) -> tuple[np.nd
 class Rows:
     """Each pair's grey square as a row of ``grey`` (``grey[idx]``).
 
-    A query meets several candidates, and a reference several queries (13,026 pairs verified
-    among `chess`'s 289 photos, 3,620 distinct query views and 2,645 distinct references:
-    ``benchmarks/field.py``); :func:`fine` and :func:`detail` zoom, blur and high-pass each
-    distinct square once and gather the pairs' windows from it. The products are the same
+    A query meets several candidates, and a reference several queries (the calibration scores
+    every retrieved candidate of a row): :func:`fine` and :func:`detail` zoom, blur and high-pass
+    each distinct square once and gather the pairs' windows from it. The products are the same
     per square (one BLAS product each, whatever the stack), so the same scores.
     """
 
@@ -329,8 +328,7 @@ def detail(qgrey: np.ndarray | Rows, rgrey: np.ndarray | Rows, flipped: np.ndarr
     n = len(qr.idx)
     side = S - T + 1
     sy, sx = shift // side, shift % side
-    first, which = _distinct(qr.idx, flipped.astype(np.int64), zoom)
-    u = first
+    u, which = _distinct(qr.idx, flipped.astype(np.int64), zoom)
     q = _high_pass(_FINE[zoom[u]], _WIDE_FINE[zoom[u]], _mirror(qr.grey[qr.idx[u]], flipped[u]))
     rows = (sy[:, None] + np.arange(T))[:, :, None]
     cols = (sx[:, None] + np.arange(T))[:, None, :]
