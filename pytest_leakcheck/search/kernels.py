@@ -64,8 +64,9 @@ def mask_diagonal(block: np.ndarray, a0: int, b0: int, value: float) -> None:
 def _popcount_block(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
     """Hamming distances between (Na, W) and (Nb, W) uint64 words, as (Na, Nb) uint8 (one word) or uint16.
 
-    With the faiss extra, faiss's kernel (``popcount.py``): the same distances in the same dtype, 6-10
-    times faster on a block of 1,600 x 1,600 64- and 256-bit hashes (``benchmarks/popcount_speed.py``).
+    With the faiss extra, faiss's kernel (``popcount.py``): the same distances in the same dtype, 2-5
+    times faster on a block of 1,600 x 1,600 64-bit hashes, 9-22 times on 256-bit ones
+    (``benchmarks/popcount_speed.py``, a loaded 2-core machine).
     """
     fast = popcount.matrix(qa.view(np.uint8), qb.view(np.uint8))
     if fast is not None:

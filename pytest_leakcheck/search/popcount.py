@@ -1,11 +1,11 @@
 """Hamming distance matrices between packed binary codes by faiss's popcount kernel (the ``faiss`` extra).
 
 numpy has no popcount of a whole row: its Hamming matrices are one XOR and one
-``bitwise_count`` pass per 64-bit word, each writing the full matrix, and they were
-the largest part of same-scene's verification (384 x 384 ORB descriptors of 32 bytes:
-about 0.7 ms a pair, against about 0.07 ms here) and of the hash searches. faiss
-counts a pair's words in registers, on the calling thread. The distances are
-integers, so the same either way: callers fall back to numpy where faiss is missing.
+``bitwise_count`` pass per 64-bit word, each writing the full matrix. They were a large part
+of same-scene's verification (384 x 384 ORB descriptors of 32 bytes: 0.7-1.4 ms a pair, against
+0.07-0.08 ms here, ``benchmarks/popcount_speed.py``) and of the hash searches. faiss counts a
+pair's words in registers, on the calling thread. The distances are integers, so the same
+either way: callers fall back to numpy where faiss is missing.
 """
 
 from __future__ import annotations
