@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..orientation import turn_flat
-from . import mih, retrieval
+from . import mih, popcount, retrieval
 
 # Elements per block; bounds the temporaries of one step to ~32 MB.
 _BLOCK = 1 << 22
@@ -62,7 +62,15 @@ def mask_diagonal(block: np.ndarray, a0: int, b0: int, value: float) -> None:
 
 
 def _popcount_block(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
-    """Hamming distances between (Na, W) and (Nb, W) uint64 words, as (Na, Nb)."""
+    """Hamming distances between (Na, W) and (Nb, W) uint64 words, as (Na, Nb) uint8 (one word) or uint16.
+
+    With the faiss extra, faiss's kernel (``popcount.py``): the same distances in the same dtype, 2-5
+    times faster on a block of 1,600 x 1,600 64-bit hashes, 9-22 times on 256-bit ones
+    (``benchmarks/popcount_speed.py``, a loaded 2-core machine).
+    """
+    fast = popcount.matrix(qa.view(np.uint8), qb.view(np.uint8))
+    if fast is not None:
+        return fast.astype(np.uint8 if qa.shape[1] == 1 else np.uint16)
     d = np.bitwise_count(qa[:, None, 0] ^ qb[None, :, 0])
     if qa.shape[1] > 1:
         d = d.astype(np.uint16)

@@ -76,6 +76,7 @@ _COLS = 32  # candidates per product in a block
 #: windows, the high-passed squares): among 12,887 MRI slices, alike by nature, most candidates
 #: pass the 16 px gate, and a search block of 1,024 queries held 9,000 such pairs, 280 MB, on each
 #: of the search's two threads (``tumor`` of benchmarks/field.py, checked with --no-cache).
+#: :func:`fine` holds each distinct query view's three zooms (12 KB) for the whole chunk.
 VERIFY_PAIRS = 2048
 FINE_REACH = 1  # px at 32 px around the coarse estimate: the coarse grid steps 2 px
 
@@ -212,8 +213,38 @@ def coarse(qgrey: np.ndarray, cand: np.ndarray, tmpl: np.ndarray) -> tuple[np.nd
     return raw, best
 
 
-def fine(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray, shift: np.ndarray
-         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class Rows:
+    """Each pair's grey square as a row of ``grey`` (``grey[idx]``).
+
+    A query meets several candidates, and a reference several queries (the calibration scores
+    every retrieved candidate of a row): :func:`fine` and :func:`detail` zoom, blur and high-pass
+    each distinct square once and gather the pairs' windows from it. The products are the same
+    per square (one BLAS product each, whatever the stack), so the same scores.
+    """
+
+    grey: np.ndarray  # (M, S, S)
+    idx: np.ndarray  # (n,) into grey
+
+    def __len__(self) -> int:
+        return len(self.idx)
+
+
+def _rows(x: np.ndarray | Rows) -> Rows:
+    return x if isinstance(x, Rows) else Rows(np.asarray(x), np.arange(len(x)))
+
+
+def _distinct(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first pair of each distinct key (a tuple of small non-negative ints per pair) and each pair's one."""
+    key = np.zeros(len(keys[0]), np.int64)
+    for k in keys:
+        key = key * (int(k.max(initial=0)) + 1) + k
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def fine(qgrey: np.ndarray | Rows, rgrey: np.ndarray | Rows, flipped: np.ndarray, zoom: np.ndarray,
+         shift: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """32 px correlation of query/reference pairs near their coarse alignment.
 
     Around each pair's 16 px best (its mirror, ``zoom`` and ``shift``, an
@@ -221,33 +252,43 @@ def fine(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.nda
     the coarse one.  Textured copies (frogs, grass) lose correlation at
     16 px; the full resolution search recovers them.  Returns the scores, and
     each pair's best zoom (index into SCALES) and shift (index into the
-    (S - T + 1)^2 shifts at 32 px).
+    (S - T + 1)^2 shifts at 32 px).  Each distinct (query, mirror, zooms) and
+    reference is worked on once (:class:`Rows`).
     """
-    n = len(qgrey)
+    q, r = _rows(qgrey), _rows(rgrey)
+    n = len(q.idx)
     out = np.zeros(n, np.float32)
     best_zoom = np.zeros(n, np.int64)
     best_shift = np.zeros(n, np.int64)
     side, cside, reach = S - T + 1, S // 2 - T // 2 + 1, 2 * FINE_REACH + 1
-    for a in range(0, n, 128):
-        b = min(n, a + 128)
-        g = _mirror(qgrey[a:b], flipped[a:b])[:, None]
-        z0 = np.clip(zoom[a:b] - 1, 0, len(SCALES) - 3)
-        mats = _FINE[z0[:, None] + np.arange(3)]
+    z0 = np.clip(zoom - 1, 0, len(SCALES) - 3)
+    first, which = _distinct(q.idx, flipped.astype(np.int64), z0)
+    zoomed = np.empty((len(first), 3, S, S), np.float32)
+    for a in range(0, len(first), 128):
+        u = first[a:a + 128]
+        g = _mirror(q.grey[q.idx[u]], flipped[u])[:, None]
+        mats = _FINE[z0[u][:, None] + np.arange(3)]
         z = mats @ g @ mats.swapaxes(-1, -2)
         z -= z.mean((-1, -2), keepdims=True)
+        zoomed[a:a + len(u)] = z
+    view = np.lib.stride_tricks.sliding_window_view(zoomed, (T, T), axis=(2, 3))
+    refs, rwhich = np.unique(r.idx, return_inverse=True)
+    tmpl = np.concatenate([templates(r.grey[refs[a:a + 128]], coarse=False) for a in range(0, len(refs), 128)]
+                          or [np.zeros((0, T * T), np.float32)])
+    for a in range(0, n, 128):
+        b = min(n, a + 128)
         y0 = np.clip(2 * (shift[a:b] // cside) - FINE_REACH, 0, side - reach)
         x0 = np.clip(2 * (shift[a:b] % cside) - FINE_REACH, 0, side - reach)
-        view = np.lib.stride_tricks.sliding_window_view(z, (T, T), axis=(2, 3))
-        w = view[np.arange(b - a)[:, None, None, None], np.arange(3)[None, :, None, None],
+        w = view[which[a:b][:, None, None, None], np.arange(3)[None, :, None, None],
                  (y0[:, None] + np.arange(reach))[:, None, :, None],
                  (x0[:, None] + np.arange(reach))[:, None, None, :]].reshape(b - a, 3 * reach * reach, T * T)
         inv = _inverse_norms(w, T)
-        t = templates(rgrey[a:b], coarse=False)
+        t = tmpl[rwhich[a:b]]
         sc = np.matmul(w, t[:, :, None])[..., 0] * inv
         idx = sc.argmax(1)
         out[a:b] = sc[np.arange(b - a), idx]
         local = idx % (reach * reach)
-        best_zoom[a:b] = z0 + idx // (reach * reach)
+        best_zoom[a:b] = z0[a:b] + idx // (reach * reach)
         best_shift[a:b] = (y0 + local // reach) * side + x0 + local % reach
     return out, best_zoom, best_shift
 
@@ -273,24 +314,29 @@ def turn(grey: np.ndarray, orientations: Sequence[str]) -> np.ndarray:
     return out
 
 
-def detail(qgrey: np.ndarray, rgrey: np.ndarray, flipped: np.ndarray, zoom: np.ndarray,
+def detail(qgrey: np.ndarray | Rows, rgrey: np.ndarray | Rows, flipped: np.ndarray, zoom: np.ndarray,
            shift: np.ndarray, tiles: bool = True) -> np.ndarray:
     """Correlation of detail (high-pass images) at each pair's fine alignment: the verdict.
 
     The query is zoomed, mirrored and moved as :func:`fine` found best; both
     sides are high-passed (:func:`_high_pass`) and the reference's central
     T x T crop is correlated with the query's window there.  One window per
-    pair, so this costs a fraction of the search that found the alignment.
+    pair, so this costs a fraction of the search that found the alignment;
+    each distinct (query, mirror, zoom) and reference is high-passed once (:class:`Rows`).
     """
-    n = len(qgrey)
+    qr, rr = _rows(qgrey), _rows(rgrey)
+    n = len(qr.idx)
     side = S - T + 1
     sy, sx = shift // side, shift % side
-    q = _high_pass(_FINE[zoom], _WIDE_FINE[zoom], _mirror(qgrey, flipped))
+    u, which = _distinct(qr.idx, flipped.astype(np.int64), zoom)
+    q = _high_pass(_FINE[zoom[u]], _WIDE_FINE[zoom[u]], _mirror(qr.grey[qr.idx[u]], flipped[u]))
     rows = (sy[:, None] + np.arange(T))[:, :, None]
     cols = (sx[:, None] + np.arange(T))[:, None, :]
-    w = q[np.arange(n)[:, None, None], rows, cols].reshape(n, T * T)
+    w = q[which[:, None, None], rows, cols].reshape(n, T * T)
     off = (S - T) // 2
-    t = _high_pass(_BLUR, _WIDE_BLUR, np.asarray(rgrey, np.float32))[:, off:off + T, off:off + T].reshape(n, T * T)
+    refs, rwhich = np.unique(rr.idx, return_inverse=True)
+    t = _high_pass(_BLUR, _WIDE_BLUR, np.asarray(rr.grey[refs], np.float32))[:, off:off + T, off:off + T]
+    t = t.reshape(len(refs), T * T)[rwhich]
     score = tiled(w.reshape(n, T, T), t.reshape(n, T, T)) if tiles else np.full(n, np.inf, np.float32)
     w = w - w.mean(1, keepdims=True)
     t = t - t.mean(1, keepdims=True)
@@ -361,11 +407,11 @@ def verify(qgrey: np.ndarray, cand: np.ndarray, flipped: np.ndarray, refs: Refer
     # VERIFY_PAIRS at a time: each pair is aligned and scored on its own, so the same scores.
     for a in range(0, len(qi), VERIFY_PAIRS):
         q, k = qi[a:a + VERIFY_PAIRS], kk[a:a + VERIFY_PAIRS]
-        rg = grey[cand[q, k]]
+        qs, rs = Rows(qgrey, q), Rows(grey, cand[q, k])
         fl = flipped[q, k]
         b = best[q, k]
-        _, zf, shift = fine(qgrey[q], rg, fl, b // COARSE_SHIFTS * COARSE_STEP, b % COARSE_SHIFTS)
-        out[q, k] = detail(qgrey[q], rg, fl, zf, shift, tiles)
+        _, zf, shift = fine(qs, rs, fl, b // COARSE_SHIFTS * COARSE_STEP, b % COARSE_SHIFTS)
+        out[q, k] = detail(qs, rs, fl, zf, shift, tiles)
     return out
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ...search import popcount
 from ...signals.decode import DETAIL_FROM
 from .index import shared_words
 
@@ -161,8 +162,12 @@ def hamming(da: np.ndarray, db: np.ndarray) -> np.ndarray:
 
     The popcounts of two words sum to at most 128, so each half adds up in uint8 and
     only the last add widens: fewer and narrower passes over the matrix, the distances
-    unchanged.  int32, not int16: numpy's argmin and min have SIMD loops for it.
+    unchanged.  int32, not int16: numpy's argmin and min have SIMD loops for it.  With the faiss
+    extra, faiss's popcount kernel (``search/popcount.py``): the same integers, about a tenth of the time.
     """
+    fast = popcount.matrix(da, db)
+    if fast is not None:
+        return fast
     a, b = da.view(np.uint64), db.view(np.uint64)
     lo = np.bitwise_count(a[:, None, 0] ^ b[None, :, 0])
     lo += np.bitwise_count(a[:, None, 1] ^ b[None, :, 1])

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ...search import popcount
 from ...search.kernels import Match
 from ...search.run import SearchRun
 from ...signals.decode import DECODE_PATH, Decoded, detail_grey
@@ -268,6 +269,7 @@ def _prepare(run: SearchRun, settings: Any) -> _Search | None:
         return None
     rows = np.flatnonzero(feats.local >= 0)
     ix = features.Indexed(feats, index.rare_words(feats.desc, feats.n))
+    popcount.available()  # faiss imported here, before the verification's workers fork, not in each
     cal = _calibration(run, settings, ix, rows)
     run.stats["same_scene"] = {**cal, **counts}
     return _Search(feats, cal, features.candidate_pairs(run, ix, settings.candidates,

@@ -79,6 +79,45 @@ def test_gated_pairs_are_scored_in_bounded_chunks(monkeypatch: pytest.MonkeyPatc
     assert max(seen) <= 50 and sum(seen) == np.isfinite(whole).sum()
 
 
+def test_a_square_many_pairs_share_is_worked_once_and_each_pair_scores_as_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Queries meet several candidates and references several queries: the 32 px search and the
+    detail zoom, blur and high-pass each distinct square once (``alignment.Rows``), and every pair
+    scores bit for bit what it scores verified on its own."""
+    rng = np.random.default_rng(4)
+    grey = rng.integers(0, 256, (40, 32, 32)).astype(np.uint8)
+    grey[:5] = 0
+    q = np.concatenate([grey[:20], grey[20:30, ::-1, ::-1]]).astype(np.float32)
+    cand = rng.integers(0, 12, (30, 8))  # 240 pairs among 12 references
+    cand[:12, 0] = np.arange(12)
+    flip = rng.random(cand.shape) < 0.3
+    refs = alignment.References(grey, alignment.mirrored_templates(alignment.templates(grey, coarse=True)))
+    seen: dict[str, int] = {"mirrored": 0, "templates": 0}
+    real_mirror, real_templates = alignment._mirror, alignment.templates
+
+    def mirror(g: np.ndarray, flipped: np.ndarray) -> np.ndarray:
+        seen["mirrored"] += len(g)
+        return real_mirror(g, flipped)
+
+    def templates(g: np.ndarray, coarse: bool) -> np.ndarray:
+        seen["templates"] += len(g)
+        return real_templates(g, coarse)
+
+    monkeypatch.setattr(alignment, "_mirror", mirror)
+    monkeypatch.setattr(alignment, "templates", templates)
+    together = alignment.verify(q, cand, flip, refs, gate=-1.0, always=8)
+    assert np.isfinite(together).all() and np.nanmax(together) > 0.99
+    # Per distinct reference (12) and (query, mirror, zoom), not per pair (240 for each of the two steps).
+    assert seen["templates"] <= 12 and seen["mirrored"] < 300
+    monkeypatch.undo()
+    for i in range(len(q)):
+        for k in range(cand.shape[1]):
+            alone = alignment.verify(q[[i]], cand[[i], [k]][:, None], flip[[i], [k]][:, None], refs, gate=-1.0, always=1)
+            assert alone[0, 0] == together[i, k] or (np.isnan(alone[0, 0]) and np.isnan(together[i, k]))
+    rows = alignment.Rows(q, np.array([3, 3, 4]))
+    assert len(rows) == 3
+
+
 @pytest.mark.parametrize("name", [o for o in alignment.TURNS])
 def test_turns_are_pillows_transposes_and_undo_each_other(name: str) -> None:
     """Each orientation turns a grey square as Pillow turns the image, and its inverse turns it back."""

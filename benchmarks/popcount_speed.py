@@ -1,0 +1,76 @@
+"""Hamming matrices by numpy against faiss's popcount kernel (``search/popcount.py``): time and equality.
+
+Run by hand: ``PYTHONPATH=. python benchmarks/popcount_speed.py``.  It times, best of ``--repeat``,
+the two Hamming matrices a check computes: the hash search's block (``search/kernels._popcount_block``,
+N x N hashes of 64 and 256 bits, 8 orientations) and same-scene's tentative matches
+(``features.hamming``, 384 x 384 ORB descriptors of 32 bytes), each by numpy and by faiss, and
+fails unless both give the same distances in the same dtype.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+
+def best(fn: Callable[[], Any], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def both(fn: Callable[[], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``fn`` with numpy's kernel, then with faiss's."""
+    from pytest_leakcheck.search import popcount
+
+    kernel = popcount._kernel
+    popcount._kernel = lru_cache(maxsize=1)(lambda: None)
+    try:
+        plain = fn()
+    finally:
+        popcount._kernel = kernel
+    return plain, fn()
+
+
+def main() -> None:
+    from pytest_leakcheck.detectors.same_scene import features
+    from pytest_leakcheck.search import kernels, popcount
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1600, help="hashes on each side of the block")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    if not popcount.available():
+        raise SystemExit("faiss is not installed: pip install faiss-cpu")
+    rng = np.random.default_rng(0)
+    for words in (1, 4):
+        qa = rng.integers(0, 2**63, (args.n, 8, words), dtype=np.uint64)
+        qb = rng.integers(0, 2**63, (args.n, words), dtype=np.uint64)
+
+        def block() -> np.ndarray:
+            return np.stack([kernels._popcount_block(qa[:, k], qb) for k in range(8)])
+
+        plain, fast = both(block)
+        assert plain.dtype == fast.dtype and np.array_equal(plain, fast)
+        t_plain, t_fast = both(lambda: np.array(best(block, args.repeat)))
+        print(f"hash block {args.n} x {args.n} x 8 orientations, {64 * words} bits: "
+              f"numpy {1e3 * t_plain:.1f} ms, faiss {1e3 * t_fast:.1f} ms")
+    da = rng.integers(0, 256, (384, 32), dtype=np.uint8)
+    db = rng.integers(0, 256, (384, 32), dtype=np.uint8)
+    plain, fast = both(lambda: features.hamming(da, db))
+    assert plain.dtype == fast.dtype and np.array_equal(plain, fast)
+    t_plain, t_fast = both(lambda: np.array(best(lambda: [features.hamming(da, db) for _ in range(100)],
+                                                 args.repeat) / 100))
+    print(f"ORB descriptors 384 x 384: numpy {1e3 * t_plain:.3f} ms, faiss {1e3 * t_fast:.3f} ms a pair")
+
+
+if __name__ == "__main__":
+    main()
