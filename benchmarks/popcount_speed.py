@@ -41,6 +41,9 @@ def both(fn: Callable[[], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def main() -> None:
+    import os
+
+    os.environ.setdefault("LEAKCHECK_FAISS", "1")  # the kernel is used only when asked for
     from pytest_leakcheck.detectors.same_scene import features
     from pytest_leakcheck.search import kernels, popcount
 

@@ -14,10 +14,21 @@ from pytest_leakcheck.search import kernels, popcount
 faiss = pytest.importorskip("faiss")
 
 
-@pytest.fixture
-def numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The kernels as without faiss installed."""
-    monkeypatch.setattr(popcount, "_kernel", lru_cache(maxsize=1)(lambda: None))
+@pytest.fixture(autouse=True)
+def asked(monkeypatch: pytest.MonkeyPatch):
+    """faiss's kernel asked for (``LEAKCHECK_FAISS=1``), as the workflow's owner asks for it."""
+    monkeypatch.setenv(popcount.ASK, "1")
+    popcount._kernel.cache_clear()
+    yield
+    popcount._kernel.cache_clear()
+
+
+def test_faiss_is_not_used_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An optional engine is never imported because it is installed (tests/cli/test_lean.py)."""
+    monkeypatch.delenv(popcount.ASK)
+    popcount._kernel.cache_clear()
+    assert popcount.matrix(np.zeros((2, 8), np.uint8), np.zeros((3, 8), np.uint8)) is None
+    assert not popcount.available()
 
 
 def _bits(rng: np.random.Generator, n: int, width: int) -> np.ndarray:
