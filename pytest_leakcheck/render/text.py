@@ -121,7 +121,8 @@ def _pointer_block(findings: tuple[Finding, ...], max_findings: int) -> tuple[li
     out = [f"ERROR unreadable-image  {len(pointers)} files are Git LFS pointers, not the images themselves",
            *names, f"    ... and {len(pointers) - POINTERS_SHOWN} more (--max-findings 0 or --format json lists "
            "every one)", f"    {lfs.FIX}", ""]
-    return out, tuple(f for f in findings if f not in pointers)
+    shown = {id(f) for f in pointers}  # a set: testing the list is quadratic in the pointers
+    return out, tuple(f for f in findings if id(f) not in shown)
 
 
 def _lfs_pointers(report: Report) -> tuple[int, int]:
