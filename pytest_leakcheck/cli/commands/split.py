@@ -117,8 +117,7 @@ def repair_source(args: argparse.Namespace, policy: Policy) -> int:
     current = splitapply.current_splits(policy)  # refuses a split that holds nothing, as `check` does
     plan = _plan(args, policy, _folder_names(_source_names(policy, current)), current, targets=False)
     output.write(args.output, splitapply.manifest_text(plan), errors="surrogateescape")
-    moved = sum(1 for path, k in zip(plan.paths, plan.split.tolist())
-                if path in current and current[path] != plan.names[int(k)])
+    moved = plan.moved  # the kept files whose split changed, as the summary counts them
     print(terminal(f"leakcheck split: wrote {args.output}, the policy's splits with {moved} "
                    f"file{'s' * (moved != 1)} moved; point the policy at it: `splits: {{manifest: {args.output.name}}}`"))
     return EXIT_CLEAN
