@@ -139,14 +139,14 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]],
     out += [_tiles(found) for found in tiled]
     for k in range(1, MAX_TOKENS + 1):
         ids = {p: g for p, g in _by_regex(paths, name_regex(k)).items() if any(c.isdigit() for c in g)}
-        refused = _refused(ids, nametokens.not_an_id) or tiles.cut(ids, tiled)
+        refused = _refused(ids, nametokens.not_an_id) or nametokens.shared_day(ids) or tiles.cut(ids, tiled)
         if exported:  # the tokens are the upload's name, already read as a Roboflow source above
             ids, refused = {}, ""
         out.append(Candidate(f"file names ({k} leading token{'s' * (k > 1)})", name_regex(k), None, ids, refused))
     for found in nameids.candidates(paths):  # read in the upload's name of an export too: a video holds many
         found = nameids.qualified(found, labels or {})
         refused = (found.refused or _refused(found.ids, partial(nameids.not_an_id, numbers=found.tracks))
-                   or tiles.cut(found.ids, tiled))
+                   or nametokens.shared_day(found.ids) or tiles.cut(found.ids, tiled))
         out.append(Candidate(f"file names (the id before {found.suffix})", found.regex, None, found.ids, refused,
                              suffixed=True, numbered=found.dense))
     for level in range(1, MAX_FOLDERS + 1):

@@ -264,9 +264,22 @@ def loose_split(name: str) -> str | None:
     return splits.pop() if len(splits) == 1 and all(w in _LOOSE_WORDS for w in rest) else None
 
 
+def misspelt_split(name: str) -> str | None:
+    """``train`` for ``ttrain`` or ``trian``: a split word of four letters or more with one letter typed
+    twice or two neighbouring letters swapped, the slips a hand-made folder name shows (a held-out
+    Roboflow export of skin photos re-split by its user into ``ttrain/`` and ``ttest/`` beside
+    ``valid/``: init took 61 of 1,598 images for a split).  Other one-letter changes make words
+    (``text``, ``rest``, ``brain``), so they are not read."""
+    low = name.lower()
+    near = {low[:k] + low[k + 1:] for k in range(1, len(low)) if low[k] == low[k - 1]}
+    near |= {low[:k] + low[k + 1] + low[k] + low[k + 2:] for k in range(len(low) - 1) if low[k] != low[k + 1]}
+    found = {split_word(w) for w in near if len(w) >= 4} - {None}
+    return found.pop() if len(found) == 1 and not split_word(low) else None
+
+
 def _loose_siblings(found: dict[str, list[str]], root: Path, files: list[str]) -> None:
     """Split folders named loosely (``training/`` beside ``tests/``; ``data_train/`` beside
-    ``data_valid/``), taken only when one parent holds two or more splits so named: a lone
+    ``data_valid/``; ``ttrain/`` beside ``valid/``), taken only when one parent holds two or more splits so named: a lone
     ``tests/`` is as often a code repository's tests as a split (probe 3, docs/field.md)."""
     if len(found) >= 2:
         return
@@ -274,7 +287,7 @@ def _loose_siblings(found: dict[str, list[str]], root: Path, files: list[str]) -
     by_parent: dict[str, dict[str, list[str]]] = {}
     for folder in sorted({f.rsplit("/", 1)[0] for f in files if "/" in f} | set(folders(root, MAX_DEPTH))):
         parts = folder.split("/")
-        split = split_word(parts[-1]) if folder in taken else loose_split(parts[-1])
+        split = split_word(parts[-1]) if folder in taken else loose_split(parts[-1]) or misspelt_split(parts[-1])
         if split and len(parts) <= MAX_DEPTH and not any(loose_split(p) for p in parts[:-1]):
             by_parent.setdefault("/".join(parts[:-1]), {}).setdefault(split, []).append(folder)
     for siblings in by_parent.values():

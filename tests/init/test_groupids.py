@@ -109,6 +109,28 @@ def test_token_kinds_read_the_whole_name() -> None:
     assert nametokens.not_an_id("IMG_20220723", "IMG_20220723_011709.jpg") == "a date"
 
 
+
+@pytest.mark.parametrize("exported", [False, True], ids=["plain", "roboflow"])
+def test_a_six_digit_day_shared_by_the_ids_is_no_id(exported: bool) -> None:
+    """``<class>_<DDMMYY>_<shot>`` (a held-out export of skin photos: ``Leprosy_210823_57``,
+    ``Non_Leprosy_210823_51``): the ids before the shot number share the day 210823, so each is a class
+    and a day; init proposed them and warned of a group of 459 of 1,598 files.  Ids that merely hold
+    six digits (``case_123456``, no calendar day, different in every id) stay ids."""
+    words = ["Leprosy", "Non_Leprosy", "Non-lep", "Leprosy150963"]
+    names = [f"{w}_210823_{k}" for w in words for k in range(12)]
+    paths = [f"{'train' if n % 4 else 'test'}/{_rf(name, n % 5) if exported else name + '.jpg'}"
+             for n, name in enumerate(names)]
+    proposal = groupids.propose(_splits(paths), {}, {})
+    assert "210823" not in proposal.yaml and "regex" not in proposal.yaml, proposal.yaml
+    if exported:
+        assert "source_name: roboflow" in proposal.yaml
+    else:
+        assert "hold the day 210823" in proposal.note
+    cases = [f"{'train' if s < 8 else 'test'}/case_{123456 + 7 * s}_{k}.jpg" for s in range(10) for k in range(3)]
+    regex = re.search(r"regex: '(.*)'", groupids.propose(_splits(cases), {}, {}).yaml).group(1)
+    assert _ids(regex, cases) == {f"case_{123456 + 7 * s}" for s in range(10)}
+
+
 RF = "0123456789abcdef0123456789abcdef"
 
 

@@ -161,6 +161,25 @@ def test_split_folders_named_loosely_are_taken_in_pairs(tmp_path: Path) -> None:
     assert "tests" not in recognise.detect(tmp_path / "two").splits_yaml
 
 
+
+def test_split_folders_with_a_slip_in_their_name_are_splits(tmp_path: Path) -> None:
+    """``ttrain/`` and ``ttest/`` beside ``valid/`` (a held-out Roboflow export re-split by its user): init
+    took only ``valid/`` (61 of 1,598 images) for a split.  A letter typed twice or two letters swapped
+    is read; other one-letter changes make words (``text/`` beside ``train/`` is no test split)."""
+    from pytest_leakcheck.testing import photo, save
+
+    for k, folder in enumerate(["ttrain/a", "ttrain/b", "ttest/a", "valid"]):
+        for n in range(2):
+            save(photo(10 * k + n, (48, 36)), tmp_path / "one" / folder / f"p{k}{n}.jpg")
+    text = recognise.detect(tmp_path / "one").splits_yaml
+    assert 'train: ["ttrain/**"]' in text and 'test: ["ttest/**"]' in text and 'val: ["valid/**"]' in text
+    assert {recognise.misspelt_split(n) for n in ("trian", "tset", "vaild", "trainn")} == {"train", "test", "val"}
+    assert not any(recognise.misspelt_split(n) for n in ("text", "rest", "brain", "train", "tests", "val"))
+    for k, folder in enumerate(["train", "text", "val"]):
+        save(photo(k, (48, 36)), tmp_path / "two" / folder / f"p{k}.jpg")
+    assert "text" not in recognise.detect(tmp_path / "two").splits_yaml
+
+
 def test_split_folders_win_over_a_coco_export_listing_fewer_of_their_images(tmp_path: Path) -> None:
     """A Roboflow COCO export whose ``<split>/_annotations.coco.json`` leaves some of the folder's
     images out (wrist-coco: 90 of 117, the 27 left out being the copies across splits): every image
