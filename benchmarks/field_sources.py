@@ -179,6 +179,19 @@ SOURCES: tuple[Source, ...] = (
            "265 plain-numbered frames (000100.jpg)",
            "roboflow source names (none crosses splits); every day (DR-WT-561-0314) has fields in both splits; by eye, "
            "fields of different days look alike (homogeneous cells) and no copy was seen"),
+    Source("ufc", "0waisNoor/UfcFightAnalysis", "4982be7d62ba8199f9c13ded2b2c1570f4feb242", "",
+           "Roboflow COCO export of 383 frames (640x640) grabbed from several UFC and Bellator fight videos, named "
+           "<move><frame> (hooks1864, straight-punch3095), 3 versions (flips) of each train source; 2 fighter "
+           "crops beside the splits",
+           "roboflow source names (none crosses splits); by eye, neighbouring frames of one fight cross splits "
+           "(hooks1864 in test, hooks1865 in train)"),
+    Source("leprosy", "sa778888/leprosy_detection", "8ceb93b6bb9c5eb0a1b540b0e919e721f98b03cd", "",
+           "Roboflow classification CSV export (valid/_classes.csv) of 1,598 phone photos of skin (416x416), "
+           "re-split by its user into ttrain/ and ttest/ class folders beside valid/, 3 versions (noise, turns) "
+           "of each source; names <class>_<DDMMYY day>_<shot>, some with a patient's birth date "
+           "(Leprosy150963_210823_88)",
+           "roboflow source names (3 cross ttrain/ttest); the day 210823 is shared by every class and patient; "
+           "by eye, the birth-date prefix is no patient id (a man and a woman under Leprosy150963)"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),

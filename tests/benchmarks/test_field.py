@@ -24,8 +24,11 @@ def field():
 
 def test_roboflow_source_and_phone_edits(field):
     _, truth, _ = field
-    assert truth.source_of("train/IMG_2447_JPG.rf.0123456789abcdef0123456789abcdef.jpg") == "img_2447"
-    assert truth.source_of("test/IMG_E2447_JPG.rf.fedcba9876543210fedcba9876543210.jpg") == "img_2447"
+    assert truth.source_of("train/IMG_2447_JPG.rf.0123456789abcdef0123456789abcdef.jpg") == "IMG_2447"
+    assert truth.source_of("test/IMG_E2447_JPG.rf.fedcba9876543210fedcba9876543210.jpg") == "IMG_2447"
+    # Two uploads whose names differ in case are two pictures (leprosy: two patients, by eye).
+    assert (truth.source_of("ttest/leprosy_---_210823_0_jpg.rf.0123456789abcdef0123456789abcdef.jpg")
+            != truth.source_of("ttrain/Leprosy_---_210823_0_jpg.rf.0123456789abcdef0123456789abcdef.jpg"))
     assert truth.source_of("valid/9_2_png.rf.690fd0fff9f91b3d1da834be9dbffae7.jpg") == "9_2"
     assert truth.source_of("train/ants/0013035.jpg") == "0013035"
 
