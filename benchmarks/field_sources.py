@@ -192,6 +192,12 @@ SOURCES: tuple[Source, ...] = (
            "(Leprosy150963_210823_88)",
            "roboflow source names (3 cross ttrain/ttest); the day 210823 is shared by every class and patient; "
            "by eye, the birth-date prefix is no patient id (a man and a woman under Leprosy150963)"),
+    Source("tracks", "SeishiUwU/nature-reveals-secrets", "1c6686ecf54990500e3a1b38f0e7ee2f2c8d5b84", "",
+           "Roboflow classification CSV export renamed by its user (IMG_0001.jpg ... in each split, numbers "
+           "restarting per split): 3,432 web pictures (640x640) of animal footprints in 6 classes; train holds "
+           "turned, zoomed and cropped versions of each source",
+           "none from names (IMG_0001 of test and of train are different pictures); by eye, stock photos "
+           "uploaded twice cross splits, some as zoomed or turned versions"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
