@@ -134,4 +134,3 @@ def shared_day(ids: dict[str, str]) -> str:
     if count < 2 or count < SHARED_DAY * len(distinct):
         return ""
     return f"ids are dates, times or generic words ({count} of {len(distinct)} ids hold the day {day})"
-

@@ -279,8 +279,9 @@ def misspelt_split(name: str) -> str | None:
 
 def _loose_siblings(found: dict[str, list[str]], root: Path, files: list[str]) -> None:
     """Split folders named loosely (``training/`` beside ``tests/``; ``data_train/`` beside
-    ``data_valid/``; ``ttrain/`` beside ``valid/``), taken only when one parent holds two or more splits so named: a lone
-    ``tests/`` is as often a code repository's tests as a split (probe 3, docs/field.md)."""
+    ``data_valid/``; ``ttrain/`` beside ``valid/``), taken only when one parent holds two or more
+    splits so named: a lone ``tests/`` is as often a code repository's tests as a split (probe 3,
+    docs/field.md)."""
     if len(found) >= 2:
         return
     taken = {f for fs in found.values() for f in fs}
