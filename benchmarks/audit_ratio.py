@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from audit_signals import judged  # noqa: E402
+from audit_signals import judged, write  # noqa: E402
 
 CUTS = {"gap_test": (0.0, 0.01, 0.02, 0.03, 0.05), "gap_train": (0.0, 0.01, 0.02, 0.03, 0.05),
         "gap_min": (0.0, 0.01, 0.02, 0.03, 0.05), "ratio_min": (1.05, 1.1, 1.2, 1.3),
@@ -126,12 +126,7 @@ def main() -> None:
                     "rivals": int(sides["test"][1][n] + sides["train"][1][n])})
     report(out, args.level)
     if args.out:
-        import csv
-
-        with open(args.out, "w", newline="") as fh:
-            w = csv.DictWriter(fh, list(out[0]))
-            w.writeheader()
-            w.writerows(out)
+        write(Path(args.out), out)
 
 
 def report(rows: list[dict], level: float) -> None:
