@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageEnhance
 
 from pytest_leakcheck import check
-from pytest_leakcheck.testing import cropped, jpeg_quality, photo
+from pytest_leakcheck.testing import brighter, cropped, jpeg_quality, photo
 
 BOMBER = [(20, 70), (80, 30), (140, 70), (120, 74), (100, 64), (80, 80), (60, 64), (40, 74)]
 
@@ -47,6 +47,18 @@ def test_the_same_outline_on_other_tones_is_held_and_a_copy_is_not() -> None:
     grey = np.stack([a, b, copy]).reshape(3, -1)
     held = tones.held(grey, np.array([0, 0]), np.array([1, 2]), np.array([False, False]))
     assert held.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("edit", [lambda im: brighter(im, 1.4), lambda im: ImageEnhance.Contrast(im).enhance(0.6),
+                                  lambda im: ImageEnhance.Contrast(im).enhance(1.6),
+                                  lambda im: ImageEnhance.Color(im).enhance(2.0)])
+def test_a_cropped_copy_with_its_tones_edited_is_not_held(edit) -> None:
+    """Brightness, contrast and saturation edits keep a photograph's tones within the gap (at most 16)."""
+    from pytest_leakcheck.detectors.aligned import tones
+
+    for seed in range(4):
+        grey = np.stack([_grey32(photo(seed)), _grey32(edit(cropped(photo(seed), 0.04)))]).reshape(2, -1)
+        assert not tones.held(grey, np.array([0]), np.array([1]), np.array([False]))[0]
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,9 @@ not.  At the pair's own 32 px alignment, the mean absolute difference of the
 two grey squares, each less its mean (a brightness shift is forgiven, the
 tones are not), tells most of them apart: over :data:`TONE_GAP` grey levels in
 both directions for 11 of the 18 different pairs, 6 of 132 judged the same,
-none of the 113 listed near-duplicates at error level
-(``benchmarks/audit_signals.py``, ``tone_gap``).  Such a link is at most a
+none of the 113 listed near-duplicates at error level (the five audits it was
+chosen on; with stop 56's: 11 of 19, 6 of 158, none; ``benchmarks/audit_signals.py``,
+``tone_gap``).  Such a link is at most a
 warning.  Hash and thumbnail matches keep their own verdict: a copy whose
 tones were changed (contrast, a tint) still hashes alike.
 """
