@@ -9,6 +9,8 @@ in any audit counts as different, else ``unsure`` if so judged, else ``same``) a
 
 - ``score``: the ``aligned`` verdict (best of both directions and mirrors), as the detector
   computes it (``pairs.pair_scores``);
+- ``tone_gap``: the grey levels by which the two squares differ at the verdict's alignment, each
+  less its mean (``aligned/tones.py``, which holds an error link over ``TONE_GAP`` to a warning);
 - ``min_dir``: the worse of the two directions, in the mirror the verdict chose;
 - ``sigma1``, ``sigma3``: the verdict with the detail high pass at 1 and 3 px instead of
   ``alignment.DETAIL_SIGMA`` (2 px);
@@ -36,12 +38,12 @@ import numpy as np
 
 AUDITS = Path(__file__).resolve().parent / "quality_audit"
 LABELS = Path("/work/shared/data/cifar10-visible-duplicates.csv")
-SIGNALS = ("score", "min_dir", "sigma1", "sigma3", "tiles4", "chroma", "flat", "border_std", "colour_diff")
-CUTS = {"min_dir": (0.7, 0.75, 0.786), "sigma1": (0.7, 0.75, 0.786), "sigma3": (0.786, 0.8, 0.85),
+SIGNALS = ("score", "tone_gap", "min_dir", "sigma1", "sigma3", "tiles4", "chroma", "flat", "border_std", "colour_diff")
+CUTS = {"tone_gap": (14.0, 16.0, 18.0, 20.0), "min_dir": (0.7, 0.75, 0.786), "sigma1": (0.7, 0.75, 0.786), "sigma3": (0.786, 0.8, 0.85),
         "tiles4": (0.7, 0.75, 0.786), "chroma": (0.0, 0.2, 0.3), "flat": (0.2, 0.3, 0.5), "border_std": (5.0, 10.0, 20.0),
         "colour_diff": (20.0, 30.0, 40.0)}
 #: Signals where a high value (not a low one) speaks against a copy.
-HIGH_IS_BAD = {"flat", "colour_diff"}
+HIGH_IS_BAD = {"flat", "colour_diff", "tone_gap"}
 
 
 def judged() -> dict[tuple[str, str], str]:
@@ -84,7 +86,7 @@ def verdicts(grey: np.ndarray, i: np.ndarray, j: np.ndarray) -> dict[str, np.nda
     plain, mirrored = directed(False), directed(True)
     flip = np.fmax(*mirrored) > np.fmax(*plain)
     ab, ba = (np.where(flip, m, p) for p, m in zip(plain, mirrored))
-    out = {"score": np.fmax(ab, ba), "min_dir": np.fmin(ab, ba)}
+    out = {"score": np.fmax(ab, ba), "min_dir": np.fmin(ab, ba), "flip": flip}
     saved = al._WIDE, al._WIDE_FINE, al._WIDE_BLUR, al.TILES
     try:
         for name, sigma in (("sigma1", 1.0), ("sigma3", 3.0)):
@@ -171,15 +173,24 @@ def main() -> None:
     colour, grey = squares(Path(args.data), paths)
     keys = list(pairs_)
     i, j = np.array([row[a] for a, _ in keys]), np.array([row[b] for _, b in keys])
-    found = {**verdicts(grey, i, j), "chroma": chroma(colour, grey, i, j), **statistics(colour, grey, i, j)}
+    from pytest_leakcheck.detectors.aligned import tones
+
+    found = verdicts(grey, i, j)
+    found = {**found, "tone_gap": tones.gaps(grey, i, j, found.pop("flip")), "chroma": chroma(colour, grey, i, j),
+             **statistics(colour, grey, i, j)}
     rows = [{"test": a, "train": b, "judgment": pairs_[a, b], **{s: float(found[s][n]) for s in SIGNALS}}
             for n, (a, b) in enumerate(keys)]
     report(rows, args.level)
     if args.out:
-        with open(args.out, "w", newline="") as fh:
-            w = csv.DictWriter(fh, list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        write(Path(args.out), rows)
+
+
+def write(path: Path, rows: list[dict]) -> None:
+    """Every pair's figures as CSV, one column per key of the first row."""
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
 
 
 if __name__ == "__main__":

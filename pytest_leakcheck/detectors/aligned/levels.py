@@ -22,6 +22,7 @@ from . import hires_levels
 from . import pairs
 from . import sparse
 from . import state
+from . import tones
 from .alignment import calibrate
 from .families import DESC_FAMILY, HIRES_FAMILY
 
@@ -301,6 +302,12 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     todo &= ~held
     if run.focus is not None:
         todo &= run.focus[found.i] | run.focus[found.j]
+    # Two photographs of one kind of subject share an outline, not their tones (``tones``).
+    toned = np.zeros(len(todo), bool)
+    toned[todo] = tones.held(run.sigs.arrays["desc:grey32"], found.i[todo], found.j[todo], found.flipped[todo])
+    run.stats["aligned"]["tones_held"] = int(np.count_nonzero(toned))
+    held |= toned
+    todo &= ~toned
     cal = fine_level(run, found.i[todo], found.j[todo], data)
     scores = hires_levels.judge(run, found, todo, cal)
     return _focus(run, matches(found, cal, p.split_of, scores, held))
