@@ -198,6 +198,13 @@ SOURCES: tuple[Source, ...] = (
            "turned, zoomed and cropped versions of each source",
            "none from names (IMG_0001 of test and of train are different pictures); by eye, stock photos "
            "uploaded twice cross splits, some as zoomed or turned versions"),
+    Source("hc18", "rileyaquilano/Ultrasound_Final", "b9edfebd6f2cbdad56d63a9fc413cc09c43a6a3c", "",
+           "medical greyscale: the HC18 fetal-head ultrasound challenge set as shipped (training_set/ 999 images of "
+           "800x540 with an ellipse annotation PNG beside each, test_set/ 335), named <number>_HC.png with "
+           "<number>_2HC.png for a second image of one fetus; each split numbered from 000",
+           "none from names across splits (test_set/000_HC and training_set/000_HC are other fetuses: other pixel "
+           "sizes in the two CSVs, other pictures by eye); 010_HC and 010_2HC are one fetus, both in training_set",
+           exclude=(".ipynb_checkpoints", "Experiment Notebooks")),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
