@@ -205,6 +205,12 @@ SOURCES: tuple[Source, ...] = (
            "none from names across splits (test_set/000_HC and training_set/000_HC are other fetuses: other pixel "
            "sizes in the two CSVs, other pictures by eye); 010_HC and 010_2HC are one fetus, both in training_set",
            exclude=(".ipynb_checkpoints", "Experiment Notebooks")),
+    Source("damage", "xin-peng/2D_structural_damage_dataset", "5d0c15978bec3c3ca7402a4c2e7d0e38503add2d", "",
+           "inspection, Pascal VOC lists (ImageSets/Main train/val/test/trainval of 6-digit ids): 2,697 images of "
+           "concrete cracks and spalling (224 and 256 px crops from SDNET and PEER Hub, a few 4K UAV frames), "
+           "YOLO labels/ beside them",
+           "none from names (000001...); the lists are disjoint",
+           exclude=tuple(f"JPEGImages/{n:06d}.jpeg" for n in (1869, 1884, 1906, 1918, 1929, 1949, 1954, 1963, 1969))),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
