@@ -211,6 +211,12 @@ SOURCES: tuple[Source, ...] = (
            "YOLO labels/ beside them",
            "none from names (000001...); the lists are disjoint",
            exclude=tuple(f"JPEGImages/{n:06d}.jpeg" for n in (1869, 1884, 1906, 1918, 1929, 1949, 1954, 1963, 1969))),
+    Source("prado", "menbom/prado-docs", "8123e1c6f447921acfae337732525970b001cabd", "",
+           "documents: 316 specimen identity cards, passports and residence permits from the EU's PRADO register "
+           "(web pictures, .jpg and .jfif) as a Hugging Face imagefolder, train/ and validation/ by country and "
+           "document type, with metadata_classification.jsonl and metadata_extract.jsonl (MRZ lines) per split",
+           "none from names; the MRZ lines in metadata_extract.jsonl name a specimen (one card pictured more than once); "
+           "by eye, one specimen picture recurs under other numbers across splits"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
