@@ -278,9 +278,10 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
 def restarts_per_split(ids: dict[str, str], splits: dict[str, str]) -> str:
     """Why numbered ids are each split's own counter (number 0 of test is not number 0 of train), or "".
 
-    HC18's fetal ultrasound ships ``training_set/010_HC.png``, ``010_2HC.png`` (one fetus twice) and
-    ``test_set/000_HC.png`` to ``334_HC.png``, numbered again from 000: the leading number read as a
-    subject put all 335 test images in a group with other fetuses in train.  Such numbers fill their
+    HC18's fetal ultrasound (``hc18`` of benchmarks/field.py) ships ``training_set/010_HC.png``,
+    ``010_2HC.png`` (one fetus twice) and ``test_set/000_HC.png`` to ``334_HC.png``, numbered again
+    from 000: the leading number read as a subject put all 335 test images in a group with other
+    fetuses in train.  Such numbers fill their
     range from 0 or 1 in each split, and the shorter split's run stops early; subjects split at random
     are numbered once, and their numbers run to about the same end in every split.
     """

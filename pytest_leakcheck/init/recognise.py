@@ -106,8 +106,9 @@ def detect(root: Path) -> Layout:
     files, unread, tools = _images(root)
     tool = toolout.find(root, tools)
     labels = masks.find(root, files)
-    # HC18 ships an ellipse mask beside each image: counted, they doubled train's images and made every
-    # image's number an id that repeats (the check ignores them, so init must not count them either).
+    # HC18 (`hc18` of benchmarks/field.py) ships an ellipse mask beside each image: counted, they doubled
+    # train's images and made every image's number an id that repeats (the check ignores them, so init
+    # must not count them either).
     files = [f for f in files if f not in labels.files]
     guess, passed_over, left_out = _guess(root, files)
     if guess is None and unread:
