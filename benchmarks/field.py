@@ -57,7 +57,7 @@ import field_truth  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
-IMAGE_EXT = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
+IMAGE_EXT = {".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}  # as the check reads them (prado: 159 .jfif)
 PIXEL_KINDS = {"identical-file", "identical-pixels", "near-duplicate", "same-scene"}
 
 BARE_DECODE = """

@@ -198,6 +198,25 @@ SOURCES: tuple[Source, ...] = (
            "turned, zoomed and cropped versions of each source",
            "none from names (IMG_0001 of test and of train are different pictures); by eye, stock photos "
            "uploaded twice cross splits, some as zoomed or turned versions"),
+    Source("hc18", "rileyaquilano/Ultrasound_Final", "b9edfebd6f2cbdad56d63a9fc413cc09c43a6a3c", "",
+           "medical greyscale: the HC18 fetal-head ultrasound challenge set as shipped (training_set/ 999 images of "
+           "800x540 with an ellipse annotation PNG beside each, test_set/ 335), named <number>_HC.png with "
+           "<number>_2HC.png for a second image of one fetus; each split numbered from 000",
+           "none from names across splits (test_set/000_HC and training_set/000_HC are other fetuses: other pixel "
+           "sizes in the two CSVs, other pictures by eye); 010_HC and 010_2HC are one fetus, both in training_set",
+           exclude=(".ipynb_checkpoints", "Experiment Notebooks")),
+    Source("damage", "xin-peng/2D_structural_damage_dataset", "5d0c15978bec3c3ca7402a4c2e7d0e38503add2d", "",
+           "inspection, Pascal VOC lists (ImageSets/Main train/val/test/trainval of 6-digit ids): 2,697 images of "
+           "concrete cracks and spalling (224 and 256 px crops from SDNET and PEER Hub, a few 4K UAV frames), "
+           "YOLO labels/ beside them",
+           "none from names (000001...); the lists are disjoint",
+           exclude=tuple(f"JPEGImages/{n:06d}.jpeg" for n in (1869, 1884, 1906, 1918, 1929, 1949, 1954, 1963, 1969))),
+    Source("prado", "menbom/prado-docs", "8123e1c6f447921acfae337732525970b001cabd", "",
+           "documents: 316 specimen identity cards, passports and residence permits from the EU's PRADO register "
+           "(web pictures, .jpg and .jfif) as a Hugging Face imagefolder, train/ and validation/ by country and "
+           "document type, with metadata_classification.jsonl and metadata_extract.jsonl (MRZ lines) per split",
+           "none from names; the MRZ lines in metadata_extract.jsonl name a specimen (one card pictured more than once); "
+           "by eye, one specimen picture recurs under other numbers across splits"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),

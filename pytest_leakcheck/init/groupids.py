@@ -62,6 +62,13 @@ LARGE_SHARE = 0.2
 #: A group this many times the median group, and over OUTSIZED_FILES files, is warned about too.
 OUTSIZED = 50
 OUTSIZED_FILES = 100
+#: Share of its range, from 0 or 1, a split's numbered ids must fill to be that split's own counter; and
+#: how many numbers the shorter counter must hold, so that a few small numbers are no counter by chance.
+COUNTER_FILL = 0.9
+COUNTER_MIN = 20
+#: A split's counter that stops before this share of another's end restarted there: ids of subjects
+#: split at random run to about the same end in every split.
+COUNTER_END = 0.8
 
 
 @dataclass(frozen=True)
@@ -247,6 +254,8 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
         return "one id for every file"
     if c.rule:  # an export's source name is the photograph by construction: it need not repeat
         return None
+    if c.column is None and not c.tiled and (restarted := restarts_per_split(c.ids, splits)):
+        return restarted
     repeated = sum(k for k in counts.values() if k > 1)
     if c.column is not None and repeated == 0:
         return f"{len(counts)} ids over {len(c.ids)} files, none repeats"
@@ -264,6 +273,33 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
         return ("each id is the folder holding its files, named otherwise, and those folders are in every "
                 "split, as class folders are (never subjects)")
     return None
+
+
+def restarts_per_split(ids: dict[str, str], splits: dict[str, str]) -> str:
+    """Why numbered ids are each split's own counter (number 0 of test is not number 0 of train), or "".
+
+    HC18's fetal ultrasound (``hc18`` of benchmarks/field.py) ships ``training_set/010_HC.png``,
+    ``010_2HC.png`` (one fetus twice) and ``test_set/000_HC.png`` to ``334_HC.png``, numbered again
+    from 000: the leading number read as a subject put all 335 test images in a group with other
+    fetuses in train.  Such numbers fill their
+    range from 0 or 1 in each split, and the shorter split's run stops early; subjects split at random
+    are numbered once, and their numbers run to about the same end in every split.
+    """
+    forms = Counter(re.sub(r"[0-9]+", "#", g) for g in ids.values())
+    form, held = forms.most_common(1)[0] if forms else ("", 0)
+    if form.count("#") != 1 or held < COUNTER_FILL * len(ids):
+        return ""
+    numbers: dict[str, set[int]] = {}
+    for p, g in ids.items():
+        if re.sub(r"[0-9]+", "#", g) == form:
+            numbers.setdefault(splits[p], set()).add(int(re.search(r"[0-9]+", g).group()[-9:]))
+    runs = sorted((max(v), s) for s, v in numbers.items()
+                  if min(v) <= 1 and len(v) >= max(COUNTER_MIN, COUNTER_FILL * (max(v) - min(v) + 1)))
+    if len(runs) < 2 or runs[0][0] > COUNTER_END * runs[-1][0]:
+        return ""
+    (short_end, short), (long_end, long) = runs[0], runs[-1]
+    return (f"the numbers restart in each split ({short} {min(numbers[short])}-{short_end}, {long} "
+            f"{min(numbers[long])}-{long_end}): a number names other files in each split, a counter, not a subject")
 
 
 def _class_folder(ids: dict[str, str], splits: dict[str, str]) -> bool:

@@ -47,6 +47,8 @@ class Masks:
 
     globs: tuple[str, ...] = ()
     images: int = 0
+    #: The masks themselves: left out of what init counts and reads ids from, as the check leaves them out.
+    files: frozenset[str] = frozenset()
 
 
 def find(root: Path, files: Iterable[str]) -> Masks:
@@ -72,7 +74,7 @@ def find(root: Path, files: Iterable[str]) -> Masks:
         if folder and not suffixed and sum(_elsewhere(p, folder, homes) for p in paths) >= NAMED_LIKE * len(paths) \
                 and _masks(root, paths):
             found.append((f"{folder}/**", paths))
-    return Masks(tuple(g for g, _ in found), sum(len(p) for _, p in found))
+    return Masks(tuple(g for g, _ in found), sum(len(p) for _, p in found), frozenset(p for _, ps in found for p in ps))
 
 
 def _folder(path: str) -> str:

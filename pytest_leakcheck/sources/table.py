@@ -359,7 +359,7 @@ def _per_split(root: Path, on_disk: set[str]) -> Guess | None:
             sample = [clean_path(rec.get(file_col or "", "")) for _, (_, rec) in zip(range(200), recs)]
         except PolicyError:
             continue
-        folder = _folder(root, path, [n for n in sample if n], on_disk) if file_col else None
+        folder = _folder(root, path, [n for n in sample if n], on_disk, split) if file_col else None
         if folder is not None:
             label_col = column_of(fields, "label", None, path, "table", need=False)
             specs.append((split, path, file_col, label_col, folder))
@@ -436,16 +436,20 @@ def _parent(rel: str) -> str:
     return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
-def _folder(root: Path, table: Path, names: list[str], on_disk: set[str]) -> str | None:
-    """The folder (relative to root) most of the sampled names are relative to, or None."""
+def _folder(root: Path, table: Path, names: list[str], on_disk: set[str], split: str | None = None) -> str | None:
+    """The folder (relative to root) most of the sampled names are relative to, or None; of several, the one
+    named like ``split``, the table's own split.
+
+    HC18 ships ``training_set_pixel_size_and_HC.csv`` and ``test_set_pixel_size.csv`` beside
+    ``training_set/`` and ``test_set/``, each split numbered from ``000_HC.png``: the training table's
+    names are found under ``test_set/`` too, which came first."""
     if not names:
         return None
     own = _parent(table.relative_to(root).as_posix())
     folders = dict.fromkeys([own, "", *sorted({f.rsplit("/", 1)[0] for f in on_disk if "/" in f})])
-    for folder in folders:
-        if sum(under(folder, n) in on_disk for n in names) * 2 > len(names):
-            return folder
-    return None
+    held = [f for f in folders if sum(under(f, n) in on_disk for n in names) * 2 > len(names)]
+    named = [f for f in held if split is not None and f and token_split(f.rsplit("/", 1)[-1]) == split]
+    return (named or held or [None])[0]
 
 
 def _counts(rows: Rows) -> str:

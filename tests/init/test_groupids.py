@@ -271,3 +271,31 @@ def test_frames_of_recordings_in_shared_class_folders_are_still_grouped() -> Non
     proposal = groupids.propose(_splits(paths), {p: p.split("/")[1] for p in paths}, {})
     regex = re.search(r"regex: '(.*)'", proposal.yaml).group(1)
     assert _ids(regex, paths) == {f"rec{r:02d}" for r in range(6)}
+
+
+def _fetuses(train: int, test: int, seconds: range) -> list[str]:
+    """HC18's names: `NNN_HC.png`, a second image of fetus NNN as `NNN_2HC.png`, each split numbered from 000."""
+    return ([f"training_set/{n:03d}_{'' if k == 1 else k}HC.png" for n in range(train)
+             for k in range(1, 3 if n in seconds else 2)] + [f"test_set/{n:03d}_HC.png" for n in range(test)])
+
+
+def test_numbers_that_restart_in_each_split_are_no_subjects() -> None:
+    """HC18 fetal ultrasound (rileyaquilano/Ultrasound_Final, `hc18` of benchmarks/field.py): training_set
+    numbers its fetuses 000-805 and test_set numbers its own 000-334.  The leading number read as a subject
+    put every test image in a group with another fetus in train: 335 false group-split errors."""
+    paths = _fetuses(806, 335, range(0, 806, 4))
+    splits = {p: "train" if p.startswith("training") else "test" for p in paths}
+    proposal = groupids.propose(splits, {}, {})
+    assert proposal.yaml == "", proposal.yaml
+    assert "restart in each split (test 0-334, train 0-805)" in proposal.note
+
+
+def test_numbered_subjects_split_at_random_are_still_groups() -> None:
+    """The same names with one numbering over the whole set, images split at random: a subject in two
+    splits is the leak, and its number runs to the same end in each split."""
+    paths = [p.replace("test_set", "training_set") for p in _fetuses(300, 0, range(0, 300, 2))]
+    splits = {p: "test" if i % 4 == 0 else "train" for i, p in enumerate(paths)}
+    proposal = groupids.propose(splits, {}, {})
+    regex = re.search(r"regex: '(.*)'", proposal.yaml).group(1)
+    assert _ids(regex, paths) == {f"{n:03d}" for n in range(300)}
+    assert "appear in more than one split (test and train)" in proposal.found[0]

@@ -375,3 +375,26 @@ def test_of_two_exports_the_data_yaml_passed_over_is_named(tmp_path: Path) -> No
     layout = recognise.detect(tmp_path)
     passed = [w for w in layout.warnings if "those are used" in w]
     assert passed and passed[0].startswith(("the YOLO boxes.v1/data.yaml assign", "the YOLO polygons.v2/data.yaml assign")), passed
+
+
+def test_hc18_masks_are_not_counted_and_each_split_table_reads_its_own_folder(tmp_path: Path) -> None:
+    """HC18 as shipped (``hc18`` of benchmarks/field.py): ``training_set/NNN_HC.png`` with an ellipse mask
+    ``NNN_HC_Annotation.png`` beside each, ``test_set/`` numbered again from 000, and a table per split
+    (``training_set_pixel_size_and_HC.csv``, ``test_set_pixel_size.csv``).  init counted the masks as
+    train's images (1,998 for 999), and read the training table's names under ``test_set/``, where most
+    of them exist too: "Warning: the table assign train 335"."""
+    from pytest_leakcheck.testing import photo, save
+
+    rows = {"training_set": [f"{n:03d}_HC.png" for n in range(8)], "test_set": [f"{n:03d}_HC.png" for n in range(4)]}
+    for folder, names in rows.items():
+        for k, name in enumerate(names):
+            save(photo(k + 10 * (folder == "test_set")), tmp_path / folder / name)
+            if folder == "training_set":
+                save(_blob(k), tmp_path / folder / name.replace(".png", "_Annotation.png"))
+        table = "training_set_pixel_size_and_HC.csv" if folder == "training_set" else "test_set_pixel_size.csv"
+        (tmp_path / table).write_text("filename,pixel size(mm)\n" + "".join(f"{n},0.1\n" for n in names))
+    layout = recognise.detect(tmp_path)
+    assert layout.ignore == ("training_set/*_Annotation.png",)
+    assert not layout.warnings, layout.warnings
+    assert "table training_set_pixel_size_and_HC.csv: 8 images in train (under training_set/)" in layout.found[0]
+    assert "table test_set_pixel_size.csv: 4 images in test (under test_set/)" in layout.found[1]
