@@ -24,6 +24,7 @@ from ..errors import (
     LeakcheckError,
     Terminated,
 )
+from ..signals import heap
 from ..version import __version__
 from .commands import check, export, fingerprint, hook, init, render, review, split
 from .options import EXECUTOR_NOTE
@@ -71,6 +72,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    heap.keep_freed_memory()  # the command's process is ours (signals/heap.py)
     previous = _on_sigterm()
     try:
         return COMMANDS[args.command].run(args)

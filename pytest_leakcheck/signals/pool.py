@@ -31,6 +31,8 @@ from concurrent.futures import Executor
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from . import heap
+
 _HELD = {signal.SIGINT, signal.SIGTERM}
 #: How long stopping waits for one killed worker to be gone, in seconds.
 STOP_TIMEOUT = 2.0
@@ -54,6 +56,7 @@ def _worker_init() -> None:
     # A driver killed outright (SIGKILL; SIGTERM where no handler stops the
     # pool, as under pytest) cannot stop its workers, so they watch for it.
     threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
+    heap.keep_freed_memory()  # a worker makes the searches' short-lived arrays by the thousand
 
 
 def _exit_when_orphaned(parent: int) -> None:

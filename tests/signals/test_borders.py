@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image, ImageEnhance
 
@@ -157,3 +158,28 @@ def test_a_page_padded_to_a_square_with_white_is_a_copy(tmp_path: Path) -> None:
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     errors = [sorted(m.path for m in f.members) for f in report.findings if f.severity == "error"]
     assert ["test/r_square.jpg", "train/r.jpg"] in errors, errors
+
+
+def _every_line_depth(lines: np.ndarray) -> int:
+    """The border depth by testing every line: what ``decode._border_depth`` must equal."""
+    colour = np.median(lines[0], axis=0).astype(np.int16)
+    far = np.abs(lines - colour).max(axis=2)
+    close = (far <= decode.BORDER_TOLERANCE).mean(axis=1) >= decode.BORDER_SHARE
+    return len(close) if close.all() else int(np.argmin(close))
+
+
+@pytest.mark.parametrize("depth", [0, 1, 7, 8, 9, 23, 24, 25, 60, 127, 128])
+def test_border_depth_stops_at_the_first_content_line_and_equals_every_line_tested(
+        depth: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The depth is found testing lines block by block from the edge (cheaper than every line, the
+    signing of ``cells`` in benchmarks/field.py), and it is the depth every line tested gives, at
+    and around each block's end; lines beyond the first block that ends in content are not tested."""
+    rng = np.random.default_rng(depth)
+    lines = rng.integers(0, 256, (128, 96, 3)).astype(np.int16)  # content: no line is uniform
+    lines[:depth] = np.array([200, 30, 90]) + rng.integers(-6, 7, (depth, 96, 3))  # a noisy border
+    lines[:depth, :2] = 0  # a few stray pixels, within BORDER_SHARE
+    seen: list[int] = []
+    uniform = decode._uniform
+    monkeypatch.setattr(decode, "_uniform", lambda x, c: seen.append(len(x)) or uniform(x, c))
+    assert decode._border_depth(lines) == _every_line_depth(lines) == depth
+    assert sum(seen) <= 2 * depth + decode.DEPTH_BLOCK or depth == len(lines)
