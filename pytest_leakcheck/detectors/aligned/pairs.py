@@ -35,10 +35,8 @@ from ...signals.families import Signatures
 from . import alignment, descriptors, turned, uploads
 
 _BLOCK = 1024  # query rows per verification block; their candidate lists are padded to the block's longest
-# Impostors whose best few forward candidates are also scored backwards.
-_REVERSE_TOP = 2
-# Impostor rows per calibration block.
-_IMPOSTOR_BLOCK = 256
+_REVERSE_TOP = 2  # impostors whose best few forward candidates are also scored backwards
+_IMPOSTOR_BLOCK = 256  # impostor rows per calibration block
 # Pairs pair_scores verifies at once, some 30 KB each meanwhile: ``refine`` asks about every hash
 # match, and 12,887 MRI slices (alike by nature) took a check from 1.3 to 5.5 GB asking at once.
 PAIR_BLOCK = 1024
