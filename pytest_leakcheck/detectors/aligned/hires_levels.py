@@ -29,7 +29,6 @@ from . import alignment, descriptors, families
 from . import hires
 from . import pairs
 from . import state
-from . import uploads
 
 #: Lowest fine level, whatever the impostors say.  Measured (``benchmarks/finelevel.py``) on 50
 #: BSDS500 photographs resized to 640 x 480 (the re-shot benchmark's distractors) and 25
@@ -284,15 +283,14 @@ def _impostor_pairs(data: pairs.Data, p: pairs.Plan, pick: np.ndarray, big: np.n
     assert data.index is not None
     out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for a in p.targets:
-        rows = pick[(p.split_of[pick] == a) & ~uploads.of(p.leaked, pick)]  # as the 32 px impostors
+        rows = pick[p.split_of[pick] == a]
         if not len(rows):
             continue
         hog = data.hog[rows][:, descriptors.HOG_ROT180].astype(np.float32)
         views = [data.index.project(hog), *([data.index.project(hog[:, descriptors.HOG_HFLIP])] if p.mirror else [])]
         cand, flip = pairs.retrieve(data, p, a, rows, views)
         cand, flip = cand.reshape(len(rows), -1), flip.reshape(len(rows), -1)
-        known = uploads.of(p.leaked, cand) | uploads.same(p.upload, rows, cand)
-        cand = np.where((cand >= 0) & big[np.maximum(cand, 0)] & ~known, cand, -1)
+        cand = np.where((cand >= 0) & big[np.maximum(cand, 0)], cand, -1)
         grey = np.ascontiguousarray(data.grey[rows][:, ::-1, ::-1]).astype(np.float32)
         sc = np.nan_to_num(alignment.verify(grey, cand, flip, data.references, always=1, tiles=False), nan=-np.inf)
         best = sc.argmax(1)

@@ -41,7 +41,7 @@ class _Families:
 #: The stored model holds the fine level too: a model from before it (or from another fine
 #: square) is estimated again, not read without one.
 #: ``uploads``: the levels leave out pairs of one upload since then, so a model from before is estimated again.
-_KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}", f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}+uploads2")
+_KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}", f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}+uploads")
 
 
 def _key(det: Any, p: pairs.Plan) -> str:
@@ -104,8 +104,7 @@ def levels_se(imp: np.ndarray, det: Any) -> tuple[float, float]:
 
 
 def calibration(data: pairs.Data, p: pairs.Plan, det: Any, digests: Sequence[bytes],
-                 tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None,
-                 found: pairs.Pairs | None = None) -> dict[str, Any]:
+                 tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
     """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
 
     An upside-down image whose detail lines up with another image at
@@ -113,10 +112,8 @@ def calibration(data: pairs.Data, p: pairs.Plan, det: Any, digests: Sequence[byt
     it (an upside-down or flipped duplicate, as audits of aerial and medical
     sets find).  Such scores are left out of the calibration, or one of them
     in a small set would raise the levels to 1 and hide every copy.
-    A ``farm`` (the owner's cluster) runs the impostor blocks.  Pictures that ``found`` pairs
-    show in two splits beyond doubt, and their candidates, are no impostors (``uploads.SURE_COPY``).
+    A ``farm`` (the owner's cluster) runs the impostor blocks.
     """
-    p = _with_leaks(p, found)
     raw = pairs.impostors(data, p, digests, *([tick] if tick is not None else []),
                            **({"farm": farm} if farm is not None else {}))
     imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
@@ -283,18 +280,18 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
         data = pairs.prepare(run.sigs, p.mirror, model.index)
         # Scattered only if a block is sent: a search around a few changed rows stays here.
         with cluster.farm(run.executor, data, p) as farm:
-            found = (pairs.focus_search(data, p, run.focus) if run.focus is not None
-                     else _update(run, data, p, key, ids, farm))
             if changed > state.LEVELS_AFTER * max(1, len(model.ids)) and run.focus is None:
-                cal = _estimate(run, data, p, settings, farm=farm, found=found)
+                cal = _estimate(run, data, p, settings, farm=farm)
                 model = dataclasses.replace(model, calibration=cal, ids=now_ids,
                                             estimated={**model.estimated, "levels_at": state.now(),
                                                        "levels_on": len(ids)})
                 state.save_model(run.store, key, model)
                 changed = 0
+            found = (pairs.focus_search(data, p, run.focus) if run.focus is not None
+                     else _update(run, data, p, key, ids, farm))
     run.stats["aligned"] = {**model.calibration, **model.estimated, "changed_since": int(changed),
                             "reestimate_after": state.LEVELS_AFTER}
-    run.memo[_FINE_LATER] = functools.partial(_fine_later, run, _with_leaks(p, found), key, model)
+    run.memo[_FINE_LATER] = functools.partial(_fine_later, run, p, key, model)
     if "fine_threshold" not in model.calibration and np.any(big := hires_levels.large(run.sigs)):
         run.stats["aligned"]["fine_images"] = int(np.count_nonzero(big))  # the level's, once it is estimated
     # Only error-level links can change (a weak link stays one), and with a focus only those the
@@ -343,19 +340,11 @@ def _fine_later(run: SearchRun, p: pairs.Plan, key: str, model: state.Model,
     return fine
 
 
-def _with_leaks(p: pairs.Plan, found: pairs.Pairs | None) -> pairs.Plan:
-    """``p`` knowing the rows ``found`` shows in two splits beyond doubt (``uploads.leaked``): no impostors."""
-    if found is None:
-        return p
-    return dataclasses.replace(p, leaked=uploads.leaked(found.i, found.j, found.score, p.split_of, len(p.split_of)))
-
-
 def _estimate(run: SearchRun, data: pairs.Data, p: pairs.Plan, settings: Any,
-              tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None,
-              found: pairs.Pairs | None = None) -> dict[str, Any]:
+              tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
     """The 32 px levels (:func:`calibration`, its impostor blocks on the ``farm`` when there is one);
     the fine level waits until a pair needs it (:func:`fine_level`)."""
-    return alike(calibration(data, p, settings, run.sigs.digests, tick, farm, found), data, p, run.sigs.digests)
+    return alike(calibration(data, p, settings, run.sigs.digests, tick, farm), data, p, run.sigs.digests)
 
 def _fresh(run: SearchRun, settings: Any, p: pairs.Plan,
            ids: np.ndarray) -> tuple[state.Model, pairs.Pairs, pairs.Data]:
@@ -366,7 +355,7 @@ def _fresh(run: SearchRun, settings: Any, p: pairs.Plan,
     # With the owner's Dask cluster the blocks of both run on its workers, the data sent once.
     with cluster.farm(run.executor, data, p) as farm:
         found = pairs.search(data, p, tick, farm)
-        cal = _estimate(run, data, p, settings, tick, farm, found)
+        cal = _estimate(run, data, p, settings, tick, farm)
     at = state.now()
     model = state.Model(index, cal, np.sort(ids),
                         {"index_at": at, "index_on": len(ids), "levels_at": at, "levels_on": len(ids)})

@@ -111,7 +111,6 @@ class Plan:
     k: int
     mirror: bool
     upload: np.ndarray | None = None  # (N,) upload id of each row by its name (``uploads.ids``)
-    leaked: np.ndarray | None = None  # (N,) rows with a copy across splits (``uploads.leaked``)
 
 
 @dataclass(frozen=True)
@@ -423,33 +422,32 @@ def impostors(data: Data, p: Plan, digests: Sequence[bytes],
     every = np.sort(np.concatenate([p.rows[a] for a in p.targets] or [np.zeros(0, np.int64)]))
     out: dict[str, list[np.ndarray]] = {"cross": [], "within": []}
     if len(every):
-        pick = by_content(digests, every[~uploads.of(p.leaked, every)], alignment.CALIBRATION_QUERIES)
+        pick = by_content(digests, every, alignment.CALIBRATION_QUERIES)
         for a in p.targets:
             rows = pick[p.split_of[pick] == a]
             if not len(rows):
                 continue
             # Rows are independent: in blocks, on the retrieval's threads.
             def block(r0: int, a: str = a, rows: np.ndarray = rows) -> np.ndarray:
-                maxima = _impostor_maxima(data, p, a, rows[r0:r0 + _IMPOSTOR_BLOCK], p.leaked)
+                maxima = _impostor_maxima(data, p, a, rows[r0:r0 + _IMPOSTOR_BLOCK])
                 tick(1)
                 return maxima
 
             starts = range(0, len(rows), _IMPOSTOR_BLOCK)
-            jobs = [(a, rows[r0:r0 + _IMPOSTOR_BLOCK], p.leaked) for r0 in starts]
-            best = np.concatenate(multiview.in_blocks(block, starts) if farm is None
-                                  else farm(impostor_block, jobs, tick))
+            best = np.concatenate(multiview.in_blocks(block, starts) if farm is None else
+                                  farm(impostor_block, [(a, rows[r0:r0 + _IMPOSTOR_BLOCK]) for r0 in starts], tick))
             for kind, use in (("cross", [b != a for b in p.targets[a]]), ("within", [b == a for b in p.targets[a]])):
                 if any(use):
                     out[kind].append(best[:, np.array(use)].max(1))
     return {kind: np.concatenate(v) if v else np.zeros(0) for kind, v in out.items()}
 
 
-def impostor_block(data: Data, p: Plan, job: tuple[str, np.ndarray, np.ndarray | None]) -> np.ndarray:
+def impostor_block(data: Data, p: Plan, job: tuple[str, np.ndarray]) -> np.ndarray:
     """:func:`_impostor_maxima` of one block of split ``a``'s sampled rows, as a farm runs it."""
     return _impostor_maxima(data, p, *job)
 
 
-def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray, leaked: np.ndarray | None = None) -> np.ndarray:
+def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarray:
     """(n, G): each upside-down row's best score in each split it asks."""
     assert data.index is not None
     hog = data.hog[rows][:, descriptors.HOG_ROT180].astype(np.float32)
@@ -472,7 +470,7 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray, leaked: np.n
                             alignment.References(grey, tmpl2), always=1, tiles=False)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
     turned.drop_copies(fwd, grey, cand, data.grey)  # an upside-down row meeting its own turned copy
-    fwd[uploads.same(p.upload, rows, cand) | uploads.of(leaked, cand)] = -np.inf  # or its upload, or a leak
+    fwd[uploads.same(p.upload, rows, cand)] = -np.inf  # or another version of its upload
     return fwd.reshape(n, groups, p.k).max(2)
 
 

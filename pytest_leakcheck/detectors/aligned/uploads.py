@@ -22,12 +22,6 @@ from ...files.exportnames import roboflow_stem
 
 #: The upload id of a row no export tool named: it shares an upload with no other row.
 NONE = -1
-#: An upright pair across splits scoring this at 32 px is a copy (CIFAR-10's impostors reach 0.85, its
-#: copies a median of 0.92): the picture is in the data twice, and in an augmented export its flipped,
-#: turned and zoomed versions are too, which an upside-down impostor meets at 0.78-0.95 (``tracks`` of
-#: ``benchmarks/field.py``, ``benchmarks/impostor_copies.py``).  Neither it nor a candidate that is
-#: such a picture stands for an unrelated image.
-SURE_COPY = 0.98
 
 
 def ids(paths: Sequence[str]) -> np.ndarray | None:
@@ -37,21 +31,6 @@ def ids(paths: Sequence[str]) -> np.ndarray | None:
         return None
     index: dict[str, int] = {}
     return np.array([NONE if s is None else index.setdefault(s, len(index)) for s in stems], np.int64)
-
-
-def leaked(i: np.ndarray, j: np.ndarray, score: np.ndarray, split_of: np.ndarray, n: int) -> np.ndarray:
-    """(n,) rows with a pair across splits at SURE_COPY or more: a picture this data holds twice."""
-    out = np.zeros(n, bool)
-    sure = (score >= SURE_COPY) & (split_of[i] != split_of[j])
-    out[i[sure]] = out[j[sure]] = True
-    return out
-
-
-def of(rows_mask: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
-    """Whether each of ``rows`` (any shape, -1: none) is in ``rows_mask`` (None: none is)."""
-    if rows_mask is None:
-        return np.zeros(np.shape(rows), bool)
-    return (rows >= 0) & rows_mask[np.maximum(rows, 0)]
 
 
 def same(upload: np.ndarray | None, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
