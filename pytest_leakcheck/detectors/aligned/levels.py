@@ -23,6 +23,7 @@ from . import pairs
 from . import sparse
 from . import state
 from . import tones
+from . import uploads
 from .alignment import calibrate
 from .families import DESC_FAMILY, HIRES_FAMILY
 
@@ -40,7 +41,8 @@ class _Families:
 
 #: The stored model holds the fine level too: a model from before it (or from another fine
 #: square) is estimated again, not read without one.
-_KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}", f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}")
+#: ``uploads``: the levels leave out pairs of one upload since then, so a model from before is estimated again.
+_KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}", f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}+uploads")
 
 
 def _key(det: Any, p: pairs.Plan) -> str:
@@ -269,7 +271,7 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     if not run.sigs.has("desc:grey32"):
         return []
     p = pairs.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates,
-                    "hflip" in run.orientations)
+                    "hflip" in run.orientations, uploads.ids(run.paths))
     key, ids = _key(settings, p), state.row_ids(run.paths, run.split_of, run.sigs.digests)
     model, now_ids = state.load_model(run.store, key), np.sort(ids)
     changed = len(ids) if model is None else model.changed(now_ids)

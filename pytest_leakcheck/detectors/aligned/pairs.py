@@ -32,13 +32,11 @@ import numpy as np
 from ...progress import no_tick
 from ...search import lists, multiview
 from ...signals.families import Signatures
-from . import alignment, descriptors, turned
+from . import alignment, descriptors, turned, uploads
 
 _BLOCK = 1024  # query rows per verification block; their candidate lists are padded to the block's longest
-# Impostors whose best few forward candidates are also scored backwards.
-_REVERSE_TOP = 2
-# Impostor rows per calibration block.
-_IMPOSTOR_BLOCK = 256
+_REVERSE_TOP = 2  # impostors whose best few forward candidates are also scored backwards
+_IMPOSTOR_BLOCK = 256  # impostor rows per calibration block
 # Pairs pair_scores verifies at once, some 30 KB each meanwhile: ``refine`` asks about every hash
 # match, and 12,887 MRI slices (alike by nature) took a check from 1.3 to 5.5 GB asking at once.
 PAIR_BLOCK = 1024
@@ -112,6 +110,7 @@ class Plan:
     split_of: np.ndarray  # (N,) object
     k: int
     mirror: bool
+    upload: np.ndarray | None = None  # (N,) upload id of each row by its name (``uploads.ids``)
 
 
 @dataclass(frozen=True)
@@ -178,13 +177,13 @@ def _project(index: multiview.Index, hog: np.ndarray, perm: np.ndarray | None = 
 
 
 def plan(rows: dict[str, np.ndarray], comparisons: Sequence[tuple[str, str]], split_of: Sequence[str],
-         k: int, mirror: bool) -> Plan:
+         k: int, mirror: bool, upload: np.ndarray | None = None) -> Plan:
     targets: dict[str, list[str]] = {}
     for a, b in comparisons:
         for x, y in ((a, b), (b, a)):
             if y not in targets.setdefault(x, []):
                 targets[x].append(y)
-    return Plan(rows, {a: tuple(t) for a, t in targets.items()}, np.array(split_of, dtype=object), k, mirror)
+    return Plan(rows, {a: tuple(t) for a, t in targets.items()}, np.array(split_of, dtype=object), k, mirror, upload)
 
 
 def _local(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -457,9 +456,8 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     cand, flip = retrieve(data, p, a, rows, views)
     n, groups = len(rows), len(p.targets[a])
     cand, flip = cand.reshape(n, groups * p.k), flip.reshape(n, groups * p.k)
-    # Every impostor's best few are scored, whatever their 16 px correlation.
-    # Uncapped by tiles (``alignment.tiled``), so the cap only demotes: capped impostors pulled CIFAR's
-    # error level from 0.785 to 0.745, letting in more different photos than copies (quality.py).
+    # Every impostor's best few are scored, whatever their 16 px correlation, uncapped by tiles (``alignment.tiled``):
+    # the cap only demotes, and capped impostors pulled CIFAR's error level from 0.785 to 0.745 (quality.py).
     fwd = np.nan_to_num(alignment.verify(grey.astype(np.float32), cand, flip, data.references,
                                          always=alignment.REFINE_TOP, tiles=False), nan=-np.inf)
     # Backwards too, for the best few: the candidate's windows against the upside-down row.
@@ -472,6 +470,7 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
                             alignment.References(grey, tmpl2), always=1, tiles=False)
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
     turned.drop_copies(fwd, grey, cand, data.grey)  # an upside-down row meeting its own turned copy
+    fwd[uploads.same(p.upload, rows, cand)] = -np.inf  # or another version of its upload
     return fwd.reshape(n, groups, p.k).max(2)
 
 
@@ -495,6 +494,6 @@ def _neighbours(data: Data, p: Plan, rows: np.ndarray) -> np.ndarray:
         cand, flip = cand[:, others].reshape(len(sel), -1), flip[:, others].reshape(len(sel), -1)
         got = np.nan_to_num(alignment.verify(data.grey[rows[sel]].astype(np.float32), cand, flip,
                                              data.references, always=cand.shape[1], tiles=False), nan=-np.inf)
-        got = np.where(cand >= 0, got, -np.inf)
+        got = np.where((cand >= 0) & ~uploads.same(p.upload, rows[sel], cand), got, -np.inf)
         out[sel] = -np.sort(-got, 1)[:, :p.k]
     return out
