@@ -356,7 +356,10 @@ def _assign_rows(listing: Listing, rows: Rows,
     for rel in sorted(set(rows) - seen):
         if hidden_by and rel.startswith(hidden_by):
             continue
-        issues.append(FileIssue("missing", rel, (rows[rel][0][0],), "listed in the manifest, not on disk"))
+        # Rows come from any split source (a manifest, split lists, id lists, COCO files, a table), so the
+        # message names the split, not a manifest the policy may not have.
+        split = rows[rel][0][0]
+        issues.append(FileIssue("missing", rel, (split,), f"listed for the {split} split, not on disk"))
     return records, issues
 
 

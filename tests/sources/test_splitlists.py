@@ -89,6 +89,8 @@ def test_a_copy_across_two_lists_fails_and_a_name_on_no_file_is_missing(tmp_path
     assert code == EXIT_LEAKS
     kinds = {(f["kind"], tuple(sorted(m["path"] for m in f["members"]))) for f in report["findings"]}
     assert ("missing-file", ("images/gone.png",)) in kinds
+    missing = next(f for f in report["findings"] if f["kind"] == "missing-file")
+    assert missing["message"] == "listed for the test split, not on disk"  # no manifest in this policy
     assert any(k != "missing-file" and paths == ("images/im0.png", "images/im3.png") for k, paths in kinds)
 
 
