@@ -60,7 +60,8 @@ LIST_NAMES = {split: tuple(w + tail for w in words for tail in ("", "_list", "li
 def parse(ctx: Ctx, raw: Any, root: Path, kind: str = KIND) -> SplitSources:
     """``lists: {SPLIT: FILE | {file, images}, ...}``: each list inside root, each image folder too."""
     files = []
-    for name, where, spec in per_split(ctx, raw, KIND, "list file", "e.g. `lists: {train: trainval.txt, test: test.txt}`"):
+    for name, where, spec in per_split(ctx, raw, KIND, "list file", "e.g. `lists: {train: trainval.txt, test: test.txt}`",
+                                       many=True):
         files.append(_source(ctx, spec, where, root, name))
     return SplitSources(KIND, tuple(files))
 
@@ -132,8 +133,17 @@ def matched(spec: SplitSources, root: Path, extensions: tuple[str, ...] = IMAGE_
             example = example or (entry[1] if how == "ambiguous" else "")
             for path in paths:
                 add(rows, names, path, source.split)
-        counts[source.split] = Matched(tally["path"], tally["tail"], tally["ambiguous"], example, tally["none"])
+        counts[source.split] = _plus(counts.get(source.split), Matched(tally["path"], tally["tail"],
+                                                                       tally["ambiguous"], example, tally["none"]))
     return Assignment(rows, tuple(names)), counts
+
+
+def _plus(a: Matched | None, b: Matched) -> Matched:
+    """Two lists of one split matched (one list per class): their counts added, the first example kept."""
+    if a is None:
+        return b
+    return Matched(a.by_path + b.by_path, a.by_tail + b.by_tail, a.ambiguous + b.ambiguous, a.example or b.example,
+                   a.unmatched + b.unmatched)
 
 
 def entries(path: Path, limit: int | None = None) -> list[tuple[str, str]]:
@@ -269,14 +279,17 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
     return None
 
 
-def _image_folder(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -> str | None:
-    """VOC's ``JPEGImages``; else the list's folder or a folder holding images, where most names resolve."""
+def _image_folder(root: Path, folder: Path, lists: dict[str, Path], files: list[str],
+                  near: list[str] | None = None) -> str | None:
+    """VOC's ``JPEGImages``; else the list's folder or a folder holding images, where most names resolve;
+    then the folders in ``near`` (``classlists``: where files named as the lines are)."""
     if folder.name == "Main" and folder.parent.name == "ImageSets":
         tries = [folder.parent.parent / "JPEGImages"]
     else:
         parents = sorted({f.rsplit("/", 1)[0] for f in files if "/" in f}, key=lambda f: (f.count("/"), f))
         tops = dict.fromkeys(p.split("/")[0] for p in parents)
         tries = [folder, *(root / t for t in list(tops)[:MAX_IMAGE_FOLDERS])]
+    tries += [root / n if n else root for n in near or ()]
     samples = [entries(path, 200) for path in lists.values()]
     tails = _Tails(root, IMAGE_EXTS)
     # Names as written first, in any folder; only then by their last components (Colab paths):
