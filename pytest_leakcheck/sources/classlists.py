@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..errors import PolicyError
 from ..files.escape import yaml_scalar
-from ..files.names import excerpt
+from ..files.names import excerpt, same_but_punctuation
 from .base import Guess, SourceFile, SplitSources, folders
 from .splitlists import IMAGE_EXTS, KIND, MAX_IMAGE_FOLDERS, _WORDS, _how, _image_folder, entries, matched, on_disk
 
@@ -57,15 +57,20 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
             if images is not None:
                 sets.append((folder, lists, images))
             else:
-                first = next((e[0] for p in lists.values() for e in entries(p, 1)), "")
-                name = first.replace("\\", "/").rsplit("/", 1)[-1]  # the part a renamed file differs in
-                unread.append(f"{', '.join(_rel(root, p) for p in lists.values())} (first line names {excerpt(name)})")
-    if not sets:
-        return None
-    # A class's lists whose lines name files renamed since (a user's copy of COVID-CT: `x%0.png` listed,
-    # `x_0.png` on disk) are said, not dropped unsaid: their images are then in no split.
-    said = [f"split lists {names}: most of their first lines name no image under root: not used" for names in unread]
-    return _together(root, sets, files, said)
+                unread.append(_unread(root, lists, files))
+    return _together(root, sets, files, unread) if sets else None
+
+
+def _unread(root: Path, lists: dict[str, Path], files: list[str]) -> str:
+    """What ``init`` says of a set whose lines mostly name no file: a class's lists whose files were
+    renamed since (a user's copy of COVID-CT: ``x%0.png`` listed, ``x_0.png`` on disk) are said, not
+    dropped unsaid (their images are then in no split), with the file the first line means."""
+    first = next((e[0] for p in lists.values() for e in entries(p, 1)), "")
+    name = first.replace("\\", "/").rsplit("/", 1)[-1]  # the part a renamed file differs in
+    renamed = same_but_punctuation([name], files).get(name)
+    hint = f"; {renamed} is on disk: renamed since?" if renamed else ""
+    return (f"split lists {', '.join(_rel(root, p) for p in lists.values())}: most of their first lines name "
+            f"no image under root (the first {excerpt(name)}{hint}): not used")
 
 
 def tailed(folder: Path) -> list[dict[str, Path]]:
