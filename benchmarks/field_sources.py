@@ -217,6 +217,29 @@ SOURCES: tuple[Source, ...] = (
            "document type, with metadata_classification.jsonl and metadata_extract.jsonl (MRZ lines) per split",
            "none from names; the MRZ lines in metadata_extract.jsonl name a specimen (one card pictured more than once); "
            "by eye, one specimen picture recurs under other numbers across splits"),
+    Source("covidct", "KamalEyubov/sose2020-idv", "6b3a565629e81220ae89010dceaa2ef1566e23e0", "",
+           "medical, split lists one set per class: COVID-CT (UCSD-AI4H) as a user's repository holds it, 746 CT "
+           "slices cut from figures of COVID-19 papers (Images/CT_COVID, CT_NonCOVID: 150-1,600 px PNG and JPEG), "
+           "Data-split/<class>/{train,val,test}CT_<class>.txt of bare names; beside them 1,000 LUNA16 slices "
+           "rendered from .mhd volumes (no split) and the user's model plots",
+           "the authors' COVID-CT-MetaInfo (patient per image, in their repository) puts no patient in two lists "
+           "(213 COVID and 171 non-COVID patients); names carry the paper (medRxiv DOI, page, figure); by eye, "
+           "one figure reprinted on another page under other patient numbers, and one picture under both classes",
+           exclude=("*.pt",)),
+    Source("covidct2", "tonydosreis/deeplearning-covid19", "1362e936d3805ee4602316681ead43b7d391633a", "",
+           "medical, the same COVID-CT images in another user's repository: Data-split/<class>/{train,test}CT_<class>"
+           ".txt listing Colab paths (/content/drive/My Drive/Colab Notebooks/Images/...), the files renamed since "
+           "(x%0.png listed, x_0.png on disk), the authors' metadata tables with a Patient ID column in Info/",
+           "the user re-split the images (train 309 + 362, test 40 + 35), still by patient: no patient of the "
+           "metadata in both lists; the copies of covidct (one figure on two pages, one picture under two classes)",
+           exclude=("*.npz", "Code/Data analysis.ipynb", "Presentation Stage 2A Tony Correia dos Reis.pptx",
+                    "Rapport Stage 2A Tony Correia dos Reis.pdf")),
+    Source("dance", "Mrutyunjay01/Identify-the-dance-form", "046101037e2b76d5085d7408f692d3939a93e05d", "",
+           "Kaggle-style competition layout (HackerEarth 'Identify the dance form'): dataset/train/ (364) and "
+           "dataset/test/ (156) web photos of Indian classical dance, dataset/train.csv (Image,target) and "
+           "test.csv (Image), a user's submission and plots beside them",
+           "none from names (bare numbers); by eye, web pictures uploaded twice cross train and test",
+           exclude=("*.rar",)),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
@@ -239,7 +262,7 @@ def fetch(source: Source, dest: Path) -> None:
     mirror = MIRRORS / source.repo.replace("/", "+") / "repo"
     with tempfile.TemporaryDirectory() as tmp:
         if mirror.is_dir():
-            git_dir = mirror
+            git_dir = mirror / ".git" if (mirror / ".git").is_dir() else mirror  # a clone with a work tree
         else:
             git_dir = Path(tmp) / "repo.git"
             url = f"https://github.com/{source.repo}.git"

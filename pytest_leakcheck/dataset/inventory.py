@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..files import frames, globs, litter, members, remote as sources, suffixes, tiffpages
+from ..files import frames, globs, litter, members, names, remote as sources, suffixes, tiffpages
 from .. import sources as splitsources
 from ..sources.base import Rows
 from ..sources.shards import listing as shard_listing
@@ -353,13 +353,15 @@ def _assign_rows(listing: Listing, rows: Rows,
         records.append(FileRecord(rel, splits[0], entries[0][1], st.st_size, st.st_mtime_ns))
     # A row below a folder that could not be listed is reported with that folder, not as missing.
     hidden_by = tuple(rel + "/" for rel, _ in listing.unexamined)
-    for rel in sorted(set(rows) - seen):
-        if hidden_by and rel.startswith(hidden_by):
-            continue
+    missing = [rel for rel in sorted(set(rows) - seen) if not (hidden_by and rel.startswith(hidden_by))]
+    renamed = names.same_but_punctuation(missing, [i.path for i in issues if i.kind == "unassigned"])
+    for rel in missing:
         # Rows come from any split source (a manifest, split lists, id lists, COCO files, a table), so the
         # message names the split, not a manifest the policy may not have.
         split = rows[rel][0][0]
-        issues.append(FileIssue("missing", rel, (split,), f"listed for the {split} split, not on disk"))
+        hint = (f" ({renamed[rel]}, in no split, has its name but for punctuation: renamed since?)"
+                if rel in renamed else "")
+        issues.append(FileIssue("missing", rel, (split,), f"listed for the {split} split, not on disk{hint}"))
     return records, issues
 
 

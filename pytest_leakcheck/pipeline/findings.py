@@ -6,7 +6,6 @@ leak means moving or deleting the whole cluster, not one pair of it.
 
 from __future__ import annotations
 
-import posixpath
 from collections import Counter, deque
 from collections.abc import Sequence
 
@@ -16,20 +15,16 @@ from ..search.kernels import Match
 from ..report.model import EXACT_KINDS, KINDS, Finding, Link, Member, Pair, Report, finding_id
 from ..policy.load import Policy
 from ..orientation import inverse
-from ..sources.base import split_folder
 from ..files import members as shards
 from ..signals import heif
 from ..signals.families import Signatures
 from . import clusters, grouplinks, scenenames, unseen
+from .unassigned import unassigned_findings
 
 _RANK = {"error": 0, "warning": 1, "off": 2}
 # A cluster of a thousand blank frames is one finding; listing every edge
 # would bury the report, so evidence keeps the strongest few.
 MAX_PAIRS = 20
-#: Files of one folder in no split from which they are one finding: a stray copy of the data
-#: beside it (a held-out YOLO repository kept its 530-image ``train/`` beside the re-split
-#: ``dataset_split/``) was 530 warnings, one a file; and how many of them that finding lists.
-FOLD_UNASSIGNED, UNASSIGNED_SHOWN = 10, 5
 #: Members a shared-scene note lists per split: it stands for the scene, it does not list it.
 SCENE_SAMPLE = 3
 
@@ -300,63 +295,10 @@ def _file_findings(inv: Inventory, sigs: Signatures, policy: Policy) -> list[Fin
             members=(Member(issue.path, "+".join(issue.splits)),),
             message=issue.detail,
         ))
-    out += _unassigned(unassigned, rules.unassigned, inv)
+    out += unassigned_findings(unassigned, rules.unassigned, inv)
     if rules.unreadable != "off":
         out += _unreadable(inv, sigs, rules.unreadable)
     return out + _left_out(inv, policy) + unseen.blind_spots(inv)
-
-
-def _unassigned(issues: list[FileIssue], severity: str, inv: Inventory) -> list[Finding]:
-    """A finding per file in no split; a folder holding more than FOLD_UNASSIGNED of them is one
-    finding, which lists a few (its message counts them all: none goes unnamed)."""
-    by_folder: dict[str, list[FileIssue]] = {}
-    for issue in issues:
-        by_folder.setdefault(posixpath.dirname(issue.path), []).append(issue)
-    out = []
-    # Images per folder, in a split and not: counted once, for the folded findings' messages.
-    in_split: Counter[str] = Counter()
-    anywhere: Counter[str] = Counter()
-    if any(len(items) > FOLD_UNASSIGNED for items in by_folder.values()):
-        in_split.update(posixpath.dirname(r.path) for r in inv.records)
-        anywhere.update(posixpath.dirname(i.path) for i in inv.issues if i.kind != "missing")
-        anywhere.update(in_split)
-    for folder, items in by_folder.items():
-        groups = [items] if len(items) > FOLD_UNASSIGNED else [[i] for i in items]
-        for group in groups:
-            message = (group[0].detail if len(group) == 1
-                       else _folded_message(group, in_split[folder], anywhere[folder], len(inv.records)))
-            out.append(Finding(
-                id=finding_id("unassigned-file", [i.path for i in group]),
-                kind="unassigned-file",
-                severity=severity,
-                members=tuple(Member(i.path, "") for i in group[:UNASSIGNED_SHOWN]),
-                message=message,
-            ))
-    return out
-
-
-def _folded_message(group: list[FileIssue], in_split: int, total: int, assigned: int) -> str:
-    """What one folder's files in no split are, and the advice that fits the folder.
-
-    "All N files" only when they are all (brush's JPEGImages/ held 6,160 images, half of them
-    listed), and ``ignore:`` only for a folder with no image in a split, not named like one, and
-    holding fewer images than all the splits (``assigned``): advised for a split's folder (cavity's
-    valid/) or the training data (cones' obj/, 809 images beside a test split of 35), it would
-    take the data out of the check.
-    """
-    n, shown = len(group), len(group[:UNASSIGNED_SHOWN])
-    count = f"all {n} files" if n >= total else f"{n} of the {total} files"
-    head = f"{count} of this folder are in no split ({group[0].detail}); the first {shown} are listed"
-    if in_split:
-        return (f"{head}. {in_split} of its files are in a split: name the others in the split source "
-                "(the list, table or globs that name those), or skip them alone with `ignore:`")
-    if split_folder(group[0].path) is not None:
-        return (f"{head}. The folder is named like a split: add it to `splits:` (a glob, or the list or "
-                "file that names its images); `ignore:` would leave a split unchecked")
-    if n > assigned:
-        return (f"{head}. It holds more images than all the splits together ({assigned}): likely data the "
-                "split source misses; add it to `splits:` (a glob, or the list or file that names its images)")
-    return f"{head}. A copy of the data left beside it? Add the folder to `ignore:`, or to a split"
 
 
 def _left_out(inv: Inventory, policy: Policy) -> list[Finding]:

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from ..validate import Ctx
-from . import coco, huggingface, idsplits, manifest, reads, splitlists, table, webdataset, yolo
+from . import classlists, coco, huggingface, idsplits, manifest, reads, splitlists, table, webdataset, yolo
 from .base import Assignment, Guess, Rows, SourceFile, SplitSources, clean_path
 
 __all__ = ["KINDS", "Assignment", "Guess", "Rows", "SourceFile", "SplitSources", "clean_path", "guesses", "inputs",
@@ -30,7 +30,7 @@ _MODULES: dict[str, ModuleType] = {
 }
 KINDS = tuple(_MODULES)
 #: The order ``init`` tries them in: the most specific evidence first.
-_RECOGNISE = (table, huggingface, webdataset, yolo, coco, idsplits, splitlists)
+_RECOGNISE = (table, huggingface, webdataset, yolo, coco, idsplits, splitlists, classlists)
 
 
 def parse(ctx: Ctx, raw: Any, root: Path) -> SplitSources | None:

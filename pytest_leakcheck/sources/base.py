@@ -179,9 +179,12 @@ def folders(root: Path, max_depth: int = MAX_DEPTH) -> list[str]:
     return out
 
 
-def per_split(ctx: Ctx, raw: Any, kind: str, what: str, example: str) -> Iterator[tuple[str, tuple[str, ...], dict]]:
+def per_split(ctx: Ctx, raw: Any, kind: str, what: str, example: str,
+              many: bool = False) -> Iterator[tuple[str, tuple[str, ...], dict]]:
     """Each split of a ``KIND: {SPLIT: FILE | {file, images}}`` section, validated alike:
-    its name, its key path (for messages) and its spec as a mapping."""
+    its name, its key path (for messages) and its spec as a mapping.  With ``many``, a split
+    may also name a list of them (``train: [a/train.txt, {file: b/train.txt, images: b}]``:
+    one list per class, each beside its own image folder), each yielded in turn."""
     at = ("splits", kind)
     if not isinstance(raw, dict) or not raw:
         raise ctx.fail(at, f"expected a mapping of split name to {what}, got {type_name(raw)}", example)
@@ -189,4 +192,12 @@ def per_split(ctx: Ctx, raw: Any, kind: str, what: str, example: str) -> Iterato
         where = (*at, str(name))
         if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
             raise ctx.fail(where, "split names use letters, digits, - and _")
-        yield name, where, ctx.mapping({"file": spec} if isinstance(spec, str) else spec, where, ("file", "images"))
+        if many and isinstance(spec, list):
+            if not spec:
+                raise ctx.fail(where, f"expected at least one {what}", example)
+            items = [((*where, str(n)), item) for n, item in enumerate(spec)]
+        else:
+            items = [(where, spec)]
+        for at_item, item in items:
+            yield name, at_item, ctx.mapping({"file": item} if isinstance(item, str) else item, at_item,
+                                             ("file", "images"))

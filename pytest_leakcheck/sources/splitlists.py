@@ -60,7 +60,8 @@ LIST_NAMES = {split: tuple(w + tail for w in words for tail in ("", "_list", "li
 def parse(ctx: Ctx, raw: Any, root: Path, kind: str = KIND) -> SplitSources:
     """``lists: {SPLIT: FILE | {file, images}, ...}``: each list inside root, each image folder too."""
     files = []
-    for name, where, spec in per_split(ctx, raw, KIND, "list file", "e.g. `lists: {train: trainval.txt, test: test.txt}`"):
+    for name, where, spec in per_split(ctx, raw, KIND, "list file", "e.g. `lists: {train: trainval.txt, test: test.txt}`",
+                                       many=True):
         files.append(_source(ctx, spec, where, root, name))
     return SplitSources(KIND, tuple(files))
 
@@ -132,8 +133,17 @@ def matched(spec: SplitSources, root: Path, extensions: tuple[str, ...] = IMAGE_
             example = example or (entry[1] if how == "ambiguous" else "")
             for path in paths:
                 add(rows, names, path, source.split)
-        counts[source.split] = Matched(tally["path"], tally["tail"], tally["ambiguous"], example, tally["none"])
+        counts[source.split] = _plus(counts.get(source.split), Matched(tally["path"], tally["tail"],
+                                                                       tally["ambiguous"], example, tally["none"]))
     return Assignment(rows, tuple(names)), counts
+
+
+def _plus(a: Matched | None, b: Matched) -> Matched:
+    """Two lists of one split matched (one list per class): their counts added, the first example kept."""
+    if a is None:
+        return b
+    return Matched(a.by_path + b.by_path, a.by_tail + b.by_tail, a.ambiguous + b.ambiguous, a.example or b.example,
+                   a.unmatched + b.unmatched)
 
 
 def entries(path: Path, limit: int | None = None) -> list[tuple[str, str]]:
@@ -196,8 +206,20 @@ class _Index:
         for text in dict.fromkeys(entry) if tails is not None else ():
             hits = tails.find(text)
             if hits:
-                return (hits, "tail") if len(hits) == 1 else ([under(self.folder, entry[1])], "ambiguous")
-        return [under(self.folder, entry[1])], "none"
+                return (hits, "tail") if len(hits) == 1 else ([self.literal(entry)], "ambiguous")
+        return [self.literal(entry)], "none"
+
+    def literal(self, entry: tuple[str, str]) -> str:
+        """The path a line that names no file is reported as: its whole text when that is a path to an
+        image, else its first word; under the list's image folder unless written absolute elsewhere.
+
+        A Colab list's ``/content/drive/My Drive/…/x%0.png`` was ``Data-split/NonCOVID//content/drive/My``
+        (first word, under the list's folder): the 167 such lines of ``covidct2`` (benchmarks/field.py)
+        were one missing file of a name no one wrote."""
+        text = entry[0] if entry[0].lower().endswith(IMAGE_EXTS) else entry[1]
+        if text.startswith("/") or (len(text) > 1 and text[1] == ":"):  # another machine's path: as written
+            return clean_path(text)
+        return under(self.folder, text)
 
 
 class _Tails:
@@ -269,14 +291,17 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
     return None
 
 
-def _image_folder(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -> str | None:
-    """VOC's ``JPEGImages``; else the list's folder or a folder holding images, where most names resolve."""
+def _image_folder(root: Path, folder: Path, lists: dict[str, Path], files: list[str],
+                  near: list[str] | None = None) -> str | None:
+    """VOC's ``JPEGImages``; else the list's folder or a folder holding images, where most names resolve;
+    then the folders in ``near`` (``classlists``: where files named as the lines are)."""
     if folder.name == "Main" and folder.parent.name == "ImageSets":
         tries = [folder.parent.parent / "JPEGImages"]
     else:
         parents = sorted({f.rsplit("/", 1)[0] for f in files if "/" in f}, key=lambda f: (f.count("/"), f))
         tops = dict.fromkeys(p.split("/")[0] for p in parents)
         tries = [folder, *(root / t for t in list(tops)[:MAX_IMAGE_FOLDERS])]
+    tries += [root / n if n else root for n in near or ()]
     samples = [entries(path, 200) for path in lists.values()]
     tails = _Tails(root, IMAGE_EXTS)
     # Names as written first, in any folder; only then by their last components (Colab paths):

@@ -71,3 +71,27 @@ def test_a_stray_copy_beside_the_data_may_still_be_ignored(tmp_path: Path) -> No
     message = _folded(write_policy(tmp_path, "version: 1\nsplits: {train: [train/**], test: [test/**]}\n"))["backup"]
     assert message == ("all 11 files of this folder are in no split (matches no split's globs); the first 5 are "
                        "listed. A copy of the data left beside it? Add the folder to `ignore:`, or to a split")
+
+
+def _unassigned(policy: Path) -> list[tuple[int, str]]:
+    report = check(policy, use_cache=False, jobs=1)
+    return sorted((len(f.members), f.message) for f in report.findings if f.kind == "unassigned-file")
+
+
+def test_a_top_folder_of_small_folders_outside_every_split_is_one_finding(tmp_path: Path) -> None:
+    """covidct (held-out probe 3): a user's training plots, five a folder in 17 folders of
+    `DenseNet169/plots/`, were 85 warnings, one a plot. A top folder none of whose files is in a
+    split is one finding when its folders hold more than 10 between them; a top folder holding a
+    split keeps its files one a file."""
+    _images(tmp_path, "train", 10, 0)
+    _images(tmp_path, "test", 6, 20)
+    for k, model in enumerate(("resnet", "densenet", "vit")):
+        for stage in ("ssl", "fine"):
+            _images(tmp_path, f"runs2/plots/{model}/{stage}", 2, 50 + 10 * k + 5 * (stage == "ssl"))
+    _images(tmp_path, "train/extra", 2, 90)  # under a split's own folder, matched by no glob
+    policy = write_policy(tmp_path, "version: 1\nsplits: {train: ['train/*.jpg'], test: [test/**]}\n")
+    found = _unassigned(policy)
+    assert [n for n, _ in found] == [1, 1, 5], found
+    assert found[-1][1] == ("all 12 files under runs2/ (6 folders) are in no split (matches no split's globs), and "
+                            "none of its files is in one; the first 5 are listed. Not data (a model's plots, a "
+                            "copy)? Add `runs2/**` to `ignore:`, or put it in a split")
