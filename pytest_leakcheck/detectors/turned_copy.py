@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 SIDE = 128
 #: High pass: the grey minus its Gaussian blur of this many px at SIDE (4 px at 320).
 SIGMA = 1.6
+#: How far (px at SIDE) the high pass's blur reaches: three of its SIGMA.
+EDGE = math.ceil(3 * SIGMA)
 #: Detail correlation a copy reaches (see the module's figures): above what one fixed scene
 #: shot again with the camera turned 2.3 degrees reached (``chess``: 0.850 and 0.856, one
 #: board with other pieces) and two frames of one menu with the character's skin changed
@@ -67,6 +69,12 @@ BLOCKS, BLOCK_LEVEL = 4, 0.5
 TURN_FROM = 1.0
 #: Zooms ``aligned`` searches (its largest is 1.25): beyond them, as unsearched as a turn.
 ZOOM_RANGE = (0.8, 1.25)
+#: A quarter turn zoomed this much or more (either way) is searched by no detector: the hashes turn
+#: by quarters at one scale, ``aligned`` zooms but never turns.  Roboflow's augmentations turn a
+#: picture a quarter and crop or zoom it 1.1-1.3x: a held-out export renamed ``IMG_0001.jpg``...
+#: (``tracks`` of ``benchmarks/field.py``) left 12 such copies across splits as same-scene warnings.
+#: Another shot of a fixed scene does not turn it a quarter.
+QUARTER_ZOOM_FROM = 1.08
 #: Share of same-scene's kept inlier points the similarity must explain: a copy is one.
 EXPLAINED = 0.8
 #: Fewest points a similarity is estimated from.  A copy shows most of one picture: at least
@@ -105,7 +113,9 @@ class Turn:
     @property
     def unsearched(self) -> bool:
         off = abs(self.angle) % 90.0
-        return min(off, 90.0 - off) >= TURN_FROM or not ZOOM_RANGE[0] <= self.scale <= ZOOM_RANGE[1]
+        if min(off, 90.0 - off) >= TURN_FROM or not ZOOM_RANGE[0] <= self.scale <= ZOOM_RANGE[1]:
+            return True
+        return abs(self.angle) > 45.0 and max(self.scale, 1 / self.scale) >= QUARTER_ZOOM_FROM
 
     @property
     def shifted(self) -> bool:
@@ -228,12 +238,16 @@ def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None:
     fa = a.astype(np.float32)
     fb = cv2.warpAffine(b.astype(np.float32), m, (w, h), flags=cv2.INTER_LINEAR)
     inside = cv2.warpAffine(np.ones(b.shape, np.uint8), m, (w, h), flags=cv2.INTER_NEAREST)
-    inside = cv2.erode(inside, np.ones((3, 3), np.uint8)) > 0  # the blur reads past the edge
+    inside = cv2.erode(inside, np.ones((3, 3), np.uint8)) > 0
     # The share of the smaller picture the other one shows: a crop lies wholly inside its original,
     # two shots of a panorama share a strip.
     zoom = float(abs(np.linalg.det(m[:, :2]))) or 1.0
     if max(inside.mean(), inside.sum() / zoom / b.size) < MIN_OVERLAP:
         return None
+    # The blur reads EDGE px past the turned picture's edge, into the black around it: a false edge
+    # there that ``a`` lacks.  A crop shrunk onto its original leaves that edge inside the frame, and
+    # with it copies scored 0.82-0.86 (``tracks`` of ``benchmarks/field.py``), under LEVEL.
+    inside = cv2.erode(inside.astype(np.uint8), np.ones((2 * EDGE + 1, 2 * EDGE + 1), np.uint8)) > 0
     da = fa - cv2.GaussianBlur(fa, (0, 0), SIGMA)
     db = fb - cv2.GaussianBlur(fb, (0, 0), SIGMA)
     whole = _correlation(da[inside], db[inside])
@@ -354,10 +368,22 @@ def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> tuple[floa
     geometry = sheared(pts, size_a, size_b) if shear else found[1] if found[0].unsearched or only_shifted else None
     if geometry is None:
         return None
-    value = detail(a, b, geometry)
+    value = detail(*_shrunk(a, b, geometry))
     if value is None or ((shear or only_shifted) and value < SHEARED_LEVEL):
         return None
     return round(value, 4), only_shifted
+
+
+def _shrunk(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pair and map to compare with the larger view shrunk onto the smaller: ``m`` (b onto a) when it
+    does not enlarge b, else a onto b.  An enlarged picture is blurred, its fine detail gone, and a copy
+    zoomed 1.2x then seemed to lack the detail its original has (``tracks`` of ``benchmarks/field.py``:
+    0.82-0.86 one way, 0.90-0.96 the other)."""
+    import numpy as np
+
+    if abs(float(np.linalg.det(m[:, :2]))) <= 1.0:
+        return a, b, m
+    return b, a, np.linalg.inv(np.vstack([m, (0.0, 0.0, 1.0)]))[:2]
 
 
 def _as_copy(m: Match, score: float, weak: bool = False) -> Match:
