@@ -53,7 +53,10 @@ if TYPE_CHECKING:
 SIDE = 128
 #: High pass: the grey minus its Gaussian blur of this many px at SIDE (4 px at 320).
 SIGMA = 1.6
-#: How far (px at SIDE) the high pass's blur reaches: three of its SIGMA.
+#: How far (px at SIDE) the high pass's blur reaches past the turned picture's edge, into the black
+#: around it (three of its SIGMA): a false edge ``a`` lacks.  A crop shrunk onto its original leaves
+#: that edge inside the frame; with it, quarter-turned copies zoomed 1.1-1.3x scored 0.82-0.86 in
+#: ``tracks`` of ``benchmarks/field.py``, under LEVEL.
 EDGE = math.ceil(3 * SIGMA)
 #: Detail correlation a copy reaches (see the module's figures): above what one fixed scene
 #: shot again with the camera turned 2.3 degrees reached (``chess``: 0.850 and 0.856, one
@@ -113,9 +116,16 @@ class Turn:
     @property
     def unsearched(self) -> bool:
         off = abs(self.angle) % 90.0
-        if min(off, 90.0 - off) >= TURN_FROM or not ZOOM_RANGE[0] <= self.scale <= ZOOM_RANGE[1]:
-            return True
-        return abs(self.angle) > 45.0 and max(self.scale, 1 / self.scale) >= QUARTER_ZOOM_FROM
+        return (min(off, 90.0 - off) >= TURN_FROM or not ZOOM_RANGE[0] <= self.scale <= ZOOM_RANGE[1]
+                or self.quarter)
+
+    @property
+    def quarter(self) -> bool:
+        """A quarter turn zoomed (QUARTER_ZOOM_FROM) within ``aligned``'s zooms: the turn the hashes search,
+        at a scale they do not."""
+        off = abs(self.angle) % 90.0
+        return (min(off, 90.0 - off) < TURN_FROM and abs(self.angle) > 45.0
+                and ZOOM_RANGE[0] <= self.scale <= ZOOM_RANGE[1] and max(self.scale, 1 / self.scale) >= QUARTER_ZOOM_FROM)
 
     @property
     def shifted(self) -> bool:
@@ -227,10 +237,10 @@ def _correlation(x: np.ndarray, y: np.ndarray) -> float | None:
     return None if norm == 0 else float((x * y).sum()) / norm
 
 
-def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None:
+def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, edge: int = 1) -> float | None:
     """Correlation of the fine detail of ``a`` and of ``b`` turned onto it by ``m``, where both are:
-    over the whole overlap, or its least in a BLOCKS x BLOCKS tile holding detail if that is lower
-    than BLOCK_LEVEL (then the pair is no copy: see BLOCK_LEVEL)."""
+    over the whole overlap (less ``edge`` px along its border), or its least in a BLOCKS x BLOCKS tile
+    holding detail if that is lower than BLOCK_LEVEL (then the pair is no copy: see BLOCK_LEVEL)."""
     import cv2
     import numpy as np
 
@@ -244,10 +254,8 @@ def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None:
     zoom = float(abs(np.linalg.det(m[:, :2]))) or 1.0
     if max(inside.mean(), inside.sum() / zoom / b.size) < MIN_OVERLAP:
         return None
-    # The blur reads EDGE px past the turned picture's edge, into the black around it: a false edge
-    # there that ``a`` lacks.  A crop shrunk onto its original leaves that edge inside the frame, and
-    # with it copies scored 0.82-0.86 (``tracks`` of ``benchmarks/field.py``), under LEVEL.
-    inside = cv2.erode(inside.astype(np.uint8), np.ones((2 * EDGE + 1, 2 * EDGE + 1), np.uint8)) > 0
+    if edge > 1:
+        inside = cv2.erode(inside.astype(np.uint8), np.ones((2 * edge + 1, 2 * edge + 1), np.uint8)) > 0
     da = fa - cv2.GaussianBlur(fa, (0, 0), SIGMA)
     db = fb - cv2.GaussianBlur(fb, (0, 0), SIGMA)
     whole = _correlation(da[inside], db[inside])
@@ -368,10 +376,42 @@ def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> tuple[floa
     geometry = sheared(pts, size_a, size_b) if shear else found[1] if found[0].unsearched or only_shifted else None
     if geometry is None:
         return None
-    value = detail(*_shrunk(a, b, geometry))
+    # A quarter turn zoomed is judged with the larger view shrunk onto the smaller (``_shrunk``) and without
+    # the blur's reach past its edge (EDGE), a copy's detail then whole.  Not the other geometries: LEVEL
+    # was set on this measure with that edge in, and without it a fixed camera's shot turned 2.3 degrees
+    # (``chess`` of ``benchmarks/field.py``) agrees at 0.87-0.91 with its neighbours; no fixed camera
+    # turns its scene a quarter.
+    value = _quarter_detail(a, b, geometry) if not shear and found[0].quarter else detail(a, b, geometry)
     if value is None or ((shear or only_shifted) and value < SHEARED_LEVEL):
         return None
     return round(value, 4), only_shifted
+
+
+def _quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None:
+    """:func:`detail` of a quarter turn zoomed: the larger view shrunk onto the smaller, the edge left out
+    (EDGE), at the keypoints' similarity or at its refinement (:func:`_refined`), whichever agrees more."""
+    a, b, m = _shrunk(a, b, m)
+    found = [v for g in (m, _refined(a, b, m)) if g is not None and (v := detail(a, b, g, edge=EDGE)) is not None]
+    return max(found, default=None)
+
+
+def _refined(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray | None:
+    """``m`` (b onto a) refined to the affine map that best lines up the two blurred greys (OpenCV's ECC),
+    or None where it does not converge.  Keypoints give a quarter turn to a few tenths of a pixel at
+    SIDE, and the detail of a copy is finer than that: on ``tracks`` of ``benchmarks/field.py`` 13 of
+    its 90 quarter-turned, zoomed same-scene pairs lay in the BAND under LEVEL at the keypoints' map
+    (copies, most of them), 1 refined."""
+    import cv2
+    import numpy as np
+
+    fa, fb = (cv2.GaussianBlur(x.astype(np.float32), (0, 0), 1.0) for x in (a, b))
+    back = np.linalg.inv(np.vstack([m, (0.0, 0.0, 1.0)]))[:2].astype(np.float32)  # ECC maps a's pixels into b
+    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 50, 1e-5)
+    try:
+        _, back = cv2.findTransformECC(fa, fb, back, cv2.MOTION_AFFINE, criteria, None, 1)
+    except cv2.error:
+        return None
+    return np.linalg.inv(np.vstack([back, (0.0, 0.0, 1.0)]))[:2]
 
 
 def _shrunk(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
