@@ -275,24 +275,25 @@ def _grey(img: Image.Image) -> np.ndarray:
     return np.asarray(g.resize((round(g.width * s), round(g.height * s)), Image.Resampling.BILINEAR))
 
 
-def test_a_zoomed_copy_is_judged_alike_whichever_image_comes_first() -> None:
-    """A crop turned 6 degrees and zoomed 1.2x: the larger view is shrunk onto the smaller, whichever the
-    pair names first, and the blur's reach past the turned picture's edge is left out.  Enlarged, the
-    crop's detail was blurred and the false edge counted: 0.94 one way, 0.96 the other."""
+def test_a_quarter_turned_zoomed_copy_is_judged_alike_whichever_image_comes_first() -> None:
+    """A copy turned a quarter and zoomed 1.2x: the larger view is shrunk onto the smaller whichever the
+    pair names first, the blur's reach past its edge is left out, and the keypoints' map is refined.
+    The points here are exact fractions, half a pixel off the pixel centres a quarter turn maps: at the
+    points' map alone the copy agreed at 0.72."""
     import math
 
     from pytest_leakcheck.search.kernels import Match
 
     original = view(scene(47), 60, 40, size=(480, 480), extent=(600, 600))
-    copy = _turned(original, 6.0, keep=1 / 1.2)
+    copy = _quarter_zoomed(original, 1.2)
     u = np.linspace(0.15, 0.85, 6)
     xb, yb = (g.ravel() for g in np.meshgrid(u, u))
-    t, cx, cy = math.radians(6.0), (xb - 0.5) / 1.2, (yb - 0.5) / 1.2  # Pillow turns anticlockwise
+    t, cx, cy = math.radians(90.0), (xb - 0.5) / 1.2, (yb - 0.5) / 1.2  # Pillow turns anticlockwise
     points = np.stack([0.5 + cx * math.cos(t) - cy * math.sin(t), 0.5 + cx * math.sin(t) + cy * math.cos(t),
                        xb, yb], 1).astype(np.float32)
     greys = {0: _grey(original), 1: _grey(copy)}
     one = turned_copy._verdict(Match(0, 1, "same-scene", 50.0, "identity"), greys, {(0, 1): points})
     two = turned_copy._verdict(Match(1, 0, "same-scene", 50.0, "identity"), greys, {(1, 0): points[:, [2, 3, 0, 1]]})
     assert one is not None and two is not None
-    assert one[0] == pytest.approx(two[0], abs=0.005)
-    assert one[0] >= 0.97
+    assert one[0] == pytest.approx(two[0], abs=0.01)
+    assert one[0] >= 0.95
