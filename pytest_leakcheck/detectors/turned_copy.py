@@ -14,7 +14,8 @@ detector's severity (error by default), instead of a same-scene link.
 
 A pair only shifted, by more than ``aligned`` reaches (tiles cut from one scene
 with an overlap), is judged as a shear is, from SHEARED_LEVEL.  A turn near a
-quarter turn is left to the detectors that search orientations,
+quarter turn is left to the detectors that search orientations, unless zoomed
+(QUARTER_ZOOM_FROM: judged, see ``_quarter_detail``),
 and near-identity geometry to ``aligned``: a fixed camera's shots line up
 with no turn at all, and their detail agrees as a copy's does
 (``docs/field.md``, ``chess`` and ``deeppcb``), so this verdict never looks
