@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .. import sources
 from ..files import exportnames
 from ..policy import userregex
-from ..policy.grouprules import METADATA, GroupRule, ShareRules
+from ..policy.grouprules import METADATA, GroupRule, ShareRules, people_column, reads_people
 from .inventory import Inventory
 from ..report.model import Finding, Member, finding_id
 from ..policy.load import Policy
@@ -86,6 +86,22 @@ def _rule_groups(rule: GroupRule, paths: Sequence[str], policy: Policy,
     return _lookup(paths, sources.coco.field_of(Path(str(rule.value)), rule.field))
 
 
+def _pseudonymised(rule: GroupRule, ids: list[str | None], policy: Policy) -> list[str | None]:
+    """People's names or ids from a table column as keyed pseudonyms (``person-3f9a2c1b7d4e``), as
+    DICOM ids are (``metagroups.py``): under the store's key, so stable while the store is, and no
+    record, finding, export or split manifest holds the value.  Other group ids are returned as read."""
+    if not reads_people(rule):
+        return ids
+    from ..signals.metadata import pseudonym
+    from ..store import pseudonyms
+    from ..store.storefile import locate
+    from .metagroups import SHOWN
+
+    key = pseudonyms.key(locate(policy.cache, policy.store_folders))
+    prefix = people_column(rule)
+    return [None if g is None else f"{prefix}-{pseudonym(key, g).hex()[:SHOWN]}" for g in ids]
+
+
 def group_of(paths: Sequence[str], policy: Policy, meta: Values | None = None) -> list[str | None]:
     """Each path's group by the policy's rules; the first rule with an answer wins.
 
@@ -96,7 +112,7 @@ def group_of(paths: Sequence[str], policy: Policy, meta: Values | None = None) -
     for rule in policy.groups:
         if not todo:
             break
-        found = _rule_groups(rule, [paths[i] for i in todo], policy, meta)
+        found = _pseudonymised(rule, _rule_groups(rule, [paths[i] for i in todo], policy, meta), policy)
         for i, g in zip(todo, found):
             out[i] = g
         todo = [i for i in todo if out[i] is None]
