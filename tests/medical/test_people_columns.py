@@ -76,3 +76,19 @@ def test_pseudonyms_are_stable_between_checks_and_other_columns_stay_as_read(tmp
     _people_set(videos, column="video")  # a video is no person: its ids are shown as the table has them
     code, out, _ = run_cli("init", str(videos))
     assert "e.g. Ada_Quintero" in out
+
+
+def test_a_table_sources_people_column_is_shown_as_pseudonyms(tmp_path: Path, run_cli) -> None:
+    """`columns: {group: person}` of a split table gives groups without any rule: pseudonyms too."""
+    root = tmp_path / "faces"
+    _people_set(root)
+    (root / "leakcheck.yaml").write_text(
+        "version: 1\nsplits:\n  table: {file: splits.csv, columns: {file: path, split: split, group: person}}\n"
+        "group_split: error\ndetectors: {aligned: {severity: 'off'}, same_scene: {severity: 'off'}}\n")
+    code, out, err = run_cli("check", "--policy", str(root / "leakcheck.yaml"), "--format", "json",
+                             "-o", str(tmp_path / "r.json"))
+    assert code == 1, err
+    text = (tmp_path / "r.json").read_text()
+    groups = [f for f in json.loads(text)["findings"] if f["kind"] == "group-split"]
+    assert len(groups) == 3 and all("'person-" in f["message"] for f in groups)
+    assert not _hits([out, err, text]), _hits([out, err, text])[:3]
