@@ -37,6 +37,7 @@ TABLES = ("manifest_column", "csv", "coco")
 #: before the rule read it (an LFW set re-split by a table of names, field.md, probe 4 of stop 57).
 PEOPLE = re.compile(r"(?:^|[^a-z])(?:patient|person|people|subject|participant|individual|identity|"
                     r"celebrity|speaker|face|user|customer|employee|student|driver|owner|name)", re.I)
+NOT_PEOPLE = re.compile(r"file|path|video|clip|scene|sequence|session|series|track|camera|device|site", re.I)
 SHARE_BY = ("files", "groups")
 
 
@@ -61,8 +62,9 @@ class ShareRules:
 
 
 def names_people(column: str) -> bool:
-    """Whether a table column named ``column`` holds people's names or ids (not a file's name or path)."""
-    return bool(PEOPLE.search(column)) and not re.search(r"file|path", column, re.I)
+    """Whether a table column named ``column`` holds people's names or ids: not a file's name or path,
+    nor the name of a recording or place (``video_name``, ``scene_name``, ``camera_name``)."""
+    return bool(PEOPLE.search(column)) and not NOT_PEOPLE.search(column)
 
 
 def reads_people(rule: GroupRule) -> bool:

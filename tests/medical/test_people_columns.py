@@ -92,3 +92,11 @@ def test_a_table_sources_people_column_is_shown_as_pseudonyms(tmp_path: Path, ru
     groups = [f for f in json.loads(text)["findings"] if f["kind"] == "group-split"]
     assert len(groups) == 3 and all("'person-" in f["message"] for f in groups)
     assert not _hits([out, err, text]), _hits([out, err, text])[:3]
+
+
+def test_which_columns_name_people() -> None:
+    from pytest_leakcheck.policy.grouprules import names_people
+
+    people = ("person", "subject_id", "PatientName", "participant_id", "identity", "username", "celebrity")
+    others = ("video", "video_name", "scene", "file_name", "filepath", "camera_name", "surface", "group", "case")
+    assert all(names_people(c) for c in people) and not any(names_people(c) for c in others)
