@@ -240,6 +240,14 @@ SOURCES: tuple[Source, ...] = (
            "test.csv (Image), a user's submission and plots beside them",
            "none from names (bare numbers); by eye, web pictures uploaded twice cross train and test",
            exclude=("*.rar",)),
+    Source("lfw-faces", "xuwei95/transfer-learning", "1d5a1b6208e5682b396e7ae4ef1818100f614ba6", "",
+           "faces, people named in folders and files: 1,549 LFW pictures (250x250) of 12 public figures, an "
+           "ImageFolder train/<First_Last>/<First_Last>_NNNN.jpg (1,484) and test/ (65: the 5 highest numbers of "
+           "each person, George_W_Bush's 521-530); a face-recognition split, so every person is in both splits",
+           "LFW numbers a person's pictures: <First_Last>_NNNN in train and in test is one picture (Donald_Rumsfeld "
+           "0117-0121 are in both); other numbers of one person are other press photos, some of one event",
+           exclude=("features", "model", "__pycache__", "test.jpg", "create.py", "demo.py", "getfeature.py",
+                    "input_data.py", "test.py", "train.py", ".gitattributes")),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),

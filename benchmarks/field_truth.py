@@ -22,6 +22,9 @@ from pathlib import Path, PurePosixPath
 
 ROBOFLOW = re.compile(r"^(?P<source>.+)_(?:jpe?g|png|bmp|webp|tiff?|heic)\.rf\.[0-9a-f]{32}\.\w+$", re.IGNORECASE)
 EDIT = re.compile(r"^(IMG_)E(\d{4})", re.IGNORECASE)
+#: Labeled Faces in the Wild numbers each person's pictures: ``Donald_Rumsfeld_0117.jpg`` is one picture,
+#: whatever folder or split it was copied to (``lfw-faces``).
+LFW = re.compile(r"^[A-Z][A-Za-z'.-]*(?:_[A-Za-z'.-]+)+_\d{4}\.jpg$")
 # An upload converted before export keeps its first extension in the source: ``11_PNG_jpg.rf.…``
 # is the upload ``11.PNG`` (a number), ``Screen-Shot-…_png_jpg.rf.…`` the screenshot ``Screen-Shot-….png``.
 INNER_EXT = re.compile(r"_(?:jpe?g|png|bmp|webp|tiff?|heic)$", re.IGNORECASE)
@@ -88,7 +91,9 @@ def identifies(source: str, numbers_identify: bool) -> bool:
 
 
 def _roboflow(path: str) -> bool:
-    return bool(ROBOFLOW.match(PurePosixPath(path).name)) or bool(EDIT.match(PurePosixPath(path).name))
+    """Whether the file's name names its picture: a Roboflow export, a phone edit, or an LFW picture."""
+    name = PurePosixPath(path).name
+    return bool(ROBOFLOW.match(name) or EDIT.match(name) or LFW.match(name))
 
 
 def _close(a: str, b: str) -> bool:

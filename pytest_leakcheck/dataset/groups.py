@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .. import sources
 from ..files import exportnames
 from ..policy import userregex
-from ..policy.grouprules import METADATA, GroupRule, ShareRules
+from ..policy.grouprules import METADATA, GroupRule, ShareRules, names_people, people_column, reads_people
 from .inventory import Inventory
 from ..report.model import Finding, Member, finding_id
 from ..policy.load import Policy
@@ -86,6 +86,19 @@ def _rule_groups(rule: GroupRule, paths: Sequence[str], policy: Policy,
     return _lookup(paths, sources.coco.field_of(Path(str(rule.value)), rule.field))
 
 
+def _pseudonyms(column: str, ids: list[str | None], policy: Policy) -> list[str | None]:
+    """People's names or ids read from ``column`` as keyed pseudonyms (``person-3f9a2c1b7d4e``), as
+    DICOM ids are (``metagroups.py``): under the store's key, so stable while the store is, and no
+    record, finding, export or split manifest holds the value."""
+    from ..signals.metadata import pseudonym
+    from ..store import pseudonyms
+    from ..store.storefile import locate
+    from .metagroups import SHOWN
+
+    key = pseudonyms.key(locate(policy.cache, policy.store_folders))
+    return [None if g is None else f"{column}-{pseudonym(key, g).hex()[:SHOWN]}" for g in ids]
+
+
 def group_of(paths: Sequence[str], policy: Policy, meta: Values | None = None) -> list[str | None]:
     """Each path's group by the policy's rules; the first rule with an answer wins.
 
@@ -97,6 +110,8 @@ def group_of(paths: Sequence[str], policy: Policy, meta: Values | None = None) -
         if not todo:
             break
         found = _rule_groups(rule, [paths[i] for i in todo], policy, meta)
+        if reads_people(rule):
+            found = _pseudonyms(people_column(rule), found, policy)
         for i, g in zip(todo, found):
             out[i] = g
         todo = [i for i in todo if out[i] is None]
@@ -110,10 +125,21 @@ def resolve(inv: Inventory, meta: Values | None = None) -> Inventory:
     """
     policy = inv.policy
     if not policy.groups:
-        return inv
+        return _source_people(inv)
     found = group_of([r.path for r in inv.records], policy, meta)
     records = tuple(replace(r, group=g) for r, g in zip(inv.records, found))
     return replace(inv, records=records)
+
+
+def _source_people(inv: Inventory) -> Inventory:
+    """``inv`` with the groups its split table gave as pseudonyms when the table's group column names
+    people (``columns: {group: person}``, or a ``subject_id`` column a table source maps itself)."""
+    spec = inv.policy.split_sources
+    column = spec.column("group") if spec is not None else None
+    if column is None or not names_people(column):
+        return inv
+    found = _pseudonyms(column, [r.group for r in inv.records], inv.policy)
+    return replace(inv, records=tuple(replace(r, group=g) for r, g in zip(inv.records, found)))
 
 
 # --------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from ..files import exportnames
 from ..files.escape import yaml_comment
+from ..policy.grouprules import names_people
 from . import framenames, nameids, nametokens, tiles
 
 #: Column names that carry a subject, patient, video or session id.
@@ -262,7 +263,7 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
     if c.column is None and (repeated < REPEAT * len(c.ids) or sum(1 for k in counts.values() if k > 1) < 2):
         return f"{len(counts)} ids over {len(c.ids)} files, too few repeat"
     if counts.most_common(1)[0][1] > 0.5 * len(c.ids):
-        return f"one id ({counts.most_common(1)[0][0]}) holds most files"
+        return f"one id{'' if _people(c) else f' ({counts.most_common(1)[0][0]})'} holds most files"
     both = [p for p in c.ids if p in classes]
     if both and (sum(c.ids[p] == classes[p] for p in both) >= 0.9 * len(both)
                  or len({(c.ids[p], classes[p]) for p in both}) == len(counts) == len(set(classes.values()))):
@@ -273,6 +274,12 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
         return ("each id is the folder holding its files, named otherwise, and those folders are in every "
                 "split, as class folders are (never subjects)")
     return None
+
+
+def _people(c: Candidate) -> bool:
+    """Whether ``c`` is a table column of people's names or ids: init then gives counts, never a value
+    (the check shows them as pseudonyms, ``policy/grouprules.py``)."""
+    return c.column is not None and names_people(c.column)
 
 
 def restarts_per_split(ids: dict[str, str], splits: dict[str, str]) -> str:
@@ -389,17 +396,19 @@ def proposal(c: Candidate, splits: dict[str, str], passed: tuple[str, ...] = ())
     counts = Counter(c.ids.values())
     spanning = sorted(g for g, s in per_id.items() if len(s) > 1)
     many = len(spanning) != 1
+    people = _people(c)
     evidence = (f"{len(spanning)} id{'s' * many} appear{'s' * (not many)} in more than one split "
-                f"({' and '.join(sorted({s for g in spanning for s in per_id[g]}))}), e.g. {spanning[0]}"
+                f"({' and '.join(sorted({s for g in spanning for s in per_id[g]}))})"
+                + ("" if people else f", e.g. {spanning[0]}")
                 if spanning else "no id appears in two splits yet")
     repeat = sum(1 for k in counts.values() if k > 1)
-    line = (f"group ids in {c.where}: {len(counts)} ids over {len(c.ids)} files, {repeat} with several files, "
-            f"e.g. {', '.join(list(counts)[:3])}; {evidence}")
+    line = (f"group ids in {c.where}: {len(counts)} ids over {len(c.ids)} files, {repeat} with several files"
+            + ("" if people else f", e.g. {', '.join(list(counts)[:3])}") + f"; {evidence}")
     ungrouped = "own-group" if len(c.ids) == len(splits) or c.rule else "warning"
     head = ("\n# Files that share an id (subject, video, session) must stay in one split;\n"
             f"# proposed by `leakcheck init` from {c.where} ({yaml_comment(evidence)}).\n")
     shown = tuple(f"passed over {why}" for why in passed[:PASSED_SHOWN])
-    found, warnings = (line, sizes(counts), *shown), large(counts, len(splits))
+    found, warnings = (line, sizes(counts, people), *shown), large(counts, len(splits), people)
     if c.column is not None:
         return Proposal(head + f"ungrouped: {ungrouped}\ngroup_split: error\n", c.column, found, "", warnings)
     item = c.rule or f"regex: '{c.regex}'"
@@ -408,17 +417,18 @@ def proposal(c: Candidate, splits: dict[str, str], passed: tuple[str, ...] = ())
     return Proposal(yaml, None, found, "", warnings)
 
 
-def sizes(counts: Counter[str]) -> str:
-    """How many files the proposed groups hold: how many groups of each size, and the largest ones."""
+def sizes(counts: Counter[str], people: bool = False) -> str:
+    """How many files the proposed groups hold: how many groups of each size, and the largest ones
+    (their sizes alone when the ids are ``people``'s)."""
     bins = Counter("1" if k == 1 else "2-5" if k <= 5 else "6-20" if k <= 20 else "21-100" if k <= 100 else ">100"
                    for k in counts.values())
     shape = ", ".join(f"{bins[b]} of {b} file{'s' * (b != '1')}" for b in ("1", "2-5", "6-20", "21-100", ">100")
                       if bins[b])
-    top = ", ".join(f"{g} {k}" for g, k in counts.most_common(3))
+    top = ", ".join(f"{k}" if people else f"{g} {k}" for g, k in counts.most_common(3))
     return f"files per group: {shape}; largest: {top}"
 
 
-def large(counts: Counter[str], total: int) -> tuple[str, ...]:
+def large(counts: Counter[str], total: int, people: bool = False) -> tuple[str, ...]:
     """A warning per group holding more than LARGE_SHARE of the files, or OUTSIZED times the median
     group and over OUTSIZED_FILES files (at most three).
 
@@ -429,11 +439,12 @@ def large(counts: Counter[str], total: int) -> tuple[str, ...]:
     out = []
     middle = statistics.median(counts.values()) if counts else 0
     for group, k in counts.most_common(3):
+        named = "a group" if people else f"group {group}"  # a person's name stays out of init's words
         if total and k > LARGE_SHARE * total:
-            out.append(f"group {group} would hold {k} of {total} files ({k / total:.0%}): if it is not one "
+            out.append(f"{named} would hold {k} of {total} files ({k / total:.0%}): if it is not one "
                        "subject, video or session, the rule groups too much; fix it before the first check")
         elif k > OUTSIZED_FILES and k > OUTSIZED * middle:
-            out.append(f"group {group} would hold {k} files, {k / middle:.0f} times the median group ({middle:g}): "
+            out.append(f"{named} would hold {k} files, {k / middle:.0f} times the median group ({middle:g}): "
                        "if it is not one subject, video or session, the rule groups too much; fix it before "
                        "the first check")
     return tuple(out)

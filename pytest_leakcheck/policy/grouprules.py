@@ -9,6 +9,7 @@ and a resolver in ``groups.py``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,15 @@ BURST_TIMES = ("any", "exif", "name")
 #: Longest gap a burst rule may state, in seconds: beyond a day it is not a burst.
 MAX_GAP = 86_400.0
 UNGROUPED = ("error", "warning", "own-group")
+#: Sources whose group ids are a table's values (the split manifest, a sidecar CSV, a COCO field).
+TABLES = ("manifest_column", "csv", "coco")
+#: A table column that names people: a person's name or id, a patient, a participant.  Its values
+#: become keyed pseudonyms as DICOM ids do (``person-3f9a2c1b7d4e``, ``dataset/groups.py``), and init
+#: gives counts, never a value: a name in such a column is in no file name, so no output held it
+#: before the rule read it (an LFW set re-split by a table of names, field.md, probe 4 of stop 57).
+PEOPLE = re.compile(r"(?:^|[^a-z])(?:patient|person|people|subject|participant|individual|identity|"
+                    r"celebrity|speaker|face|user|customer|employee|student|driver|owner|name)", re.I)
+NOT_PEOPLE = re.compile(r"file|path|video|clip|scene|sequence|session|series|track|camera|device|site", re.I)
 SHARE_BY = ("files", "groups")
 
 
@@ -49,6 +59,24 @@ class ShareRules:
     bounds: tuple[tuple[str, float, float], ...] = ()
     by: str = "files"
     severity: str = "error"
+
+
+def names_people(column: str) -> bool:
+    """Whether a table column named ``column`` holds people's names or ids: not a file's name or path,
+    nor the name of a recording or place (``video_name``, ``scene_name``, ``camera_name``)."""
+    return bool(PEOPLE.search(column)) and not NOT_PEOPLE.search(column)
+
+
+def reads_people(rule: GroupRule) -> bool:
+    """Whether ``rule`` takes its group ids from a table column that names people."""
+    if rule.source not in TABLES:
+        return False
+    return names_people(str(rule.value if rule.source == "manifest_column" else rule.field))
+
+
+def people_column(rule: GroupRule) -> str:
+    """The column a people rule reads, as its pseudonyms are prefixed (``person``, ``PatientName``)."""
+    return str(rule.value if rule.source == "manifest_column" else rule.field)
 
 
 # --------------------------------------------------------------------------

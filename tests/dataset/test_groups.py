@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import json
 import textwrap
 from pathlib import Path
@@ -84,8 +86,9 @@ def test_sidecar_csv_rule(tmp_path: Path) -> None:
     )
     inv = _resolve(tmp_path, GLOBS + "groups:\n  - csv: meta/patients.csv\n    column: patient\n")
     got = _group_by_path(inv)
-    assert got["train/cat/part01_shot1.jpg"] == "P7"
-    assert got["test/dog/notes.png"] == "P9"
+    # A patient column names people: its ids are keyed pseudonyms (docs/policy-groups.md), one per patient.
+    p7, p9 = got["train/cat/part01_shot1.jpg"], got["test/dog/notes.png"]
+    assert re.fullmatch(r"patient-[0-9a-f]{12}", p7) and re.fullmatch(r"patient-[0-9a-f]{12}", p9) and p7 != p9
     assert got["train/dog/part02_shot1.jpg"] is None
 
 
