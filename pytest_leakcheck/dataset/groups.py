@@ -92,11 +92,25 @@ def _pseudonyms(column: str, ids: list[str | None], policy: Policy) -> list[str 
     record, finding, export or split manifest holds the value."""
     from ..signals.metadata import pseudonym
     from ..store import pseudonyms
-    from ..store.storefile import locate
     from .metagroups import SHOWN
 
-    key = pseudonyms.key(locate(policy.cache, policy.store_folders))
+    key = pseudonyms.key(_store_beside(policy))
     return [None if g is None else f"{column}-{pseudonym(key, g).hex()[:SHOWN]}" for g in ids]
+
+
+def _store_beside(policy: Policy) -> Path | None:
+    """The policy's store when one is on disk (the run opened it, or an earlier run left it): its key
+    then names people alike in every run.  Else None, the process's key: a check under ``--no-cache``
+    writes no key file, as it writes no store, and a policy whose ``cache`` leaves the allowed folders
+    fails where the store is opened, not here."""
+    from ..errors import StoreError
+    from ..store.storefile import locate
+
+    try:
+        path = locate(policy.cache, policy.store_folders)
+    except StoreError:
+        return None
+    return path if path.is_file() else None
 
 
 def group_of(paths: Sequence[str], policy: Policy, meta: Values | None = None) -> list[str | None]:

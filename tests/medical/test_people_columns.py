@@ -100,3 +100,19 @@ def test_which_columns_name_people() -> None:
     people = ("person", "subject_id", "PatientName", "participant_id", "identity", "username", "celebrity")
     others = ("video", "video_name", "scene", "file_name", "filepath", "camera_name", "surface", "group", "case")
     assert all(names_people(c) for c in people) and not any(names_people(c) for c in others)
+
+
+def test_a_check_without_a_store_writes_no_key_and_names_people_as_pseudonyms(tmp_path: Path, run_cli) -> None:
+    """`--no-cache` writes no store, so no key file either: the run's own key names the people."""
+    root = tmp_path / "faces"
+    _people_set(root)
+    run_cli("init", str(root))
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    code, out, err = run_cli("check", "--no-cache", "--policy", str(root / "leakcheck.yaml"), "--format", "json",
+                             "-o", str(tmp_path / "r.json"))
+    assert code == 1, err
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+    text = (tmp_path / "r.json").read_text()
+    groups = [f for f in json.loads(text)["findings"] if f["kind"] == "group-split"]
+    assert len(groups) == 3 and all("'person-" in f["message"] for f in groups)
+    assert not _hits([out, err, text]), _hits([out, err, text])[:3]
