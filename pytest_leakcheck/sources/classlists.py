@@ -30,7 +30,8 @@ from ..errors import PolicyError
 from ..files.escape import yaml_scalar
 from ..files.names import excerpt, same_but_punctuation
 from .base import Guess, SourceFile, SplitSources, folders
-from .splitlists import IMAGE_EXTS, KIND, MAX_IMAGE_FOLDERS, _WORDS, _how, _image_folder, entries, matched, on_disk
+from .splitlists import (IMAGE_EXTS, KIND, MAX_IMAGE_FOLDERS, _WORDS, _how, _image_folder, entries, matched, on_disk,
+                         ours)
 
 #: How deep ``init`` looks for per-class list folders (``Data-split/COVID/`` is 2).
 MAX_DEPTH = 3
@@ -47,7 +48,7 @@ def recognise(root: Path, files: list[str]) -> Guess | None:
     unread: list[str] = []
     for rel in ["", *folders(root, MAX_DEPTH)]:
         folder = root / rel if rel else root
-        for lists in tailed(folder):
+        for lists in tailed(folder, root):
             if set(lists.values()) <= taken:
                 continue
             try:
@@ -73,11 +74,11 @@ def _unread(root: Path, lists: dict[str, Path], files: list[str]) -> str:
             f"no image under root (the first {excerpt(name)}{hint}): not used")
 
 
-def tailed(folder: Path) -> list[dict[str, Path]]:
+def tailed(folder: Path, root: Path) -> list[dict[str, Path]]:
     """Split -> list of each set of lists in ``folder`` named ``<split word><tail>.txt`` with one tail,
     with train and another split (``trainval`` is train unless train and val lists are both there)."""
     by_tail: dict[str, dict[str, Path]] = {}
-    for path in sorted(p for p in folder.glob("*.txt") if p.is_file() and not p.name.startswith(".")):
+    for path in sorted(p for p in folder.glob("*.txt") if not p.name.startswith(".") and ours(p, root)):
         low = path.stem.lower()
         hit = next(((w, s) for w, s in _FIRST if low.startswith(w)), None)
         if hit is not None:

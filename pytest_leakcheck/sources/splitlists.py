@@ -279,7 +279,7 @@ def _id_cut(stem: str) -> str:
 def recognise(root: Path, files: list[str]) -> Guess | None:
     """VOC ``ImageSets/Main/*.txt`` beside ``JPEGImages/``, or bare ``train.txt``/``test.txt`` lists."""
     for folder in _list_folders(root):
-        lists = _lists(folder)
+        lists = _lists(folder, root)
         if not lists:
             continue
         try:
@@ -324,7 +324,7 @@ def on_disk(root: Path) -> tuple[Path, ...]:
     check whose policy reads none of them, and compares little, says they are there."""
     # A folder linked from elsewhere is not the dataset's (and the check does not follow it either).
     return tuple(path for folder in _list_folders(root) if not folder.is_symlink()
-                 for path in _lists(folder).values())
+                 for path in _lists(folder, root).values())
 
 
 def _list_folders(root: Path) -> list[Path]:
@@ -332,12 +332,23 @@ def _list_folders(root: Path) -> list[Path]:
     return [*voc, root, *sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))]
 
 
-def _lists(folder: Path) -> dict[str, Path]:
-    """Split -> list file in ``folder``: train and val when both exist, else trainval as train."""
+def ours(path: Path, root: Path) -> bool:
+    """Whether ``path`` is a file that is inside ``root`` once links are followed.  ``init`` reads
+    and quotes the lists it finds (their first lines name its image folder, or why a set is not
+    used): a list linked from outside the repository (``train.txt -> ~/.ssh/id_rsa``) is not the
+    dataset's, the check would refuse it, and ``init`` must not read it either."""
+    try:
+        return path.is_file() and path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
+def _lists(folder: Path, root: Path) -> dict[str, Path]:
+    """Split -> list file in ``folder`` (inside ``root``): train and val when both exist, else trainval as train."""
     found = {}
     for split, words in LIST_NAMES.items():
         for word in words:
-            if (folder / f"{word}.txt").is_file():
+            if ours(folder / f"{word}.txt", root):
                 found[split] = folder / f"{word}.txt"
                 break
     if "trainval" in found and not ("train" in found and "val" in found):

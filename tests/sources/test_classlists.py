@@ -154,3 +154,21 @@ def test_a_colab_line_naming_no_file_is_reported_whole_with_the_renamed_file(tmp
     assert set(missing) == {f"{colab}1%0.png", f"{colab}1%1.png"}, missing
     assert missing[f"{colab}1%1.png"] == ("listed for the test split, not on disk (Images/CT_A/1_1.png, in no split, "
                                           "has its name but for punctuation: renamed since?)")
+
+
+def test_init_neither_reads_nor_quotes_a_list_linked_from_outside_the_repository(tmp_path: Path) -> None:
+    """A pull request's `trainCT_X.txt -> ~/secret` is no split list: the check refuses a list outside
+    root, and `init`, which quotes a set's first line when it cannot use it, must not read it either."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET_TOKEN_123 not-an-image\n")
+    root = tmp_path / "ds"
+    _covid_ct(root)
+    (root / "Data-split" / "COVID" / "trainCT_COVID.txt").unlink()
+    (root / "Data-split" / "COVID" / "trainCT_COVID.txt").symlink_to(secret)
+    (root / "train.txt").symlink_to(secret)  # a plain list at the root, linked out too
+    (root / "test.txt").write_text("COVID-p7-0.png\n")
+    layout = recognise.detect(root)
+    said = "\n".join([*layout.found, *layout.warnings, layout.splits_yaml or ""])
+    assert "SECRET_TOKEN" not in said
+    assert "trainCT_COVID.txt" not in said and "train.txt" not in said.replace("trainCT_NonCOVID.txt", "")
+    assert "Data-split/NonCOVID/trainCT_NonCOVID.txt" in said  # the other class's set is still read
