@@ -140,9 +140,11 @@ def resolve(inv: Inventory, meta: Values | None = None) -> Inventory:
     policy = inv.policy
     if not policy.groups:
         return _source_people(inv)
-    found = group_of([r.path for r in inv.records], policy, meta)
-    records = tuple(replace(r, group=g) for r, g in zip(inv.records, found))
-    return replace(inv, records=records)
+    return _with_groups(inv, group_of([r.path for r in inv.records], policy, meta))
+
+
+def _with_groups(inv: Inventory, found: Sequence[str | None]) -> Inventory:
+    return replace(inv, records=tuple(replace(r, group=g) for r, g in zip(inv.records, found)))
 
 
 def _source_people(inv: Inventory) -> Inventory:
@@ -152,8 +154,7 @@ def _source_people(inv: Inventory) -> Inventory:
     column = spec.column("group") if spec is not None else None
     if column is None or not names_people(column):
         return inv
-    found = _pseudonyms(column, [r.group for r in inv.records], inv.policy)
-    return replace(inv, records=tuple(replace(r, group=g) for r, g in zip(inv.records, found)))
+    return _with_groups(inv, _pseudonyms(column, [r.group for r in inv.records], inv.policy))
 
 
 # --------------------------------------------------------------------------

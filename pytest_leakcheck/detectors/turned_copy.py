@@ -409,13 +409,20 @@ def _refined(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray | None:
     import numpy as np
 
     fa, fb = (cv2.GaussianBlur(x.astype(np.float32), (0, 0), 1.0) for x in (a, b))
-    back = np.linalg.inv(np.vstack([m, (0.0, 0.0, 1.0)]))[:2].astype(np.float32)  # ECC maps a's pixels into b
+    back = _inverse(m).astype(np.float32)  # ECC maps a's pixels into b
     criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 50, 1e-5)
     try:
         _, back = cv2.findTransformECC(fa, fb, back, cv2.MOTION_AFFINE, criteria, None, 1)
     except cv2.error:
         return None
-    return np.linalg.inv(np.vstack([back, (0.0, 0.0, 1.0)]))[:2]
+    return _inverse(back)
+
+
+def _inverse(m: np.ndarray) -> np.ndarray:
+    """The 2 x 3 affine map that undoes ``m``."""
+    import numpy as np
+
+    return np.linalg.inv(np.vstack([m, (0.0, 0.0, 1.0)]))[:2]
 
 
 def _shrunk(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -426,7 +433,7 @@ def _shrunk(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np
 
     if abs(float(np.linalg.det(m[:, :2]))) <= 1.0:
         return a, b, m
-    return b, a, np.linalg.inv(np.vstack([m, (0.0, 0.0, 1.0)]))[:2]
+    return b, a, _inverse(m)
 
 
 def _as_copy(m: Match, score: float, weak: bool = False) -> Match:
