@@ -55,14 +55,14 @@ def judge(run: Any, data: pairs.Data, p: pairs.Plan) -> Judge | None:
 def _judged(run: Any, data: pairs.Data, p: pairs.Plan, a: str, rows: np.ndarray, best: np.ndarray) -> np.ndarray:
     """``best`` (n, G) with each confirmed copy's score set to ``turned.COPY`` (see the module).
 
-    Only in the other splits: the levels within a split are only ever warnings' (``pairs.impostors``),
+    Only in the other splits: within a split links are only ever warnings (``pairs.impostors``),
     and an augmented train split, its every picture met by its own turned versions, would cost a
     verdict per sampled row (689 on ``tracks``, 0.02-0.2 s each)."""
     other = np.array([b != a for b in p.targets[a]])
     test = np.flatnonzero(((best >= TEST_FROM) & (best < turned.COPY) & other).any(1))
     if not len(test):
         return best
-    fwd, cand, flip = pairs.impostor_scores(data, p, a, rows[test])
+    fwd, cand, flip = pairs._impostor_maxima(data, p, a, rows[test], full=True)  # the scores again, in full
     n, groups = len(test), len(p.targets[a])
     fwd, cand, flip = (x.reshape(n * groups, p.k) for x in (fwd, cand, flip))
     top = fwd.argmax(1)
@@ -77,16 +77,21 @@ def _judged(run: Any, data: pairs.Data, p: pairs.Plan, a: str, rows: np.ndarray,
 def left_out(run: Any, scores: np.ndarray, rows: np.ndarray, cand: np.ndarray, mirrored: np.ndarray) -> np.ndarray:
     """The fine level's impostor ``scores`` with those of confirmed copies NaN (``hires_levels.calibration``).
 
-    Only its tail is judged, the share the fit reads (``alignment.TAIL``): at 0.02-0.2 s a verdict,
-    every pair of the 250 would cost seconds."""
-    if not run.sigs.has("scene_grey") or not len(scores):
-        return scores
-    ok = np.isfinite(scores)
-    if not ok.any():
-        return scores
-    tail = np.flatnonzero(ok & (scores >= np.quantile(scores[ok], 1 - alignment.TAIL)))
+    Only its tail is judged, the share the fit reads (``alignment.TAIL``), again while copies leave it:
+    at 0.02-0.2 s a verdict, every pair of the 250 would cost seconds."""
     out = scores.astype(np.float64, copy=True)
-    out[tail[copies(run, rows[tail], cand[tail], mirrored[tail])]] = np.nan
+    if not run.sigs.has("scene_grey"):
+        return out
+    tested = np.zeros(len(out), bool)
+    while (ok := np.isfinite(out)).any():
+        tail = np.flatnonzero(ok & ~tested & (out >= np.quantile(out[ok], 1 - alignment.TAIL)))
+        if not len(tail):
+            break
+        tested[tail] = True
+        hit = tail[copies(run, rows[tail], cand[tail], mirrored[tail])]
+        out[hit] = np.nan
+        if not len(hit):
+            break
     return out
 
 

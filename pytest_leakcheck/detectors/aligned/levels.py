@@ -121,7 +121,8 @@ def calibration(data: pairs.Data, p: pairs.Plan, det: Any, digests: Sequence[byt
     candidate is their copy by other evidence as turned copies too (``confirmed``).
     """
     raw = pairs.impostors(data, p, digests, *([tick] if tick is not None else []),
-                          **({"farm": farm} if farm is not None else {}), judge=judge)
+                          **({"farm": farm} if farm is not None else {}),
+                          **({"judge": judge} if judge is not None else {}))
     imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
     cross = imp["cross"] if len(imp["cross"]) else imp["within"]
     images = int(sum(len(r) for r in p.rows.values()))
