@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageEnhance
 
 from pytest_leakcheck import check
 from pytest_leakcheck.testing import cropped, save, scene
@@ -34,8 +34,11 @@ def _picture(seed: int) -> Image.Image:
 
 
 def _turned(img: Image.Image) -> Image.Image:
-    """An augmented version: a half turn of a 1.2x zoom (its 32 px pHash is far from the original's)."""
-    return cropped(img, 0.17).resize(SIZE, Image.Resampling.LANCZOS).rotate(180)
+    """An augmented version: a half turn of an off-centre 1.2x zoom, re-contrasted (its 32 px pHash is far
+    from the test copy's, which ``aligned`` lines it up with, upside down, at 0.9 or so)."""
+    w, h = SIZE
+    box = (round(0.02 * w), round(0.12 * h), round(0.86 * w), round(0.98 * h))
+    return ImageEnhance.Contrast(img.crop(box).resize(SIZE, Image.Resampling.LANCZOS).rotate(180)).enhance(1.2)
 
 
 def _export(root: Path, pictures: int = 60, others: int = 30, leaked: int = 15) -> list[tuple[str, str]]:
@@ -56,11 +59,12 @@ def _export(root: Path, pictures: int = 60, others: int = 30, leaked: int = 15) 
 
 def test_half_turned_copies_among_the_impostors_do_not_hold_copies_at_warnings(tmp_path: Path) -> None:
     """The test copies' upside-down selves meet the train pictures' half-turned versions: confirmed copies,
-    left out, so the cross-split error level falls and every cropped copy is an error (they were warnings)."""
+    left out, so the cross-split levels fall to the small-set floor (they were 0.964 / 0.967, over
+    every copy) and every cropped copy is an error (they were warnings)."""
     pairs = _export(tmp_path)
     report = check(write_policy(tmp_path, POLICY))
     stats = report.stats["aligned"]
-    assert stats["hash_error_threshold"] < 0.9, stats
+    assert stats["error_threshold"] < 0.9 and stats["hash_error_threshold"] < 0.9, stats
     errors = [{m.path for m in f.members} for f in report.findings if f.severity == "error"]
     found = [p for p in pairs if any(set(p) <= e for e in errors)]
     assert len(found) == len(pairs), (found, stats)
