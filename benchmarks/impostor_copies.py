@@ -15,7 +15,8 @@ the levels without the rows judged ``same``.  OUT is read back when it exists.
 
 Issue 37 part 2 (stop 56): on ``tracks`` of ``benchmarks/field.py`` 25 of the 32 best pairs are
 flipped or turned copies, most zoomed, 12-30 pHash bits apart; without their 39 rows the levels
-are 0.856 / 0.885 instead of 0.941 / 0.959.
+are 0.856 / 0.885 instead of 0.941 / 0.959.  Each row also says whether ``aligned.confirmed`` left it
+out (a half turn by keypoints and detail), and the levels without those rows are printed beside.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_leakcheck.cli import main as leakcheck
-from pytest_leakcheck.detectors.aligned import levels, pairs, turned
+from pytest_leakcheck.detectors.aligned import confirmed, levels, pairs, turned
 
 _SEEN: dict[str, np.ndarray] = {}
 _ROWS: list[tuple[int, int, float, int]] = []
@@ -42,7 +43,9 @@ def _recording_drop(fwd: np.ndarray, grey: np.ndarray, cand: np.ndarray, data_gr
     _SEEN.update(fwd=fwd.copy(), turned=grey.copy(), cand=cand.copy())
 
 
-def _recording_maxima(data, p, a, rows):  # type: ignore[no-untyped-def]
+def _recording_maxima(data, p, a, rows, full=False):  # type: ignore[no-untyped-def]
+    if full:  # ``confirmed`` asking for a row's candidates again: recorded where it answers (_recording_judged)
+        return _MAXIMA(data, p, a, rows, full=True)
     out = _MAXIMA(data, p, a, rows)
     n, groups = len(rows), len(p.targets[a])
     fwd, cand = _SEEN["fwd"].reshape(n, groups, p.k), _SEEN["cand"].reshape(n, groups, p.k)
@@ -58,23 +61,32 @@ def _recording_maxima(data, p, a, rows):  # type: ignore[no-untyped-def]
     return out
 
 
+def _recording_judged(run, data, p, a, rows, best):  # type: ignore[no-untyped-def]
+    out = _JUDGED(run, data, p, a, rows, best)
+    _CONFIRMED.update(int(r) for r in rows[((out >= turned.COPY) & (best < turned.COPY)).any(1)])
+    return out
+
+
 def _recording_estimate(run, *args, **kwargs):  # type: ignore[no-untyped-def]
     _PATHS[:] = list(run.paths)
     return _ESTIMATE(run, *args, **kwargs)
 
 
-_DROP, _MAXIMA, _ESTIMATE = turned.drop_copies, pairs._impostor_maxima, levels._estimate
+_DROP, _MAXIMA, _ESTIMATE, _JUDGED = turned.drop_copies, pairs._impostor_maxima, levels._estimate, confirmed._judged
+_CONFIRMED: set[int] = set()
 
 
 def record() -> tuple[dict, list[dict]]:
     """The check's report and each sampled row's best cross-split upside-down candidate."""
     turned.drop_copies, pairs._impostor_maxima, levels._estimate = _recording_drop, _recording_maxima, _recording_estimate
+    confirmed._judged = _recording_judged
     buf = io.StringIO()
     try:
         with contextlib.redirect_stdout(buf):
             leakcheck(["check", "--format", "json", "-j", "1"])
     finally:
         turned.drop_copies, pairs._impostor_maxima, levels._estimate = _DROP, _MAXIMA, _ESTIMATE
+        confirmed._judged = _JUDGED
     report = json.loads(buf.getvalue())
     finding_of: dict[str, set[int]] = {}
     for k, f in enumerate(report["findings"]):
@@ -85,7 +97,8 @@ def record() -> tuple[dict, list[dict]]:
         if rec[0] not in best or rec[2] > best[rec[0]][2]:
             best[rec[0]] = rec
     rows = [{"row": _PATHS[r], "cand": _PATHS[c], "score": round(s, 4), "hash_bits": b,
-             "same_finding": bool(finding_of.get(_PATHS[r], set()) & finding_of.get(_PATHS[c], set()))}
+             "same_finding": bool(finding_of.get(_PATHS[r], set()) & finding_of.get(_PATHS[c], set())),
+             "confirmed": r in _CONFIRMED}
             for r, c, s, b in best.values()]
     return report, rows
 
@@ -101,8 +114,12 @@ def summary(rows: list[dict], copies: set[frozenset[str]], top: int) -> None:
     if copies:
         m = np.array([frozenset((r["row"], r["cand"])) not in copies for r in kept])
         print(f"without the {int((~m).sum())} rows judged copies: levels {levels.levels(s[m], _Asked, False)[:2]}")
+        judged = np.array([r.get("confirmed", False) for r in kept])
+        print(f"judged copies {int((~m).sum())}, confirmed by aligned.confirmed {int(judged.sum())} "
+              f"({int((judged & ~m).sum())} of them judged copies); without the confirmed rows: levels "
+              f"{levels.levels(s[~judged], _Asked, False)[:2]}")
     for r in sorted(kept, key=lambda r: -r["score"])[:top]:
-        print(r["score"], r["hash_bits"], int(r["same_finding"]), r["row"], r["cand"])
+        print(r["score"], r["hash_bits"], int(r["same_finding"]), int(r.get("confirmed", False)), r["row"], r["cand"])
 
 
 def sheet(rows: list[dict], out: Path, top: int, side: int = 180) -> None:

@@ -400,6 +400,10 @@ def _quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None
     return max(found, default=None)
 
 
+#: Public for ``aligned/confirmed.py``, which judges an impostor that is a half turn zoomed of its candidate so.
+quarter_detail = _quarter_detail
+
+
 def _refined(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray | None:
     """``m`` (b onto a) refined to the affine map that best lines up the two blurred greys (OpenCV's ECC),
     or None where it does not converge.  Keypoints place a quarter turn to a few tenths of a pixel at

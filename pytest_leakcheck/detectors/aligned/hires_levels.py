@@ -25,7 +25,7 @@ from ...search.run import SearchRun
 from ...signals.families import Signatures
 from ...signals import pool
 from ...store.db import Store
-from . import alignment, descriptors, families
+from . import alignment, confirmed, descriptors, families
 from . import hires
 from . import pairs
 from . import state
@@ -266,6 +266,7 @@ def calibration(run: SearchRun, data: pairs.Data, p: pairs.Plan, turned_copy: fl
             upside_down = ["rot180"] * len(ok)
             imp = hires.both_ways(alignment.turn(data.grey[q[ok]], upside_down), data.grey[r[ok]],
                                alignment.turn(gf[pq[ok]], upside_down), gf[pr[ok]], f[ok])
+            imp = confirmed.left_out(run, imp, q[ok], r[ok], f[ok])  # impostors that are copies by other evidence
             imp = imp[np.isfinite(imp)]
     small = len(rows) < 1e4 / FINE_PER_10K
     floor = FINE_SMALL_FLOOR if small else FINE_FLOOR

@@ -18,6 +18,7 @@ import numpy as np
 from ...search.kernels import Match
 from ...search.run import SearchRun
 from . import cluster
+from . import confirmed
 from . import hires_levels
 from . import pairs
 from . import sparse
@@ -41,8 +42,10 @@ class _Families:
 
 #: The stored model holds the fine level too: a model from before it (or from another fine
 #: square) is estimated again, not read without one.
-#: ``uploads``: the levels leave out pairs of one upload since then, so a model from before is estimated again.
-_KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}", f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}+uploads")
+#: ``uploads``: the levels leave out pairs of one upload since then, so a model from before is estimated again;
+#: ``confirmed``: and impostors confirmed as turned copies (``confirmed.py``).
+_KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}",
+                   f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}+uploads+confirmed")
 
 
 def _key(det: Any, p: pairs.Plan) -> str:
@@ -105,7 +108,8 @@ def levels_se(imp: np.ndarray, det: Any) -> tuple[float, float]:
 
 
 def calibration(data: pairs.Data, p: pairs.Plan, det: Any, digests: Sequence[bytes],
-                 tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
+                tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None,
+                judge: confirmed.Judge | None = None) -> dict[str, Any]:
     """Cross-split levels (``threshold``, ``error_threshold``) and within-split ones.
 
     An upside-down image whose detail lines up with another image at
@@ -113,10 +117,12 @@ def calibration(data: pairs.Data, p: pairs.Plan, det: Any, digests: Sequence[byt
     it (an upside-down or flipped duplicate, as audits of aerial and medical
     sets find).  Such scores are left out of the calibration, or one of them
     in a small set would raise the levels to 1 and hide every copy.
-    A ``farm`` (the owner's cluster) runs the impostor blocks.
+    A ``farm`` (the owner's cluster) runs the impostor blocks; ``judge`` counts rows whose
+    candidate is their copy by other evidence as turned copies too (``confirmed``).
     """
     raw = pairs.impostors(data, p, digests, *([tick] if tick is not None else []),
-                           **({"farm": farm} if farm is not None else {}))
+                          **({"farm": farm} if farm is not None else {}),
+                          **({"judge": judge} if judge is not None else {}))
     imp = {kind: v[~(v >= TURNED_COPY)] for kind, v in raw.items()}
     cross = imp["cross"] if len(imp["cross"]) else imp["within"]
     images = int(sum(len(r) for r in p.rows.values()))
@@ -351,7 +357,8 @@ def _estimate(run: SearchRun, data: pairs.Data, p: pairs.Plan, settings: Any,
               tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
     """The 32 px levels (:func:`calibration`, its impostor blocks on the ``farm`` when there is one);
     the fine level waits until a pair needs it (:func:`fine_level`)."""
-    return alike(calibration(data, p, settings, run.sigs.digests, tick, farm), data, p, run.sigs.digests)
+    judge = confirmed.judge(run, data, p)
+    return alike(calibration(data, p, settings, run.sigs.digests, tick, farm, judge), data, p, run.sigs.digests)
 
 def _fresh(run: SearchRun, settings: Any, p: pairs.Plan,
            ids: np.ndarray) -> tuple[state.Model, pairs.Pairs, pairs.Data]:

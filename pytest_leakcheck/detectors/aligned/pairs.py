@@ -409,8 +409,8 @@ def pair_scores(data: Data, i: np.ndarray, j: np.ndarray, flip: np.ndarray | Non
     return best
 
 
-def impostors(data: Data, p: Plan, digests: Sequence[bytes],
-              tick: Callable[[int], None] = no_tick, farm: Farm | None = None) -> dict[str, np.ndarray]:
+def impostors(data: Data, p: Plan, digests: Sequence[bytes], tick: Callable[[int], None] = no_tick,
+              farm: Farm | None = None, judge: Callable[..., np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Best symmetric score of each of a content-keyed sample of rows (:func:`by_content`) turned upside down,
     against the other splits (``cross``) and against its own split (``within``).
 
@@ -436,6 +436,7 @@ def impostors(data: Data, p: Plan, digests: Sequence[bytes],
             starts = range(0, len(rows), _IMPOSTOR_BLOCK)
             best = np.concatenate(multiview.in_blocks(block, starts) if farm is None else
                                   farm(impostor_block, [(a, rows[r0:r0 + _IMPOSTOR_BLOCK]) for r0 in starts], tick))
+            best = best if judge is None else judge(a, rows, best)  # copies by other evidence (``confirmed``)
             for kind, use in (("cross", [b != a for b in p.targets[a]]), ("within", [b == a for b in p.targets[a]])):
                 if any(use):
                     out[kind].append(best[:, np.array(use)].max(1))
@@ -447,8 +448,8 @@ def impostor_block(data: Data, p: Plan, job: tuple[str, np.ndarray]) -> np.ndarr
     return _impostor_maxima(data, p, *job)
 
 
-def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarray:
-    """(n, G): each upside-down row's best score in each split it asks."""
+def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray, full: bool = False) -> Any:
+    """(n, G): each upside-down row's best score in each split it asks (``full``: all, their candidates, mirrors)."""
     assert data.index is not None
     hog = data.hog[rows][:, descriptors.HOG_ROT180].astype(np.float32)
     views = [data.index.project(hog), *([data.index.project(hog[:, descriptors.HOG_HFLIP])] if p.mirror else [])]
@@ -471,7 +472,7 @@ def _impostor_maxima(data: Data, p: Plan, a: str, rows: np.ndarray) -> np.ndarra
     fwd[qi, kk] = np.fmax(fwd[qi, kk], np.nan_to_num(back[:, 0], nan=-np.inf))
     turned.drop_copies(fwd, grey, cand, data.grey)  # an upside-down row meeting its own turned copy
     fwd[uploads.same(p.upload, rows, cand)] = -np.inf  # or another version of its upload
-    return fwd.reshape(n, groups, p.k).max(2)
+    return (fwd, cand, flip) if full else fwd.reshape(n, groups, p.k).max(2)
 
 
 def neighbours(data: Data, p: Plan, rows: np.ndarray) -> np.ndarray:
