@@ -248,6 +248,12 @@ SOURCES: tuple[Source, ...] = (
            "0117-0121 are in both); other numbers of one person are other press photos, some of one event",
            exclude=("features", "model", "__pycache__", "test.jpg", "create.py", "demo.py", "getfeature.py",
                     "input_data.py", "test.py", "train.py", ".gitattributes")),
+    Source("isic", "AmitBytesSage/Melanoma-Skin-Cancer-Detection-Model", "c9a7a7088c57aa7bc02939db9a233a1c44eb11ee",
+           "Skin cancer ISIC The International Skin Imaging Collaboration",
+           "held out (stop 59, probe 6): dermoscopy, the ISIC 9-class teaching subset as students commit it: "
+           "ImageFolder Train/<class>/ISIC_NNNNNNN.jpg (2,239) and Test/<class>/ (118), 600x450 and larger",
+           "ISIC numbers one picture: ISIC_0010512 in Test/actinic keratosis and Train/nevus is one file (159 "
+           "byte-identical pairs, most across classes); ISIC_0025601(1) is a browser's second download"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
