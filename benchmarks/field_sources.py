@@ -251,7 +251,7 @@ SOURCES: tuple[Source, ...] = (
     Source("isic", "AmitBytesSage/Melanoma-Skin-Cancer-Detection-Model", "c9a7a7088c57aa7bc02939db9a233a1c44eb11ee",
            "Skin cancer ISIC The International Skin Imaging Collaboration",
            "held out (stop 59, probe 6): dermoscopy, the ISIC 9-class teaching subset as students commit it: "
-           "ImageFolder Train/<class>/ISIC_NNNNNNN.jpg (2,239) and Test/<class>/ (118), 600x450 and larger",
+           "ImageFolder Train/<class>/ISIC_NNNNNNN.jpg (2,241) and Test/<class>/ (118), all resized to 180x180",
            "ISIC numbers one picture: ISIC_0010512 in Test/actinic keratosis and Train/nevus is one file (159 "
            "byte-identical pairs, most across classes); ISIC_0025601(1) is a browser's second download"),
     Source("cifar-mirror", "", "", "",
