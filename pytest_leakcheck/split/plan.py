@@ -278,6 +278,7 @@ class Plan:
     components: int = 0
     largest: int = 0
     clusters: int = 0
+    warned: int = 0  # weak links whose files a fresh plan kept together (clusters.keep_warned)
     ungrouped: int = 0
     moved: int = 0
     dropped: int = 0  # kept-manifest rows whose file is gone
@@ -362,8 +363,11 @@ def plan(
     labels = _labels(stratify, paths, source, fields, rows)
     targets = (1 - test - val, val, test)
     kept = None
+    joined = 0
     if keep is None and current is None:
+        joined = len(np.unique(comp))
         comp = keep_warned(comp, [[row_of[p] for p in c if p in row_of] for c in pool.warned])
+        joined -= len(np.unique(comp))
     else:
         held = _kept_splits(keep or policy.path, rows, names, paths)
         bounds, weight = _share_repair(policy, names, comp, gids, held)
@@ -381,6 +385,7 @@ def plan(
         components=int(comp.max()) + 1 if len(comp) else 0,
         largest=int(np.bincount(comp).max()) if len(comp) else 0,
         clusters=len(clusters),
+        warned=joined,
         ungrouped=sum(g is None for g in groups),
         moved=result.moved,
         dropped=len(set(rows) - set(paths)) if keep is not None else 0,

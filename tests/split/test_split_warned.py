@@ -29,7 +29,7 @@ def _unsplit(root: Path) -> Path:
     return root
 
 
-def test_a_fresh_plan_keeps_a_scene_shot_twice_in_one_split(tmp_path: Path) -> None:
+def test_a_fresh_plan_keeps_a_scene_shot_twice_in_one_split(tmp_path: Path, capsys) -> None:
     root = _unsplit(tmp_path)
     for seed in range(6):
         out = root / f"splits_{seed}.csv"
@@ -38,6 +38,7 @@ def test_a_fresh_plan_keeps_a_scene_shot_twice_in_one_split(tmp_path: Path) -> N
         with out.open() as f:
             split = {row["path"]: row["split"] for row in csv.DictReader(f)}
         assert split[PAIR[0]] == split[PAIR[1]], seed
+    assert "1 warned links kept in one split" in capsys.readouterr().out
 
 
 def test_warned_links_join_components_only_up_to_a_burst() -> None:
