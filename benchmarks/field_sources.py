@@ -254,6 +254,12 @@ SOURCES: tuple[Source, ...] = (
            "ImageFolder Train/<class>/ISIC_NNNNNNN.jpg (2,241) and Test/<class>/ (118), all resized to 180x180",
            "ISIC numbers one picture: ISIC_0010512 in Test/actinic keratosis and Train/nevus is one file (159 "
            "byte-identical pairs, most across classes); ISIC_0025601(1) is a browser's second download"),
+    Source("eyes", "cutsals/eye2", "11c8d651bba4792fc742295e3d88acd8e21466fc", "",
+           "held out (stop 59, probe 6): fundus photos, the Kaggle eye-disease set resized to 256x256 in 4 class "
+           "folders (ODIR <patient>_left/_right.jpg, EyePACS <patient>_left/_right.jpeg, _<n>_<n>.jpg, "
+           "Glaucoma_<n>.png), no split: splits.csv is a user's random 80/20 split by file (seed 0)",
+           "<patient>_left and <patient>_right of one extension are one patient's two eyes (a group, not a copy); "
+           "ODIR and EyePACS both number patients from 0, so 13_left.jpg and 13_left.jpeg are two people"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
@@ -293,6 +299,8 @@ def fetch(source: Source, dest: Path) -> None:
         inner.rmdir()
     if source.name == "deeppcb":
         deeppcb_manifest(dest)
+    if source.name == "eyes":
+        random_manifest(dest)
 
 
 def deeppcb_manifest(root: Path) -> None:
@@ -312,6 +320,19 @@ def deeppcb_manifest(root: Path) -> None:
         writer = csv.writer(out)
         writer.writerow(["path", "split"])
         writer.writerows(rows)
+
+
+def random_manifest(root: Path, seed: int = 0, test: float = 0.2) -> None:
+    """``splits.csv`` of a class-folder set that has no split, as its users split it in code: 20 % of
+    the files, drawn at random (``train_test_split``, ``validation_split``), to test; a label column."""
+    files = sorted(str(p.relative_to(root)) for p in root.glob("*/*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+    shuffled = files[:]
+    random.Random(seed).shuffle(shuffled)
+    held = set(shuffled[: int(len(files) * test)])
+    with (root / "splits.csv").open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["path", "label", "split"])
+        writer.writerows((f, f.split("/")[0], "test" if f in held else "train") for f in files)
 
 
 def build_cifar_mirror(dest: Path, seed: int = 37) -> None:
