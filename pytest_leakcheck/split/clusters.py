@@ -81,24 +81,27 @@ def keep_warned(comp: np.ndarray, warned: Sequence[Sequence[int]], most: int = W
     twice, each a weak same-scene link, were planned into train and test, and the check of that plan
     warned about all 22.  Joining them costs a fresh plan nothing; a plan that keeps current splits
     does not use this, as it would move files for a warning."""
-    if not len(comp):
-        return comp
-    parent = np.arange(int(comp.max()) + 1)
-    size = np.bincount(comp)
+    if not len(comp) or not any(len(rows) > 1 for rows in warned):
+        return comp  # nothing to join: a million-file plan pays no Python loop over its components
+    parent = list(range(int(comp.max()) + 1))  # lists: numpy's element access is slow in a Python loop
+    size = np.bincount(comp).tolist()
+    of = comp.tolist()
 
     def root(x: int) -> int:
         while parent[x] != x:
             parent[x] = parent[parent[x]]
-            x = int(parent[x])
+            x = parent[x]
         return x
 
     for rows in warned:
         for a, b in zip(rows, rows[1:]):
-            ra, rb = root(int(comp[a])), root(int(comp[b]))
+            ra, rb = root(of[a]), root(of[b])
             if ra != rb and size[ra] + size[rb] <= most:
                 parent[max(ra, rb)] = min(ra, rb)
                 size[min(ra, rb)] += size[max(ra, rb)]
-    roots = np.array([root(c) for c in range(len(parent))])
+    roots = np.array(parent)
+    while not np.array_equal(roots[roots], roots):  # pointer jumping: every id ends at its root
+        roots = roots[roots]
     return np.unique(roots[comp], return_inverse=True)[1].reshape(-1)
 
 
