@@ -159,3 +159,14 @@ def test_an_isic_number_names_one_picture(field):
     assert t.copies["Test/bcc/ISIC_0025509.jpg"] == {"Train/bcc/ISIC_0025509(1).jpg"}
     assert "Test/bcc/ISIC_0024444.jpg" not in t.copies
     assert t.judge("Train/nevus/ISIC_0010512.jpg", "Test/actinic keratosis/ISIC_0010512.jpg") == "same-source"
+
+
+def test_an_augmented_copy_names_its_source_in_its_class_folder(field):
+    # eyes: ``_49_2405371`` and ``_49_7277741`` are two versions of source 49 of one class folder;
+    # source 49 of another folder is another picture.
+    _, truth, _ = field
+    files = {"cataract/_49_2405371.jpg": "train", "cataract/_49_7277741.jpg": "test",
+             "glaucoma/_49_1111111.jpg": "test"}
+    t = truth.build(files)
+    assert t.copies["cataract/_49_7277741.jpg"] == {"cataract/_49_2405371.jpg"}
+    assert "glaucoma/_49_1111111.jpg" not in t.copies
