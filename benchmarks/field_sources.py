@@ -260,6 +260,13 @@ SOURCES: tuple[Source, ...] = (
            "Glaucoma_<n>.png), no split: splits.csv is a user's random 80/20 split by file (seed 0)",
            "<patient>_left and <patient>_right of one extension are one patient's two eyes (a group, not a copy); "
            "ODIR and EyePACS both number patients from 0, so 13_left.jpg and 13_left.jpeg are two people"),
+    Source("traps", "SoumyaGanguly95/CameraTrapChallenge", "42590cb0411d654999aebaad12d6106bf26ceb52",
+           "ObjectDetection/animal_detection_with_yoloV7/data_prep",
+           "held out (stop 59, probe 6): camera-trap photos of a study project, 100 each of badger, deer, fox and "
+           "hare (`data/<species>-imgN.JPG`), split at random by a script into `output/train|val|test` "
+           "(280/60/60, YOLO labels beside them), the originals left in `data/`",
+           "`output/<split>/x` is a copy of `data/x`; EXIF DateTimeOriginal (372 of 400, Reconyx HC500) dates each "
+           "shot: 469 pairs within 10 s of each other cross the splits (one trigger's burst, by eye)"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
