@@ -390,7 +390,7 @@ def ordered(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     """The report's order: errors first, then by kind (``KINDS``), then the strongest.
 
     Every step that changes a finding's kind or severity after ``build`` orders them again
-    (``conflicts.apply``): the text report lists the first 50, so a finding left in its old place
-    can push others out of sight."""
+    (``conflicts.apply``): the text report lists only the first findings in full, so a finding left
+    in its old place can push others out of sight."""
     return tuple(sorted(findings, key=lambda f: (_RANK[f.severity], KINDS.index(f.kind), -f.strength,
                                                  f.members[0].path if f.members else "", f.id)))

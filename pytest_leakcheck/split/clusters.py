@@ -69,18 +69,18 @@ def clusters_and_groups(policy: Policy, pooled: Policy, *, store: Any = None,
 
 
 #: A fresh plan keeps the files of a warned link together while that joins at most this many files:
-#: one trigger's burst (3-10 frames) or one leaf's shots stay whole, while a fixed camera's same-scene
-#: links, which would chain every frame into one component, stop at this size.
+#: one trigger's burst or one leaf's shots stay whole, while a fixed camera's same-scene links, which
+#: would chain every frame into one component, stop at this size.
 WARNED_MAX = 10
 
 
 def keep_warned(comp: np.ndarray, warned: Sequence[Sequence[int]], most: int = WARNED_MAX) -> np.ndarray:
     """``comp`` with the rows of each warned cluster joined, as long as a component stays within ``most`` files.
 
-    Held-out probe 6 (``potato``, `leakcheck split` as `init` advises): 22 pairs of one leaf shot
-    twice, each a weak same-scene link, were planned into train and test, and the check of that plan
-    warned about all 22.  Joining them costs a fresh plan nothing; a plan that keeps current splits
-    does not use this, as it would move files for a warning."""
+    Held-out probe 6 (docs/field.md): PlantVillage leaves shot twice, each pair a weak same-scene
+    link, were planned into train and test, and the check of that plan warned about every pair.
+    Joining them costs a fresh plan nothing; a plan that keeps current splits does not use this, as
+    it would move files for a warning."""
     if not len(comp) or not any(len(rows) > 1 for rows in warned):
         return comp  # nothing to join: a million-file plan pays no Python loop over its components
     parent = list(range(int(comp.max()) + 1))  # lists: numpy's element access is slow in a Python loop
