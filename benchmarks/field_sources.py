@@ -248,6 +248,25 @@ SOURCES: tuple[Source, ...] = (
            "0117-0121 are in both); other numbers of one person are other press photos, some of one event",
            exclude=("features", "model", "__pycache__", "test.jpg", "create.py", "demo.py", "getfeature.py",
                     "input_data.py", "test.py", "train.py", ".gitattributes")),
+    Source("isic", "AmitBytesSage/Melanoma-Skin-Cancer-Detection-Model", "c9a7a7088c57aa7bc02939db9a233a1c44eb11ee",
+           "Skin cancer ISIC The International Skin Imaging Collaboration",
+           "held out (stop 59, probe 6): dermoscopy, the ISIC 9-class teaching subset as students commit it: "
+           "ImageFolder Train/<class>/ISIC_NNNNNNN.jpg (2,241) and Test/<class>/ (118), all resized to 180x180",
+           "ISIC numbers one picture: ISIC_0010512 in Test/actinic keratosis and Train/nevus is one file (159 "
+           "byte-identical pairs, most across classes); ISIC_0025601(1) is a browser's second download"),
+    Source("eyes", "cutsals/eye2", "11c8d651bba4792fc742295e3d88acd8e21466fc", "",
+           "held out (stop 59, probe 6): fundus photos, the Kaggle eye-disease set resized to 256x256 in 4 class "
+           "folders (ODIR <patient>_left/_right.jpg, EyePACS <patient>_left/_right.jpeg, _<n>_<n>.jpg, "
+           "Glaucoma_<n>.png), no split: splits.csv is a user's random 80/20 split by file (seed 0)",
+           "<patient>_left and <patient>_right of one extension are one patient's two eyes (a group, not a copy); "
+           "ODIR and EyePACS both number patients from 0, so 13_left.jpg and 13_left.jpeg are two people"),
+    Source("traps", "SoumyaGanguly95/CameraTrapChallenge", "42590cb0411d654999aebaad12d6106bf26ceb52",
+           "ObjectDetection/animal_detection_with_yoloV7/data_prep",
+           "held out (stop 59, probe 6): camera-trap photos of a study project, 100 each of badger, deer, fox and "
+           "hare (`data/<species>-imgN.JPG`), split at random by a script into `output/train|val|test` "
+           "(280/60/60, YOLO labels beside them), the originals left in `data/`",
+           "`output/<split>/x` is a copy of `data/x`; EXIF DateTimeOriginal (372 of 400, Reconyx HC500) dates each "
+           "shot: 469 pairs within 10 s of each other cross the splits (one trigger's burst, by eye)"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
@@ -287,6 +306,8 @@ def fetch(source: Source, dest: Path) -> None:
         inner.rmdir()
     if source.name == "deeppcb":
         deeppcb_manifest(dest)
+    if source.name == "eyes":
+        random_manifest(dest)
 
 
 def deeppcb_manifest(root: Path) -> None:
@@ -306,6 +327,19 @@ def deeppcb_manifest(root: Path) -> None:
         writer = csv.writer(out)
         writer.writerow(["path", "split"])
         writer.writerows(rows)
+
+
+def random_manifest(root: Path, seed: int = 0, test: float = 0.2) -> None:
+    """``splits.csv`` of a class-folder set that has no split, as its users split it in code: 20 % of
+    the files, drawn at random (``train_test_split``, ``validation_split``), to test; a label column."""
+    files = sorted(str(p.relative_to(root)) for p in root.glob("*/*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+    shuffled = files[:]
+    random.Random(seed).shuffle(shuffled)
+    held = set(shuffled[: int(len(files) * test)])
+    with (root / "splits.csv").open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["path", "label", "split"])
+        writer.writerows((f, f.split("/")[0], "test" if f in held else "train") for f in files)
 
 
 def build_cifar_mirror(dest: Path, seed: int = 37) -> None:

@@ -25,6 +25,13 @@ EDIT = re.compile(r"^(IMG_)E(\d{4})", re.IGNORECASE)
 #: Labeled Faces in the Wild numbers each person's pictures: ``Donald_Rumsfeld_0117.jpg`` is one picture,
 #: whatever folder or split it was copied to (``lfw-faces``).
 LFW = re.compile(r"^[A-Z][A-Za-z'.-]*(?:_[A-Za-z'.-]+)+_\d{4}\.jpg$")
+#: The ISIC archive numbers one dermoscopic picture: ``ISIC_0010512.jpg`` in ``Test/actinic keratosis`` and in
+#: ``Train/nevus`` is one picture (``isic``); ``ISIC_0025509(1).jpg`` is a browser's second download of it.
+ISIC = re.compile(r"^ISIC_\d{7}(?:\(\d+\))?\.jpe?g$", re.IGNORECASE)
+DOWNLOADED_AGAIN = re.compile(r"\(\d+\)$")
+#: The Kaggle eye-disease set (``eyes``) names an augmented copy ``_<source>_<random>.jpg``: ``_49_2405371`` and
+#: ``_49_7277741`` in one class folder are two versions of source 49 (judged by eye); the numbers restart per folder.
+AUGMENTED = re.compile(r"^_(\d+)_\d+\.jpg$")
 # An upload converted before export keeps its first extension in the source: ``11_PNG_jpg.rf.…``
 # is the upload ``11.PNG`` (a number), ``Screen-Shot-…_png_jpg.rf.…`` the screenshot ``Screen-Shot-….png``.
 INNER_EXT = re.compile(r"_(?:jpe?g|png|bmp|webp|tiff?|heic)$", re.IGNORECASE)
@@ -39,8 +46,12 @@ def source_of(path: str) -> str:
     (test) and ``Leprosy_-----------_210823_0`` (train) are two patients, by eye (their names' Thai letters
     became dashes).  Of the 29 field sets only ``leprosy`` has two sources that differ only in case."""
     name = PurePosixPath(path).name
+    if augmented := AUGMENTED.match(name):
+        return f"{PurePosixPath(path).parent.name}/_{augmented.group(1)}"
     match = ROBOFLOW.match(name)
     stem = INNER_EXT.sub("", match.group("source")) if match else PurePosixPath(name).stem
+    if ISIC.match(name):
+        stem = DOWNLOADED_AGAIN.sub("", stem)
     return EDIT.sub(r"\1\2", stem)
 
 
@@ -91,9 +102,10 @@ def identifies(source: str, numbers_identify: bool) -> bool:
 
 
 def _roboflow(path: str) -> bool:
-    """Whether the file's name names its picture: a Roboflow export, a phone edit, or an LFW picture."""
+    """Whether the file's name names its picture: a Roboflow export, a phone edit, an LFW or ISIC picture."""
     name = PurePosixPath(path).name
-    return bool(ROBOFLOW.match(name) or EDIT.match(name) or LFW.match(name))
+    return bool(ROBOFLOW.match(name) or EDIT.match(name) or LFW.match(name) or ISIC.match(name)
+                or AUGMENTED.match(name))
 
 
 def _close(a: str, b: str) -> bool:

@@ -380,9 +380,17 @@ def build(
         # as a whole (no member) holds for any focus: both are kept.
         findings = [f for f in findings
                     if f.kind == "not-examined" or not f.members or any(m.path in focus for m in f.members)]
-    findings.sort(key=lambda f: (_RANK[f.severity], KINDS.index(f.kind), -f.strength,
-                                 f.members[0].path if f.members else "", f.id))
     return Report(
         policy_path=str(policy.path),
-        findings=tuple(findings),
+        findings=ordered(findings),
     )
+
+
+def ordered(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """The report's order: errors first, then by kind (``KINDS``), then the strongest.
+
+    Every step that changes a finding's kind or severity after ``build`` orders them again
+    (``conflicts.apply``): the text report lists only the first findings in full, so a finding left
+    in its old place can push others out of sight."""
+    return tuple(sorted(findings, key=lambda f: (_RANK[f.severity], KINDS.index(f.kind), -f.strength,
+                                                 f.members[0].path if f.members else "", f.id)))

@@ -75,6 +75,8 @@ def summary(p: Plan, *, targets: bool = True) -> str:
         f"leakcheck split: {len(p.paths)} files in {p.components} components "
         f"(largest {p.largest}); {p.clusters} copy clusters merged with groups"
     )
+    if p.warned:
+        head += f"; {p.warned} warned links kept in one split"
     if p.ungrouped and any(g is not None for g in p.group):
         head += f"; {p.ungrouped} files matched no group rule"
     tail = []

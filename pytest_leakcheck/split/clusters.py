@@ -12,8 +12,10 @@ check demands.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ..dataset import metagroups
 from ..detectors import Detectors
@@ -26,11 +28,20 @@ if TYPE_CHECKING:
     from ..policy.load import Policy
 
 
-def clusters_and_groups(policy: Policy, pooled: Policy, *, store: Any = None,
-                        opts: RunOptions | None = None) -> tuple[list[list[str]], metagroups.Values | None]:
-    """Paths of every identical or near-duplicate cluster, and the metadata rules' values (None without such rules).
+@dataclass(frozen=True)
+class Found:
+    """What the pooled check found: clusters that must share a split, the metadata rules' values
+    (None without such rules), and the weak links' clusters (``keep_warned``)."""
 
-    A weak link's finding is left out: it asks a person to look, and keeping it
+    clusters: list[list[str]]
+    meta: metagroups.Values | None
+    warned: list[list[str]]
+
+
+def found(policy: Policy, pooled: Policy, *, store: Any = None, opts: RunOptions | None = None) -> Found:
+    """Every identical or near-duplicate cluster of the pooled check, its weak ones apart.
+
+    A weak link's finding is not a cluster: it asks a person to look, and keeping it whole
     would chain the clusters it joins into one, which the check itself never does.
     """
     from ..pipeline.run import RunOptions, run, store_location
@@ -41,11 +52,57 @@ def clusters_and_groups(policy: Policy, pooled: Policy, *, store: Any = None,
     rules = metagroups.rules(policy)
     checked = replace(pooled, groups=rules, ungrouped="own-group") if rules else pooled
     done = run(checked, store=store, opts=opts)
-    clusters = [[m.path for m in f.members] for f in done.report.findings if f.kind in COPY_KINDS and not f.weak]
+    copies = [f for f in done.report.findings if f.kind in COPY_KINDS]
+    clusters = [[m.path for m in f.members] for f in copies if not f.weak]
+    warned = [[m.path for m in f.members] for f in copies if f.weak]
     if not rules:
-        return clusters, None
+        return Found(clusters, None, warned)
     key = pseudonyms.key(store.path if store is not None else store_location(policy, opts.use_cache))
-    return clusters, metagroups.values(done.inventory.records, done.signatures, key)
+    return Found(clusters, metagroups.values(done.inventory.records, done.signatures, key), warned)
+
+
+def clusters_and_groups(policy: Policy, pooled: Policy, *, store: Any = None,
+                        opts: RunOptions | None = None) -> tuple[list[list[str]], metagroups.Values | None]:
+    """Paths of every identical or near-duplicate cluster, and the metadata rules' values (None without such rules)."""
+    done = found(policy, pooled, store=store, opts=opts)
+    return done.clusters, done.meta
+
+
+#: A fresh plan keeps the files of a warned link together while that joins at most this many files:
+#: one trigger's burst or one leaf's shots stay whole, while a fixed camera's same-scene links, which
+#: would chain every frame into one component, stop at this size.
+WARNED_MAX = 10
+
+
+def keep_warned(comp: np.ndarray, warned: Sequence[Sequence[int]], most: int = WARNED_MAX) -> np.ndarray:
+    """``comp`` with the rows of each warned cluster joined, as long as a component stays within ``most`` files.
+
+    Held-out probe 6 (docs/field.md): PlantVillage leaves shot twice, each pair a weak same-scene
+    link, were planned into train and test, and the check of that plan warned about every pair.
+    Joining them costs a fresh plan nothing; a plan that keeps current splits does not use this, as
+    it would move files for a warning."""
+    if not len(comp) or not any(len(rows) > 1 for rows in warned):
+        return comp  # nothing to join: a million-file plan pays no Python loop over its components
+    parent = list(range(int(comp.max()) + 1))  # lists: numpy's element access is slow in a Python loop
+    size = np.bincount(comp).tolist()
+    of = comp.tolist()
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for rows in warned:
+        for a, b in zip(rows, rows[1:]):
+            ra, rb = root(of[a]), root(of[b])
+            if ra != rb and size[ra] + size[rb] <= most:
+                parent[max(ra, rb)] = min(ra, rb)
+                size[min(ra, rb)] += size[max(ra, rb)]
+    roots = np.array(parent)
+    while not np.array_equal(roots[roots], roots):  # pointer jumping: every id ends at its root
+        roots = roots[roots]
+    return np.unique(roots[comp], return_inverse=True)[1].reshape(-1)
 
 
 def copy_clusters(policy: Policy, pooled: Policy, *, store: Any = None,

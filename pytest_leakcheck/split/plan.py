@@ -28,6 +28,7 @@ import numpy as np
 
 from ..dataset import groups as group_rules
 from .clusters import clusters_and_groups, copy_clusters, shard_units  # noqa: F401  (copy_clusters: the plan's API)
+from .clusters import Found, found, keep_warned
 from .clusters import pooled_policy, refuse_shards
 from ..dataset import inventory
 from .. import sources
@@ -277,6 +278,7 @@ class Plan:
     components: int = 0
     largest: int = 0
     clusters: int = 0
+    warned: int = 0  # weak links whose files a fresh plan kept together (clusters.keep_warned)
     ungrouped: int = 0
     moved: int = 0
     dropped: int = 0  # kept-manifest rows whose file is gone
@@ -347,7 +349,8 @@ def plan(
     if current is not None:
         rows = {p: {"path": p, "split": s} for p, s in current.items()}
     # No image, no cluster: and a check over nothing is refused (blind.py), rightly, for a check.
-    clusters, meta = clusters_and_groups(policy, pooled, store=store, opts=opts) if paths else ([], None)
+    pool = found(policy, pooled, store=store, opts=opts) if paths else Found([], None, [])
+    clusters, meta = pool.clusters, pool.meta
     if policy.groups:
         groups = group_rules.group_of(paths, policy, meta)
     else:
@@ -360,7 +363,12 @@ def plan(
     labels = _labels(stratify, paths, source, fields, rows)
     targets = (1 - test - val, val, test)
     kept = None
-    if keep is not None or current is not None:
+    joined = 0
+    if keep is None and current is None:
+        joined = len(np.unique(comp))
+        comp = keep_warned(comp, [[row_of[p] for p in c if p in row_of] for c in pool.warned])
+        joined -= len(np.unique(comp))
+    else:
         held = _kept_splits(keep or policy.path, rows, names, paths)
         bounds, weight = _share_repair(policy, names, comp, gids, held)
         kept = Kept(held, bounds, None if weight is None else weight.astype(np.float64))
@@ -377,6 +385,7 @@ def plan(
         components=int(comp.max()) + 1 if len(comp) else 0,
         largest=int(np.bincount(comp).max()) if len(comp) else 0,
         clusters=len(clusters),
+        warned=joined,
         ungrouped=sum(g is None for g in groups),
         moved=result.moved,
         dropped=len(set(rows) - set(paths)) if keep is not None else 0,

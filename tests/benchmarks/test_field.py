@@ -145,3 +145,28 @@ def test_a_download_default_name_names_no_picture(field):
     assert f"test/youtube-12_jpg.rf.{h[::-1]}.jpg" not in t.copies
     assert f"test/maxresdefault-jpg-2-_jpg.rf.{h[::-1]}.jpg" not in t.copies
     assert t.copies[f"test/youtube_tank_jpg.rf.{h[::-1]}.jpg"] == {f"train/youtube_tank_jpg.rf.{h}.jpg"}
+
+
+def test_an_isic_number_names_one_picture(field):
+    # isic: one dermoscopic picture filed under two classes, in train and in test; a browser's second
+    # download ``(1)`` is the same picture.  Other numbers are other pictures (of the same lesion at most).
+    _, truth, _ = field
+    files = {"Train/nevus/ISIC_0010512.jpg": "train", "Test/actinic keratosis/ISIC_0010512.jpg": "test",
+             "Train/bcc/ISIC_0025509(1).jpg": "train", "Test/bcc/ISIC_0025509.jpg": "test",
+             "Train/bcc/ISIC_0024443.jpg": "train", "Test/bcc/ISIC_0024444.jpg": "test"}
+    t = truth.build(files)
+    assert t.copies["Test/actinic keratosis/ISIC_0010512.jpg"] == {"Train/nevus/ISIC_0010512.jpg"}
+    assert t.copies["Test/bcc/ISIC_0025509.jpg"] == {"Train/bcc/ISIC_0025509(1).jpg"}
+    assert "Test/bcc/ISIC_0024444.jpg" not in t.copies
+    assert t.judge("Train/nevus/ISIC_0010512.jpg", "Test/actinic keratosis/ISIC_0010512.jpg") == "same-source"
+
+
+def test_an_augmented_copy_names_its_source_in_its_class_folder(field):
+    # eyes: ``_49_2405371`` and ``_49_7277741`` are two versions of source 49 of one class folder;
+    # source 49 of another folder is another picture.
+    _, truth, _ = field
+    files = {"cataract/_49_2405371.jpg": "train", "cataract/_49_7277741.jpg": "test",
+             "glaucoma/_49_1111111.jpg": "test"}
+    t = truth.build(files)
+    assert t.copies["cataract/_49_7277741.jpg"] == {"cataract/_49_2405371.jpg"}
+    assert "glaucoma/_49_1111111.jpg" not in t.copies

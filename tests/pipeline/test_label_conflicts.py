@@ -107,3 +107,26 @@ def test_folders_that_are_not_classes_give_no_labels() -> None:
     nested = [("train/a/x/1.jpg", "train"), ("train/b/y/2.jpg", "train"),
               ("test/a/x/3.jpg", "test"), ("test/b/y/4.jpg", "test")]
     assert class_folders(yolo) == class_folders(dates) == class_folders(nested) == {}
+
+
+def test_label_conflicts_are_listed_in_their_own_place_not_their_copys(tmp_path: Path) -> None:
+    """A within-split copy becomes a label conflict after the findings are ordered; it must then be
+    ordered as one (after near-duplicates, by ``KINDS``), not left where its copy was.
+
+    Held-out probe 6 (``isic``): 137 within-train label conflicts kept the place of the identical
+    files they had been, so the text report's first 50 findings were 18 errors and 32 conflicts,
+    and all 20 cross-split warnings (other shots of one lesion, in train and test) were cut off
+    behind "... and 133 more warnings"."""
+    _folder(tmp_path, ("cat", "dog"))
+    for n in (1, 2, 3):  # one image under two labels, three times
+        shutil.copyfile(tmp_path / f"train/cat/{n:03d}.jpg", tmp_path / "train/dog" / f"copy{n}.jpg")
+    _resaved(tmp_path / "train/cat/004.jpg", tmp_path / "test/cat/resaved.jpg")  # a leak, said as a warning
+    text = POLICY.format(extra="detectors:\n  phash: {severity: warning}\n  thumbnail: {severity: warning}\n"
+                               "  aligned: {severity: warning}\n")
+    report = check(write_policy(tmp_path, text))
+    kinds = [(f.kind, f.severity, len(f.splits)) for f in report.findings]
+    leak = next(k for k in kinds if k[2] == 2)
+    assert leak[1] == "warning" and leak[0] != "label-conflict", kinds
+    assert kinds.index(leak) < kinds.index(("label-conflict", "warning", 1)), kinds
+    shown = render_text(report, max_findings=1)
+    assert "test/cat/resaved.jpg" in shown.split("... and")[0], shown
