@@ -83,25 +83,19 @@ def keep_warned(comp: np.ndarray, warned: Sequence[Sequence[int]], most: int = W
     it would move files for a warning."""
     if not len(comp) or not any(len(rows) > 1 for rows in warned):
         return comp  # nothing to join: a million-file plan pays no Python loop over its components
-    parent = list(range(int(comp.max()) + 1))  # lists: numpy's element access is slow in a Python loop
+    from ..pipeline.clusters import UnionFind
+
+    uf = UnionFind()
     size = np.bincount(comp).tolist()
-    of = comp.tolist()
-
-    def root(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
     for rows in warned:
         for a, b in zip(rows, rows[1:]):
-            ra, rb = root(of[a]), root(of[b])
+            ra, rb = uf.find(int(comp[a])), uf.find(int(comp[b]))
             if ra != rb and size[ra] + size[rb] <= most:
-                parent[max(ra, rb)] = min(ra, rb)
-                size[min(ra, rb)] += size[max(ra, rb)]
-    roots = np.array(parent)
-    while not np.array_equal(roots[roots], roots):  # pointer jumping: every id ends at its root
-        roots = roots[roots]
+                uf.union(ra, rb)
+                size[min(ra, rb)] += size[max(ra, rb)]  # UnionFind keeps the lower root
+    roots = np.arange(len(size))
+    for c in uf.parent:  # only the components a warned link touched
+        roots[c] = uf.find(c)
     return np.unique(roots[comp], return_inverse=True)[1].reshape(-1)
 
 
