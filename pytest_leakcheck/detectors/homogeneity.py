@@ -366,6 +366,9 @@ def said(name: str, stats: Any) -> str:
     also = (f"; {left} of its matches, upright or mirrored, were not reported: aligned searches those "
             "views itself"
             if isinstance(left, int) and not isinstance(left, bool) and left > 0 else "")
+    past = stats.get("turned_beyond_budget")
+    if isinstance(past, int) and not isinstance(past, bool) and past > 0:
+        also += f"; {past} turned matches beyond each image's closest were not judged"
     return (f"{name} cannot tell copies from other images of this dataset "
             f"({passing} of {pairs} random pairs pass its level): its matches are warnings only{also}")
 

@@ -171,7 +171,42 @@ def _left_to_aligned(run: SearchRun, matches: list[Match]) -> list[Match]:
             out.append(m)
     for name, n in left.items():
         run.stats[name] = {**run.stats[name], "left_to_aligned": n}
-    return out
+    return _turned_budget(run, out)
+
+
+#: Weak turned matches of one hash kept per image: the closest this many, by the hash's own value.
+TURNED_PER_IMAGE = 8
+
+
+def _turned_budget(run: SearchRun, matches: list[Match]) -> list[Match]:
+    """``matches`` with each image's weak turned hash matches cut to its ``TURNED_PER_IMAGE`` closest.
+
+    A weak match stays weak whatever its aligned score (:func:`refine`): scoring it only decides
+    whether it is a warning or dropped, and it never merges clusters, so no error depends on how
+    many are scored.  Where a hash cannot tell copies here and the pictures are round or symmetric,
+    they run to a hundred per image: on ``eyes`` (fundus photos, ``benchmarks/field.py``) 418,000
+    were scored at 32 px, two thirds of the check's time.  A pair is kept while it is among the
+    closest of either of its images; the rest are counted in the hash's stats."""
+    turned = [n for n, m in enumerate(matches)
+              if m.weak and m.orientation not in COVERED and m.detector in ("phash", "thumbnail")]
+    if len(turned) <= TURNED_PER_IMAGE:
+        return matches
+    drop: set[int] = set()
+    for name in ("phash", "thumbnail"):
+        mine = [n for n in turned if matches[n].detector == name]
+        sign = 1.0 if name == "phash" else -1.0  # a Hamming distance, lower closer; a similarity, higher
+        keep: set[int] = set()
+        for side in ("i", "j"):
+            ends = np.array([getattr(matches[n], side) for n in mine], np.int64)
+            order = np.lexsort((np.array([sign * matches[n].value for n in mine]), ends))
+            first = np.r_[True, ends[order][1:] != ends[order][:-1]]
+            rank = np.arange(len(order)) - np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
+            keep.update(np.array(mine, np.int64)[order[rank < TURNED_PER_IMAGE]].tolist())
+        gone = set(mine) - keep
+        if gone:
+            drop |= gone
+            run.stats[name] = {**run.stats.get(name, {}), "turned_beyond_budget": len(gone)}
+    return [m for n, m in enumerate(matches) if n not in drop] if drop else matches
 
 
 #: A pHash hit within this many bits, in whatever orientation, is a copy on its own evidence.
