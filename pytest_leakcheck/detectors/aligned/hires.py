@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
-from ...signals.decode import DECODE_PATH, Decoded
+from ...signals.decode import DECODE_PATH, DETAIL_FROM, Decoded, content_box, detail_grey
 from ...signals.families import Family
 from . import alignment
 
@@ -73,11 +73,41 @@ def row(decoded: Decoded, family: Family) -> bytes:
     (lossless), take two, and cost less than a PNG would (``benchmarks/speed.py``).
     """
     content = decoded.content
-    if content is None or min(content.size) < FINE_FROM:
+    if content is None:
         return b"\0"
     grey = decoded.content_grey if decoded.content_grey is not None else content.convert("L")
+    if min(content.size) < FINE_FROM:
+        grey = whole_content(decoded)
+        if grey is None:
+            return b"\0"
     grey = np.asarray(grey.resize((F, F), Image.Resampling.LANCZOS, reducing_gap=3.0), np.uint8)
     return b"\1" + zlib.compress(np.diff(grey, axis=1, prepend=np.uint8(0)).tobytes(), 1)
+
+
+def whole_content(decoded: Decoded) -> Image.Image | None:
+    """The grey content of a small JPEG the shared decode drafted under FINE_FROM px, decoded whole
+    (None where the file itself is under FINE_FROM px, or was not drafted).
+
+    JPEG draft mode halves a 100 px picture to 50 px (``signals.decode.DRAFT``), so LFW's 100 px
+    faces had no fine square while the same pictures saved as PNG, decoded whole, had one; their
+    32 px squares align other press photos of one face at 0.87-0.90 (``lfw-faces`` of
+    ``benchmarks/field.py``).  The content box the shared decode trimmed is scaled to the whole
+    decode, so the square keeps the 32 px square's geometry.
+    """
+    up, content = decoded.upright, decoded.content
+    if up is None or content is None or min(decoded.size) < FINE_FROM or max(up.size) >= max(decoded.size):
+        return None
+    try:
+        whole = detail_grey(decoded, max(decoded.size))
+    except Exception:  # noqa: BLE001 - a file that decoded once and not twice: no fine square, as before
+        return None
+    box = content_box(up, own_colour=max(decoded.size) < DETAIL_FROM) if content.size != up.size else None
+    if box is not None:
+        sx, sy = whole.shape[1] / up.size[0], whole.shape[0] / up.size[1]
+        whole = whole[round(box[1] * sy):round(box[3] * sy), round(box[0] * sx):round(box[2] * sx)]
+    if min(whole.shape[:2]) < FINE_FROM:
+        return None
+    return Image.fromarray(np.ascontiguousarray(whole))
 
 
 def square(row: bytes) -> np.ndarray | None:
@@ -95,7 +125,7 @@ def square(row: bytes) -> np.ndarray | None:
 
 #: What the fine square depends on.  Stored with every row, so a digest: a small image's row is
 #: one byte, and the fingerprint must not be ten times that.
-FINE_PARAMS = "fine-" + hashlib.blake2b(f"grey{F}-dzip;from{FINE_FROM};{DECODE_PATH};v1".encode(),
+FINE_PARAMS = "fine-" + hashlib.blake2b(f"grey{F}-dzip;from{FINE_FROM};{DECODE_PATH};v2".encode(),
                                         digest_size=8).hexdigest()
 
 
