@@ -25,7 +25,6 @@ from ..store import keys
 from ..orientation import ORIENTATIONS
 from ..search.run import SearchRun
 from ..detectors.base import NEAR_MISSES, Detector
-from ..dataset import labels
 from ..dataset.inventory import Inventory
 from ..search.kernels import Match, dedupe
 from ..files.names import from_bytes, to_bytes
@@ -89,16 +88,9 @@ def new_run(inv: Inventory, sigs: Signatures, policy: Policy, store: Store, opts
         executor=opts.pool,
         primary=primary,
         groups=tuple(r.group for r in inv.records),
-        labels=_labels(inv),
         # Whether aligned searches itself: then what other detectors would only count there is not made.
         memo={"aligned_on": any(d.name == "aligned" for d, _ in detectors.enabled(policy))},
     )
-
-
-def _labels(inv: Inventory) -> tuple[str | None, ...] | None:
-    """Each row's class label (``dataset/labels``), or None when the inventory names none."""
-    known = labels.of(inv)
-    return tuple(known.get(r.path) for r in inv.records) if known else None
 
 
 def _sorted(matches: list[Match]) -> list[Match]:

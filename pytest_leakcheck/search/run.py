@@ -74,8 +74,6 @@ class SearchRun:
     #: Each row's group by the policy's rules (a burst, a portion, a patient), None where it has none:
     #: provenance that ties a pair (``aligned.hashed.held_levels``).  None: no groups known.
     groups: tuple[str | None, ...] | None = None
-    #: Each row's class label (``dataset/labels``), None where it has none; None: no labels known.
-    labels: tuple[str | None, ...] | None = None
     #: Results one detector computes and may be asked for again in the same run (its own
     #: matches, then other detectors' through ``refine``), keyed by the detector's own keys.
     memo: dict[object, object] = field(default_factory=dict)

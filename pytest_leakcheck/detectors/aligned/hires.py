@@ -39,8 +39,9 @@ F = K * alignment.S  # side of the fine square
 TF = K * alignment.T  # its template: the same central share of the reference as at 32 px
 #: Decoded content (after border trimming) shorter than this on a side stores no fine square:
 #: its square would hold little detail the 32 px one lacks.  Every photo of DETAIL_FROM px and
-#: more up to 2:1 decodes to at least 160 x 80; CIFAR (32), Tiny ImageNet (64) and small JPEGs
-#: (drafted to 32-63 px) stay below.
+#: more up to 2:1 decodes to at least 160 x 80; CIFAR (32) and Tiny ImageNet (64) stay below.  A
+#: JPEG the shared decode drafted under it, but FINE_FROM px or more itself, is decoded whole
+#: for its square (:func:`whole_content`).
 FINE_FROM = 80
 #: Refinement around the 32 px alignment scaled up: px at F (the 32 px shift is within half a
 #: pixel there, 1.5 px here), and zooms across the 32 px search's 7 % step (0.5 px at the

@@ -18,7 +18,6 @@ import numpy as np
 from ...search.kernels import Match
 from ...search.run import SearchRun
 from . import cluster
-from . import crosslabel
 from . import hires_levels
 from . import pairs
 from . import sparse
@@ -46,11 +45,9 @@ class _Families:
 _KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}", f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}+uploads")
 
 
-def _key(det: Any, p: pairs.Plan, labelled: bool) -> str:
-    """Everything the stored model and pairs depend on besides the data: settings, descriptors, split pairs,
-    and whether class labels are known (``crosslabel``: a model from before them is estimated again)."""
-    keyed = dataclasses.replace(_KEYED, params=f"{_KEYED.params}+labels") if labelled else _KEYED
-    return state.store_key(det, p.mirror, sorted(p.targets.items()), keyed)
+def _key(det: Any, p: pairs.Plan) -> str:
+    """Everything the stored model and pairs depend on besides the data: settings, descriptors, split pairs."""
+    return state.store_key(det, p.mirror, sorted(p.targets.items()), _KEYED)
 
 
 
@@ -148,8 +145,7 @@ NEIGHBOUR_RANK = 3
 NEIGHBOUR_ROWS = 4000
 
 
-def alike(cal: dict[str, Any], data: pairs.Data, p: pairs.Plan, digests: Sequence[bytes],
-          label: np.ndarray | None = None) -> dict[str, Any]:
+def alike(cal: dict[str, Any], data: pairs.Data, p: pairs.Plan, digests: Sequence[bytes]) -> dict[str, Any]:
     """``cal`` held against what images of this dataset score: their retrieved neighbours and random pairs.
 
     Upside-down impostors never look like another shot of one fixed scene,
@@ -175,8 +171,6 @@ def alike(cal: dict[str, Any], data: pairs.Data, p: pairs.Plan, digests: Sequenc
         out["error_threshold"] = max(out["error_threshold"], level)
         out["within_error_threshold"] = max(out.get("within_error_threshold", level), level)
         out.update(_neighbour_warning(cal, rank))
-    # Where the data names classes, its candidates under another label are impostors too (``crosslabel``).
-    out.update(crosslabel.raised(out, data, p, digests, label, TURNED_COPY))
     return {**out, **_random_pairs(out, data, p, digests)}
 
 
@@ -278,7 +272,7 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
         return []
     p = pairs.plan(run.rows_by_split(), run.comparisons, run.split_of, settings.candidates,
                     "hflip" in run.orientations, uploads.ids(run.paths))
-    key, ids = _key(settings, p, run.labels is not None), state.row_ids(run.paths, run.split_of, run.sigs.digests)
+    key, ids = _key(settings, p), state.row_ids(run.paths, run.split_of, run.sigs.digests)
     model, now_ids = state.load_model(run.store, key), np.sort(ids)
     changed = len(ids) if model is None else model.changed(now_ids)
     if model is None or changed > state.INDEX_AFTER * max(1, len(model.ids)):
@@ -357,8 +351,7 @@ def _estimate(run: SearchRun, data: pairs.Data, p: pairs.Plan, settings: Any,
               tick: Callable[[int], None] | None = None, farm: pairs.Farm | None = None) -> dict[str, Any]:
     """The 32 px levels (:func:`calibration`, its impostor blocks on the ``farm`` when there is one);
     the fine level waits until a pair needs it (:func:`fine_level`)."""
-    return alike(calibration(data, p, settings, run.sigs.digests, tick, farm), data, p, run.sigs.digests,
-                 crosslabel.ids(run.labels))
+    return alike(calibration(data, p, settings, run.sigs.digests, tick, farm), data, p, run.sigs.digests)
 
 def _fresh(run: SearchRun, settings: Any, p: pairs.Plan,
            ids: np.ndarray) -> tuple[state.Model, pairs.Pairs, pairs.Data]:
@@ -373,7 +366,7 @@ def _fresh(run: SearchRun, settings: Any, p: pairs.Plan,
     at = state.now()
     model = state.Model(index, cal, np.sort(ids),
                         {"index_at": at, "index_on": len(ids), "levels_at": at, "levels_on": len(ids)})
-    key = _key(settings, p, run.labels is not None)
+    key = _key(settings, p)
     state.save_model(run.store, key, model)
     state.save_pairs(run.store, key, ids, found)
     return model, found, data
