@@ -125,7 +125,7 @@ def square(row: bytes) -> np.ndarray | None:
 
 
 #: What the fine square depends on.  Stored with every row, so a digest: a small image's row is
-#: one byte, and the fingerprint must not be ten times that.
+#: one byte, and the fingerprint must not be ten times that.  ``v2``: drafted small JPEGs decoded whole.
 FINE_PARAMS = "fine-" + hashlib.blake2b(f"grey{F}-dzip;from{FINE_FROM};{DECODE_PATH};v2".encode(),
                                         digest_size=8).hexdigest()
 
