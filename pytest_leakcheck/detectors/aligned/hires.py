@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
-from ...signals.decode import DECODE_PATH, Decoded
+from ...signals.decode import DECODE_PATH, DETAIL_FROM, Decoded, content_box, detail_grey
 from ...signals.families import Family
 from . import alignment
 
@@ -39,8 +39,9 @@ F = K * alignment.S  # side of the fine square
 TF = K * alignment.T  # its template: the same central share of the reference as at 32 px
 #: Decoded content (after border trimming) shorter than this on a side stores no fine square:
 #: its square would hold little detail the 32 px one lacks.  Every photo of DETAIL_FROM px and
-#: more up to 2:1 decodes to at least 160 x 80; CIFAR (32), Tiny ImageNet (64) and small JPEGs
-#: (drafted to 32-63 px) stay below.
+#: more up to 2:1 decodes to at least 160 x 80; CIFAR (32) and Tiny ImageNet (64) stay below.  A
+#: JPEG the shared decode drafted under it, but FINE_FROM px or more itself, is decoded whole
+#: for its square (:func:`whole_content`).
 FINE_FROM = 80
 #: Refinement around the 32 px alignment scaled up: px at F (the 32 px shift is within half a
 #: pixel there, 1.5 px here), and zooms across the 32 px search's 7 % step (0.5 px at the
@@ -73,11 +74,41 @@ def row(decoded: Decoded, family: Family) -> bytes:
     (lossless), take two, and cost less than a PNG would (``benchmarks/speed.py``).
     """
     content = decoded.content
-    if content is None or min(content.size) < FINE_FROM:
+    if content is None:
         return b"\0"
     grey = decoded.content_grey if decoded.content_grey is not None else content.convert("L")
+    if min(content.size) < FINE_FROM:
+        grey = whole_content(decoded)
+        if grey is None:
+            return b"\0"
     grey = np.asarray(grey.resize((F, F), Image.Resampling.LANCZOS, reducing_gap=3.0), np.uint8)
     return b"\1" + zlib.compress(np.diff(grey, axis=1, prepend=np.uint8(0)).tobytes(), 1)
+
+
+def whole_content(decoded: Decoded) -> Image.Image | None:
+    """The grey content of a small JPEG the shared decode drafted under FINE_FROM px, decoded whole
+    (None where the file itself is under FINE_FROM px, or was not drafted).
+
+    JPEG draft mode halves a 100 px picture to 50 px (``signals.decode.DRAFT``), so LFW's 100 px
+    faces had no fine square while the same pictures saved as PNG, decoded whole, had one; their
+    32 px squares align other press photos of one face at 0.87-0.90 (``lfw-faces`` of
+    ``benchmarks/field.py``).  The content box the shared decode trimmed is scaled to the whole
+    decode, so the square keeps the 32 px square's geometry.
+    """
+    up, content = decoded.upright, decoded.content
+    if up is None or content is None or min(decoded.size) < FINE_FROM or max(up.size) >= max(decoded.size):
+        return None
+    try:
+        whole = detail_grey(decoded, max(decoded.size))
+    except Exception:  # noqa: BLE001 - a file that decoded once and not twice: no fine square, as before
+        return None
+    box = content_box(up, own_colour=max(decoded.size) < DETAIL_FROM) if content.size != up.size else None
+    if box is not None:
+        sx, sy = whole.shape[1] / up.size[0], whole.shape[0] / up.size[1]
+        whole = whole[round(box[1] * sy):round(box[3] * sy), round(box[0] * sx):round(box[2] * sx)]
+    if min(whole.shape[:2]) < FINE_FROM:
+        return None
+    return Image.fromarray(np.ascontiguousarray(whole))
 
 
 def square(row: bytes) -> np.ndarray | None:
@@ -94,8 +125,8 @@ def square(row: bytes) -> np.ndarray | None:
 
 
 #: What the fine square depends on.  Stored with every row, so a digest: a small image's row is
-#: one byte, and the fingerprint must not be ten times that.
-FINE_PARAMS = "fine-" + hashlib.blake2b(f"grey{F}-dzip;from{FINE_FROM};{DECODE_PATH};v1".encode(),
+#: one byte, and the fingerprint must not be ten times that.  ``v2``: drafted small JPEGs decoded whole.
+FINE_PARAMS = "fine-" + hashlib.blake2b(f"grey{F}-dzip;from{FINE_FROM};{DECODE_PATH};v2".encode(),
                                         digest_size=8).hexdigest()
 
 
