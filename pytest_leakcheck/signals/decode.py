@@ -50,6 +50,12 @@ COLOUR = 32
 #: Below DETAIL_FROM (CIFAR's 32 px, thumbnails) nothing changes.
 DETAIL = 160
 DETAIL_FROM = 200
+#: Below DETAIL_FROM, a JPEG whose short side is at least KEEP px is drafted no further than
+#: KEEP on that side: ``aligned``'s fine verdict (``detectors/aligned/hires.FINE_FROM``) needs
+#: that much content, and a 100 px JPEG drafted to 50 px lost it where the same picture as a
+#: PNG kept it.  On 100 px hand photos (``signdigits`` of ``benchmarks/field.py``) different
+#: hands in one sign on one plain ground align at 0.89-0.92 at 32 px, over the error level.
+KEEP = 80
 #: A border line's pixels may stray this far (0..255, any channel) from the
 #: border's colour: JPEG ringing and scanner noise, not content.
 BORDER_TOLERANCE = 16
@@ -63,8 +69,8 @@ MIN_CONTENT = 0.25
 #: Longest side the border search looks at; larger decodes are reduced first.
 PROBE = 128
 #: Changes whenever the decode path changes, invalidating cached signals.
-DECODE_PATH = (f"draft{DRAFT}-detail{DETAIL}from{DETAIL_FROM}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}own"
-               f"-lanczos{BASE}-v4")
+DECODE_PATH = (f"draft{DRAFT}keep{KEEP}-detail{DETAIL}from{DETAIL_FROM}-{imagedepth.PATH}"
+               f"-rgb-exif-trim{BORDER_TOLERANCE}own-lanczos{BASE}-v4")
 PIXELS_PARAMS = "rgba-exif-v2"
 #: Formats whose files may be animations; ``Decoded.memo[FRAMES]`` is how many frames one holds.
 ANIMATED_FORMATS = frozenset({"GIF", "PNG", "WEBP"})
@@ -159,8 +165,11 @@ def _frames(img: Image.Image) -> int:
 
 
 def _draft_size(w: int, h: int) -> tuple[int, int]:
-    """The least size JPEG draft mode must keep: DETAIL on the long side for photos, else DRAFT."""
-    long = max(w, h, 1)
+    """The least size JPEG draft mode must keep: DETAIL on the long side for photos, KEEP on the
+    short side for pictures of at least KEEP px, else DRAFT."""
+    long, short = max(w, h, 1), max(min(w, h), 1)
+    if long < DETAIL_FROM and short >= KEEP:
+        return -(-KEEP * w // short), -(-KEEP * h // short)
     if long < DETAIL_FROM:
         return DRAFT, DRAFT
     return max(DRAFT, DETAIL * w // long), max(DRAFT, DETAIL * h // long)

@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
-from ...signals.decode import DECODE_PATH, Decoded
+from ...signals.decode import DECODE_PATH, KEEP, Decoded
 from ...signals.families import Family
 from . import alignment
 
@@ -39,9 +39,9 @@ F = K * alignment.S  # side of the fine square
 TF = K * alignment.T  # its template: the same central share of the reference as at 32 px
 #: Decoded content (after border trimming) shorter than this on a side stores no fine square:
 #: its square would hold little detail the 32 px one lacks.  Every photo of DETAIL_FROM px and
-#: more up to 2:1 decodes to at least 160 x 80; CIFAR (32), Tiny ImageNet (64) and small JPEGs
-#: (drafted to 32-63 px) stay below.
-FINE_FROM = 80
+#: more up to 2:1 decodes to at least 160 x 80, and a smaller JPEG of at least KEEP px keeps
+#: KEEP (the decode's draft stops there); CIFAR (32), Tiny ImageNet (64) stay below.
+FINE_FROM = KEEP
 #: Refinement around the 32 px alignment scaled up: px at F (the 32 px shift is within half a
 #: pixel there, 1.5 px here), and zooms across the 32 px search's 7 % step (0.5 px at the
 #: template's edge is left).
