@@ -117,7 +117,7 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     flip = np.array([matches[n].orientation == "hflip" for n in check])
     named = [matches[n].orientation for n in check]
     turned = [o if o not in COVERED else "identity" for o in named]
-    scores, glyph = _glyph_aware_scores(run, data, ij, flip, (turned, named))
+    scores = _glyph_aware_scores(run, data, ij, flip, (turned, named))
     held = held_levels(run, cal, ij)
     tied = same_group(run.groups, ij)
     out = list(matches)
@@ -138,7 +138,7 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
         if not np.isfinite(s):
             continue  # no candidate to score (an invalid row): left as the hash found it
         weak = (s < (held.sure[k] if _sure_hash(matches[n], cal, bool(tied[k])) else held.err[k] + hair)) or low[k]
-        if s < held.warn[k] and (glyph[k] or not _kept_below(matches[n])):
+        if s < held.warn[k] and not _kept_below(matches[n]):
             out[n] = None
         else:
             out[n] = dataclasses.replace(matches[n], weak=True) if weak or s < held.warn[k] else matches[n]
@@ -146,14 +146,16 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
 
 
 def _glyph_aware_scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: np.ndarray,
-                        views: tuple[list[str], list[str]]) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_scores` of the matches, and which join two glyphs that are not one drawing
-    (``sparse.held_turned``): those are left unscored at -1, below every level, and dropped.
-    Two writings of one stroke agree in a hash by their blank ground: on ``cmnist`` of
-    ``benchmarks/field.py`` (64 px Chinese characters) pHash 0-2 made three false copies in a
-    3,000-image subset; of its 82,515 such matches scoring kept 2 as warnings, besides 87 kept for
-    a pHash within ``SURE_BITS`` (8 of 8 sampled were other characters or other writings), at
-    2.1 of the 3.8 min the check took (``python benchmarks/field.py --only cmnist``)."""
+                        views: tuple[list[str], list[str]]) -> np.ndarray:
+    """:func:`_scores` of the matches, but -1 for two glyphs that are not one drawing
+    (``sparse.held_turned``), unscored: below every level, so a pHash within ``SURE_BITS`` is a
+    warning and the rest are dropped, as scoring left them.  Two writings of one stroke agree in a
+    hash by their blank ground: on ``cmnist`` of ``benchmarks/field.py`` (64 px Chinese characters)
+    pHash 0-2 made three false copies in a 3,000-image subset, and of its 82,515 such matches
+    scoring kept 2 as warnings besides those within ``SURE_BITS`` (``python benchmarks/field.py
+    --only cmnist``; the subset's check 3.8 min, 2.2 of them verifying, before; 68 s after).  Those
+    within ``SURE_BITS`` stay warnings: dropped (8 of 8 sampled were other characters or writings),
+    the shared-scene note their cluster made went too, and the warnings doubled."""
     turned, named = views
     glyph = sparse.held_turned(run.sigs.arrays["desc:grey32"], ij[:, 0], ij[:, 1], named)
     cal = run.stats["aligned"]
@@ -162,7 +164,7 @@ def _glyph_aware_scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: 
     keep = np.flatnonzero(~glyph)
     if len(keep):
         scores[keep] = _scores(run, data, ij[keep], flip[keep], [turned[k] for k in keep], [named[k] for k in keep])
-    return scores, glyph
+    return scores
 
 
 def _kept_below(m: Match) -> bool:
