@@ -36,6 +36,8 @@ MIN_RANGE = 64
 #: different drawings of one character up to 0.998, while copies trimmed to the same box score
 #: 0.995-1.0 (``benchmarks/glyphs.py``).
 GLYPH_COSINE = 0.995
+#: Pairs whose squares are compared at once by :func:`held_turned` (about 4 kB each, several copies).
+BLOCK = 16384
 
 
 def glyphs(grey: np.ndarray) -> np.ndarray:
@@ -92,7 +94,9 @@ def held_turned(grey32: np.ndarray, i: np.ndarray, j: np.ndarray, orientations: 
     both = glyph[i] & glyph[j]
     names = np.array(orientations, object)
     for name in sorted(set(names[both].tolist())):
-        k = np.flatnonzero(both & (names == name))
-        turned = turn_flat(np.asarray(grey32[i[k]], np.float32).reshape(len(k), -1), name)
-        out[k] = raw_cosine(turned, grey32[j[k]], np.zeros(len(k), bool)) < GLYPH_COSINE
+        every = np.flatnonzero(both & (names == name))
+        for a in range(0, len(every), BLOCK):  # in blocks: 4 kB a pair, and millions of pairs on cmnist
+            k = every[a:a + BLOCK]
+            turned = turn_flat(np.asarray(grey32[i[k]], np.float32).reshape(len(k), -1), name)
+            out[k] = raw_cosine(turned, grey32[j[k]], np.zeros(len(k), bool)) < GLYPH_COSINE
     return out
