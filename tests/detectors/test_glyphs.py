@@ -113,8 +113,8 @@ def _strokes(lines: list[tuple[int, int, int, int]], size: int = 64) -> Image.Im
 def test_a_hash_match_between_two_different_glyphs_is_no_error(tmp_path: Path) -> None:
     """Two writings of one stroke ("一") agree in pHash by their blank ground (within 4 bits here, turned
     half round; on `cmnist` of benchmarks/field.py within 0-2, which alone made a copy in a small set):
-    the hash match is held to one drawing as aligned's own links are, and beyond pHash 2 it is not
-    said at all; a re-saved copy stays an error."""
+    the hash match is held to one drawing as aligned's own links are and is no evidence (it made an
+    error before); a re-saved copy stays an error."""
     (tmp_path / "train").mkdir()
     (tmp_path / "test").mkdir()
     rng = random.Random(0)
@@ -129,6 +129,6 @@ def test_a_hash_match_between_two_different_glyphs_is_no_error(tmp_path: Path) -
     (tmp_path / "leakcheck.yaml").write_text("version: 1\nsplits:\n  train: [train/**]\n  test: [test/**]\n")
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     found = {tuple(sorted(m.path for m in f.members)): f.severity for f in report.findings}
-    assert found.get(("test/one_b.jpg", "train/one_a.jpg"), "none") != "error"
+    assert found.get(("test/one_b.jpg", "train/one_a.jpg")) in (None, "warning")  # aligned's own look may warn
     assert found[("test/star_copy.jpg", "train/star.jpg")] == "error"
     assert report.stats["aligned"]["glyphs_held"] >= 1

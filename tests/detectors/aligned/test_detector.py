@@ -81,7 +81,11 @@ def test_focus_searches_only_around_the_focus(disguised: Path, monkeypatch: pyte
 
     monkeypatch.setattr(pairs, "search", refuse)
     focus = check(disguised / "leakcheck.yaml", focus=["test/disguised5.jpg"])
-    assert {**focus.stats["aligned"], "changed_since": 0} == full.stats["aligned"]
+    # Which pairs were judged at 96 px is each run's own: a focus check judges those around its files
+    # (160 x 120 JPEGs keep a fine square since their draft stops at 80 px).
+    own = ("changed_since", "fine_pairs")
+    assert {k: v for k, v in focus.stats["aligned"].items() if k not in own} == \
+        {k: v for k, v in full.stats["aligned"].items() if k not in own}
     assert {m.path for f in focus.findings for m in f.members} == {"test/disguised5.jpg", "train/img_005.jpg"}
 
 
