@@ -267,6 +267,21 @@ SOURCES: tuple[Source, ...] = (
            "(280/60/60, YOLO labels beside them), the originals left in `data/`",
            "`output/<split>/x` is a copy of `data/x`; EXIF DateTimeOriginal (372 of 400, Reconyx HC500) dates each "
            "shot: 469 pairs within 10 s of each other cross the splits (one trigger's burst, by eye)"),
+    Source("signdigits", "ardamavi/Sign-Language-Digits-Dataset", "4b09433ef9d5c60602e8805bb54b8aa2428527f8",
+           "Dataset",
+           "held out (stop 59, probe 5): sign-language hand photos, 2,062 JPEGs (100x100) of digits 0-9 signed by "
+           "218 students, one phone counter (IMG_NNNN) and one background per student; split here at random 80/20 "
+           "per class into an ImageFolder train/ and test/ (seed 59), as users split it",
+           "a student signs 0-9 in consecutive shots (IMG_1118 in 0/, the next in 1/ ...): neighbouring numbers "
+           "are one hand against one background, in different classes; no picture is in two folders",
+           ),
+    Source("cmnist", "alan-w25/chinese-mnist", "f3410155fa6e8072e3bc57ecc4aba1fe66de0036", "backend/ml_model/data",
+           "held out (stop 59, probe 5): tiny look-alike handwriting, Chinese MNIST (15,000 JPEGs of 64x64, 100 "
+           "volunteers x 15 characters x 10 times, input_<volunteer>_<sample>_<character>.jpg) with the user's "
+           "train_test_split tables processed/train.csv and test.csv (columns suite_id, sample_id, code: no path)",
+           "a file name is one writing of one character: none is in two splits; one volunteer's 10 writings of a "
+           "character are alike (a subject, not a copy)",
+           ),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
@@ -308,6 +323,10 @@ def fetch(source: Source, dest: Path) -> None:
         deeppcb_manifest(dest)
     if source.name == "eyes":
         random_manifest(dest)
+    if source.name == "signdigits":
+        random_folders(dest, seed=59, test=0.2)
+    if source.name == "cmnist":
+        cmnist_manifest(dest)
 
 
 def deeppcb_manifest(root: Path) -> None:
@@ -340,6 +359,38 @@ def random_manifest(root: Path, seed: int = 0, test: float = 0.2) -> None:
         writer = csv.writer(out)
         writer.writerow(["path", "label", "split"])
         writer.writerows((f, f.split("/")[0], "test" if f in held else "train") for f in files)
+
+
+def random_folders(root: Path, seed: int, test: float) -> None:
+    """Class folders ``<class>/<file>`` moved to ``train/<class>/`` and ``test/<class>/``, a share
+    ``test`` of each class (rounded) drawn with ``seed``: the random split users make of a set that
+    comes unsplit."""
+    rng = random.Random(seed)
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        files = sorted(p.name for p in folder.iterdir() if p.is_file())
+        rng.shuffle(files)
+        cut = round(len(files) * test)
+        for index, name in enumerate(files):
+            split = "test" if index < cut else "train"
+            (root / split / folder.name).mkdir(parents=True, exist_ok=True)
+            (folder / name).rename(root / split / folder.name / name)
+        folder.rmdir()
+
+
+def cmnist_manifest(root: Path) -> None:
+    """``splits.csv`` from the user's ``processed/train.csv`` and ``test.csv``, whose rows name an image
+    by three columns (``raw/images/input_<suite_id>_<sample_id>_<code>.jpg``), as the user writes it
+    when ``init`` asks for a table with a path."""
+    rows = []
+    for split in ("train", "test"):
+        with (root / "processed" / f"{split}.csv").open(newline="") as table:
+            for line in csv.DictReader(table):
+                name = f"raw/images/input_{line['suite_id']}_{line['sample_id']}_{line['code']}.jpg"
+                rows.append((name, split))
+    with (root / "splits.csv").open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["path", "split"])
+        writer.writerows(rows)
 
 
 def build_cifar_mirror(dest: Path, seed: int = 37) -> None:

@@ -21,6 +21,7 @@ from ...signals import pool
 from ...store import keys
 from . import hires_levels
 from . import pairs
+from . import sparse
 from . import state
 from .families import DESC_FAMILY
 from .levels import COVERED, HAIR, fine_level, levels_of
@@ -114,8 +115,9 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     data = pairs.prepare(run.sigs, "hflip" in run.orientations, None)
     ij = np.array([(matches[n].i, matches[n].j) for n in check], np.int64)
     flip = np.array([matches[n].orientation == "hflip" for n in check])
-    turned = [o if o not in COVERED else "identity" for o in (matches[n].orientation for n in check)]
-    scores = _scores(run, data, ij, flip, turned, [matches[n].orientation for n in check])
+    named = [matches[n].orientation for n in check]
+    turned = [o if o not in COVERED else "identity" for o in named]
+    scores, glyph = _glyph_aware_scores(run, data, ij, flip, (turned, named))
     held = held_levels(run, cal, ij)
     tied = same_group(run.groups, ij)
     out = list(matches)
@@ -136,11 +138,33 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
         if not np.isfinite(s):
             continue  # no candidate to score (an invalid row): left as the hash found it
         weak = (s < (held.sure[k] if _sure_hash(matches[n], cal, bool(tied[k])) else held.err[k] + hair)) or low[k]
-        if s < held.warn[k] and not _kept_below(matches[n]):
+        if s < held.warn[k] and (glyph[k] or not _kept_below(matches[n])):
             out[n] = None
         else:
             out[n] = dataclasses.replace(matches[n], weak=True) if weak or s < held.warn[k] else matches[n]
     return [m for m in out if m is not None]
+
+
+def _glyph_aware_scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: np.ndarray,
+                        views: tuple[list[str], list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_scores` of the matches, and which join two glyphs that are not one drawing
+    (``sparse.held_turned``): those are left unscored at -1, below every level, and dropped
+    whatever their hash distance.  Two writings of one stroke agree in a hash by their blank ground:
+    on ``cmnist`` of ``benchmarks/field.py`` (15,000 64 px Chinese characters) 823,824 pairs are
+    within pHash 8, 81 % of them different characters; pHash 0-2 made false copies, and aligning
+    them all kept the first check running past 40 minutes.  Kept within pHash 2 as warnings, they
+    were 574 warnings (8 of 8 sampled other characters or writings); dropped, 108."""
+    turned, named = views
+    grey32 = getattr(run.sigs, "arrays", {}).get("desc:grey32")  # none without aligned's descriptors
+    glyph = (np.zeros(len(ij), bool) if grey32 is None
+             else sparse.held_turned(grey32, ij[:, 0], ij[:, 1], named))
+    cal = run.stats["aligned"]
+    cal["glyphs_held"] = int(cal.get("glyphs_held", 0)) + int(np.count_nonzero(glyph))
+    scores = np.full(len(ij), -1.0)  # finite: a NaN is a row left as the hash found it
+    keep = np.flatnonzero(~glyph)
+    if len(keep):
+        scores[keep] = _scores(run, data, ij[keep], flip[keep], [turned[k] for k in keep], [named[k] for k in keep])
+    return scores, glyph
 
 
 def _kept_below(m: Match) -> bool:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...orientation import turn_flat
+
 #: Share of the square near its darkest or lightest value from which an image is a glyph.
 #: Omniglot's drawings: 0.72 at least (1st percentile 0.80); CIFAR-10 photos: 0.09 at the median,
 #: 0.58 at the 99th percentile, so about 1 in 140 CIFAR images passes (11 of 1,500), and both of a pair must.
@@ -34,6 +36,8 @@ MIN_RANGE = 64
 #: different drawings of one character up to 0.998, while copies trimmed to the same box score
 #: 0.995-1.0 (``benchmarks/glyphs.py``).
 GLYPH_COSINE = 0.995
+#: Pairs whose squares are compared at once by :func:`held_turned` (about 4 kB each, several copies).
+BLOCK = 16384
 
 
 def glyphs(grey: np.ndarray) -> np.ndarray:
@@ -71,4 +75,28 @@ def held(grey32: np.ndarray, i: np.ndarray, j: np.ndarray, flipped: np.ndarray) 
     both = np.flatnonzero(glyph[i] & glyph[j])
     if len(both):
         out[both] = raw_cosine(grey32[i[both]], grey32[j[both]], np.asarray(flipped, bool)[both]) < GLYPH_COSINE
+    return out
+
+
+def held_turned(grey32: np.ndarray, i: np.ndarray, j: np.ndarray, orientations: list[str]) -> np.ndarray:
+    """:func:`held` for hash matches, whose row ``i`` after its orientation (any of the eight) is row ``j``.
+
+    A pHash of a glyph reads its blank background as much as its strokes: on Chinese MNIST's 64 px
+    characters (``cmnist`` of ``benchmarks/field.py``) two writings of one stroke were within pHash 2,
+    a copy on its own evidence in a small set, and a random pair passes pHash 8 one time in 140."""
+    i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+    out = np.zeros(len(i), bool)
+    if not len(i):
+        return out
+    rows = np.unique(np.concatenate([i, j]))
+    glyph = np.zeros(len(grey32), bool)
+    glyph[rows] = glyphs(grey32[rows])
+    both = glyph[i] & glyph[j]
+    names = np.array(orientations, object)
+    for name in sorted(set(names[both].tolist())):
+        every = np.flatnonzero(both & (names == name))
+        for a in range(0, len(every), BLOCK):  # in blocks: 4 kB a pair, and millions of pairs on cmnist
+            k = every[a:a + BLOCK]
+            turned = turn_flat(np.asarray(grey32[i[k]], np.float32).reshape(len(k), -1), name)
+            out[k] = raw_cosine(turned, grey32[j[k]], np.zeros(len(k), bool)) < GLYPH_COSINE
     return out

@@ -139,6 +139,44 @@ def test_only_large_images_store_a_fine_square() -> None:
         assert _sign(photo(1, size)) == b"\0", size
 
 
+def test_a_small_jpeg_keeps_its_fine_square_as_a_png_does() -> None:
+    """A JPEG of 80-199 px was drafted to half its size or less (50 px of a 100 px one), under the fine
+    square's 80 px, though the same picture as a PNG kept one: the format decided whether its pairs
+    were judged at 96 px.  Now such a JPEG is decoded whole for its square (``hires.whole_content``)."""
+    for size in ((100, 100), (180, 135), (90, 160)):
+        img = photo(1, size)
+        buf = io.BytesIO()
+        img.save(buf, "PNG")
+        as_png = families.HIRES_FAMILY.compute(decode(buf.getvalue(), 10**8, colour=32), families.HIRES_FAMILY)
+        assert hires.square(as_png).shape == (96, 96), size
+        assert hires.square(_sign(img, quality=95)).shape == (96, 96), size
+
+
+def test_small_jpeg_lookalikes_are_not_errors_and_copies_still_are(tmp_path: Path) -> None:
+    """100 px JPEGs: four test pictures carry a train picture's 1.5 px blur under another's finer detail
+    (different hands in one sign on one plain ground look so at 32 px, `signdigits` of
+    benchmarks/field.py).  Drafted to 50 px they were error links at 32 px (aligned 0.98); with their
+    96 px squares they are warnings, while a cropped, a recompressed and a mirrored copy stay errors."""
+    size = (100, 100)
+    for i in range(24):
+        save(photo(i, size), tmp_path / f"train/img_{i:03d}.jpg", quality=90)
+    for k in range(4):
+        save(lookalike(photo(k, size), photo(900 + k, size), radius=1.5), tmp_path / f"test/look_{k}.jpg",
+             quality=90)
+    save(cropped(photo(10, size), (0.03, 0.05, 0.06, 0.04)), tmp_path / "test/crop.jpg", quality=85)
+    save(jpeg_quality(photo(11, size), 35), tmp_path / "test/recompressed.jpg", quality=70)
+    save(photo(12, size).transpose(Image.Transpose.FLIP_LEFT_RIGHT), tmp_path / "test/mirrored.jpg", quality=88)
+    (tmp_path / "leakcheck.yaml").write_text(POLICY)
+    report = check(tmp_path / "leakcheck.yaml", use_cache=False)
+    errors = _linked(report, "error")
+    for k in range(4):
+        assert _pair(f"test/look_{k}.jpg", f"train/img_{k:03d}.jpg") in _linked(report, "warning")
+        assert _pair(f"test/look_{k}.jpg", f"train/img_{k:03d}.jpg") not in errors
+    for copy, n in (("crop", 10), ("recompressed", 11), ("mirrored", 12)):
+        assert _pair(f"test/{copy}.jpg", f"train/img_{n:03d}.jpg") in errors, copy
+    assert report.stats["aligned"]["fine_images"] == 31
+
+
 def test_the_fine_square_lines_up_with_the_32_px_one() -> None:
     """The fine square and the 32 px grey square are the same content box, squashed alike: the fine
     square reduced 3x over is the 32 px one within rounding and filter differences."""
