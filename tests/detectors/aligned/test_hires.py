@@ -127,6 +127,7 @@ def _sign(img: Image.Image, **options: object) -> bytes:
     buf = io.BytesIO()
     img.save(buf, "JPEG", **options)
     decoded = decode(buf.getvalue(), 10**8, colour=32)
+    decoded.source, decoded.max_pixels = buf.getvalue(), 10**8  # as ``signals.decode.sign`` sets them
     return families.HIRES_FAMILY.compute(decoded, families.HIRES_FAMILY)
 
 
