@@ -63,15 +63,21 @@ def raw_cosine(a: np.ndarray, b: np.ndarray, flipped: np.ndarray) -> np.ndarray:
     return dot / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-6)
 
 
+def _glyph_rows(grey32: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Which rows are glyphs (:func:`glyphs`), judged only for the rows ``i`` and ``j`` name."""
+    rows = np.unique(np.concatenate([i, j]))
+    glyph = np.zeros(len(grey32), bool)
+    glyph[rows] = glyphs(grey32[rows])
+    return glyph
+
+
 def held(grey32: np.ndarray, i: np.ndarray, j: np.ndarray, flipped: np.ndarray) -> np.ndarray:
     """Pairs of two glyphs whose squares are not the same drawing: at most warnings."""
     i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
     out = np.zeros(len(i), bool)
     if not len(i):
         return out
-    rows = np.unique(np.concatenate([i, j]))
-    glyph = np.zeros(len(grey32), bool)
-    glyph[rows] = glyphs(grey32[rows])
+    glyph = _glyph_rows(grey32, i, j)
     both = np.flatnonzero(glyph[i] & glyph[j])
     if len(both):
         out[both] = raw_cosine(grey32[i[both]], grey32[j[both]], np.asarray(flipped, bool)[both]) < GLYPH_COSINE
@@ -88,9 +94,7 @@ def held_turned(grey32: np.ndarray, i: np.ndarray, j: np.ndarray, orientations: 
     out = np.zeros(len(i), bool)
     if not len(i):
         return out
-    rows = np.unique(np.concatenate([i, j]))
-    glyph = np.zeros(len(grey32), bool)
-    glyph[rows] = glyphs(grey32[rows])
+    glyph = _glyph_rows(grey32, i, j)
     both = glyph[i] & glyph[j]
     names = np.array(orientations, object)
     for name in sorted(set(names[both].tolist())):
