@@ -37,8 +37,11 @@ from __future__ import annotations
 
 import re
 
-#: Export tools whose names this module reads (the values of ``source_name:``).
-TOOLS = ("roboflow", "phone", "video")
+from . import sidenames
+
+#: Export tools whose names this module reads (the values of ``source_name:``), and ``laterality``: the
+#: person a left or right picture is named after (``sidenames.py``).
+TOOLS = ("roboflow", "phone", "video", "laterality")
 
 #: ``<source>[_<ext>].rf.<32 hex>.<ext>``; the upload's extension is one an image has
 #: (``photo_12.rf.…`` is ``photo_12``).
@@ -117,4 +120,6 @@ def source_name(tool: str, path: str) -> str | None:
         return found[0] if found else None
     if tool == "video":
         return video_source(path)
+    if tool == "laterality":
+        return sidenames.person(path)
     raise ValueError(f"unknown export tool {tool!r}")

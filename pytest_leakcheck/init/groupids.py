@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
-from ..files import exportnames
+from ..files import exportnames, sidenames
 from ..files.escape import yaml_comment
 from ..policy.grouprules import names_people
 from . import framenames, nameids, nametokens, tiles
@@ -145,6 +145,9 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]],
     out += [_video(paths), roboflow, _phone(paths)]
     tiled = tiles.candidates(paths)
     out += [_tiles(found) for found in tiled]
+    sides = _laterality(paths)
+    if _one_token(sides):  # the id a leading token reads too, keyed with the extension and a person's
+        out.append(sides)
     for k in range(1, MAX_TOKENS + 1):
         ids = {p: g for p, g in _by_regex(paths, name_regex(k)).items() if any(c.isdigit() for c in g)}
         refused = _refused(ids, nametokens.not_an_id) or nametokens.shared_day(ids) or tiles.cut(ids, tiled)
@@ -161,7 +164,14 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]],
         ids = {p: g for p, g in _by_regex(paths, folder_regex(level)).items() if any(c.isdigit() for c in g)}
         refused = _refused(ids, lambda g, _: nametokens.folder_not_an_id(g))
         out.append(Candidate(f"folder names ({level} up)", folder_regex(level), None, ids, refused))
+    if not _one_token(sides):  # ``p12_scan3_left``: a leading token may read the coarser subject first
+        out.append(sides)
     return out
+
+
+def _one_token(c: Candidate) -> bool:
+    """Whether every id ``c`` reads is one token, no ``_``, ``-``, ``.`` or space (``951`` of ``951_left.jpg``)."""
+    return bool(c.ids) and not any(re.search(r"[ ._-]", g.rsplit(".", 1)[0]) for g in c.ids.values())
 
 
 def _tiles(found: tiles.Tiles) -> Candidate:
@@ -228,6 +238,30 @@ def _roboflow(paths: list[str]) -> Candidate:
     return Candidate("Roboflow source names", None, None, ids, refused, "source_name: roboflow", bool(named))
 
 
+def _laterality(paths: list[str]) -> Candidate:
+    """The person before a side suffix (``951_left.jpg``, ``12_R.png``, ``p7_OD.jpg``), keyed with the
+    extension: two sources merged number their patients alike (``files/sidenames.py``).
+
+    A bare number is an id here, as it is nowhere else in init: the side after it says a person's
+    picture, and pictures of both sides under one number say the number is that person.  So half the
+    files must be named so, and a tenth of them must be one id's two sides.
+    """
+    found = {p: s for p in paths if (s := sidenames.side_of(p)) is not None}
+    ids = {p: f"{i}{ext}" for p, (i, _, ext) in found.items()}
+    sides: dict[str, set[str]] = {}
+    for p, (_, side, _) in found.items():
+        sides.setdefault(ids[p], set()).add(side)
+    both = sum(1 for p in ids if len(sides[ids[p]]) > 1)
+    refused = (_refused({p: i for p, (i, _, _) in found.items()}, partial(nameids.not_an_id, numbers=True))
+               or nametokens.shared_day(ids))
+    if len(found) < COVER_COLUMN * len(paths):
+        refused = f"side names (<id>_left, _R, _OD) for {len(found)} of {len(paths)} files"
+    elif both < REPEAT * len(found):
+        refused = f"{both} of {len(found)} side names share their id with the other side"
+    return Candidate("file names (the person before _left, _right, _L, _R, _OD or _OS, with the extension)",
+                     None, None, ids, refused, "source_name: laterality", bool(found))
+
+
 def _classes(splits: dict[str, str], labels: dict[str, str]) -> dict[str, str]:
     """Labels that behave as classes: most values present in every split (an ImageFolder class folder)."""
     if not labels:
@@ -279,7 +313,7 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
 def _people(c: Candidate) -> bool:
     """Whether ``c`` is a table column of people's names or ids: init then gives counts, never a value
     (the check shows them as pseudonyms, ``policy/grouprules.py``)."""
-    return c.column is not None and names_people(c.column)
+    return c.column is not None and names_people(c.column) or c.rule == "source_name: laterality"
 
 
 def restarts_per_split(ids: dict[str, str], splits: dict[str, str]) -> str:
@@ -408,6 +442,8 @@ def proposal(c: Candidate, splits: dict[str, str], passed: tuple[str, ...] = ())
     head = ("\n# Files that share an id (subject, video, session) must stay in one split;\n"
             f"# proposed by `leakcheck init` from {c.where} ({yaml_comment(evidence)}).\n")
     shown = tuple(f"passed over {why}" for why in passed[:PASSED_SHOWN])
+    if people:  # a refused id quoted from a name (``951 is a bare number``) would name a proposed person
+        shown = tuple(re.sub(r"\([^()]* is ", "(an id is ", line) for line in shown)
     found, warnings = (line, sizes(counts, people), *shown), large(counts, len(splits), people)
     if c.column is not None:
         return Proposal(head + f"ungrouped: {ungrouped}\ngroup_split: error\n", c.column, found, "", warnings)

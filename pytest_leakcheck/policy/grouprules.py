@@ -67,15 +67,25 @@ def names_people(column: str) -> bool:
     return bool(PEOPLE.search(column)) and not NOT_PEOPLE.search(column)
 
 
+#: The ``source_name:`` whose ids are people (``files/sidenames.py``), and how its pseudonyms are prefixed.
+PEOPLE_NAMES = {"laterality": "patient"}
+
+
 def reads_people(rule: GroupRule) -> bool:
-    """Whether ``rule`` takes its group ids from a table column that names people."""
+    """Whether ``rule`` takes its group ids from a table column that names people, or from the person a
+    file name names (``source_name: laterality``)."""
+    if rule.source == "source_name":
+        return rule.value in PEOPLE_NAMES
     if rule.source not in TABLES:
         return False
     return names_people(str(rule.value if rule.source == "manifest_column" else rule.field))
 
 
 def people_column(rule: GroupRule) -> str:
-    """The column a people rule reads, as its pseudonyms are prefixed (``person``, ``PatientName``)."""
+    """The column a people rule reads, as its pseudonyms are prefixed (``person``, ``PatientName``;
+    ``patient`` for ``source_name: laterality``)."""
+    if rule.source == "source_name":
+        return PEOPLE_NAMES[str(rule.value)]
     return str(rule.value if rule.source == "manifest_column" else rule.field)
 
 
