@@ -366,7 +366,11 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
         return proposal(_prefer(c, found, splits, classes), splits, tuple(dict.fromkeys(passed)))
     detail = "; ".join(dict.fromkeys(passed[:4]))
     frames = framenames.note(splits)
-    return Proposal("", None, (), "groups: no repeated id found in id columns, file names or folder names"
+    # Ids that name whole splits and no file of the others are there, and repeat: "no repeated id" was untrue.
+    partial = any(c.applies and c.ids and _bare_splits(c.ids, splits) for c in found)
+    head = ("no rule proposed: the ids found name no file of some splits" if partial
+            else "no repeated id found in id columns, file names or folder names")
+    return Proposal("", None, (), f"groups: {head}"
                     + (f" ({detail})" if detail else "")
                     + (f"; {frames}" if frames else
                        "; if several images show one subject, video or patient, add a rule (docs/policy-groups.md)"))

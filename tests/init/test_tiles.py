@@ -150,5 +150,6 @@ def test_ids_in_one_split_only_are_said_as_such() -> None:
     splits = {**{p: "train" for p in train}, **{p: "test" for p in test}}
     proposal = groupids.propose(splits, {}, {})
     assert proposal.yaml == "" and proposal.column is None
+    assert proposal.note.startswith("groups: no rule proposed: the ids found name no file of some splits ("), proposal.note
     assert ("found for 96 of 144 files: every file of train and none of test (48 files, e.g. Test/SOB_1.png), "
             "named without one: no rule can group them") in proposal.note, proposal.note
