@@ -288,11 +288,12 @@ SOURCES: tuple[Source, ...] = (
            "100X (700x460 PNG): Train/ named SOB_<B|M>_<type>-14-<slide>-100-<field>.png (422), Test/ renamed "
            "SOB_<n>.png (207)",
            "17 Test pictures are byte copies of Train pictures (git blob ids); a slide's fields are other views of "
-           "one tissue (a slide group); the README names Test/SOB_18 as Train's SOB_M_LC-14-13412-100-026",
+           "one tissue (a slide group), neighbours overlap; the README names Test/SOB_18 as field 026 of slide "
+           "13412 (Train/SOB_M_DC-14-13412-100-026)",
            ),
     Source("clothing", "alexeygrigorev/clothing-dataset-small", "11961516512414bf9f6c150a832cfd21b54a6b54", "",
            "held out (stop 60, probe 7): objects on a plain ground, the ML Zoomcamp clothing set: 3,781 volunteers' "
-           "photos of garments (mostly laid on a white or grey ground), ImageFolder train/validation/test in 10 "
+           "photos of garments (laid on floors, beds and walls), ImageFolder train/validation/test in 10 "
            "classes, files named by random UUIDs",
            "none from names (UUIDs; no byte-identical files); many different garments look alike on one ground",
            ),
