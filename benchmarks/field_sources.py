@@ -282,6 +282,21 @@ SOURCES: tuple[Source, ...] = (
            "a file name is one writing of one character: none is in two splits; one volunteer's 10 writings of a "
            "character are alike (a subject, not a copy)",
            ),
+    Source("breakhis", "Pnyaa/Histopathological-Image-Classification", "536304750ca3aecce8fcc68166978bc7101838b5",
+           "data-challenge",
+           "held out (stop 60, probe 7): histopathology microscope fields, a course challenge's BreakHis subset at "
+           "100X (700x460 PNG): Train/ named SOB_<B|M>_<type>-14-<slide>-100-<field>.png (422), Test/ renamed "
+           "SOB_<n>.png (207)",
+           "17 Test pictures are byte copies of Train pictures (git blob ids); a slide's fields are other views of "
+           "one tissue (a slide group), neighbours overlap; the README names Test/SOB_18 as field 026 of slide "
+           "13412 (Train/SOB_M_DC-14-13412-100-026)",
+           ),
+    Source("clothing", "alexeygrigorev/clothing-dataset-small", "11961516512414bf9f6c150a832cfd21b54a6b54", "",
+           "held out (stop 60, probe 7): objects on a plain ground, the ML Zoomcamp clothing set: 3,781 volunteers' "
+           "photos of garments (laid on floors, beds and walls), ImageFolder train/validation/test in 10 "
+           "classes, files named by random UUIDs",
+           "none from names (UUIDs; no byte-identical files); many different garments look alike on one ground",
+           ),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),

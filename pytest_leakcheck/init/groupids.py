@@ -284,7 +284,9 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
     if c.refused:
         return c.refused
     if len(c.ids) < (COVER_COLUMN if c.column or c.numbered else COVER) * n and not c.rule:
-        return f"found for {len(c.ids)} of {n} files" if c.ids else "no id with a digit"
+        if not c.ids:
+            return "no id with a digit"
+        return f"found for {len(c.ids)} of {n} files" + _bare_splits(c.ids, splits)
     if len(counts) < 2:
         return "one id for every file"
     if c.rule:  # an export's source name is the photograph by construction: it need not repeat
@@ -308,6 +310,27 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
         return ("each id is the folder holding its files, named otherwise, and those folders are in every "
                 "split, as class folders are (never subjects)")
     return None
+
+
+def _bare_splits(ids: dict[str, str], splits: dict[str, str]) -> str:
+    """What to say when the ids name every file of some splits and no file of the others, or "".
+
+    A challenge hands out its test files renamed: BreakHis' ``Train/SOB_B_A-14-22549AB-100-001.png`` names
+    its slide, ``Test/SOB_18.png`` nothing (``breakhis`` of benchmarks/field.py).  No rule can put a file
+    named so in a group, and the user is told why, and that only pixels can link such files to the slides:
+    "found for 422 of 629 files" alone read as ids that are not there.
+    """
+    files = Counter(splits.values())
+    named = Counter(splits[p] for p in ids)
+    bare = sorted(s for s in files if not named[s])
+    whole = sorted(s for s in files if named[s] >= COVER * files[s])
+    if not bare or not whole or len(bare) + len(whole) < len(files):
+        return ""
+    example = min(p for p, s in splits.items() if s in bare)
+    count = sum(files[s] for s in bare)
+    return (f": every file of {' and '.join(whole)} and none of {' and '.join(bare)} ({count} files, e.g. "
+            f"{yaml_comment(example)}), named without one: no rule can group them, so only their pixels can link "
+            "them to files of other splits")
 
 
 def _people(c: Candidate) -> bool:
@@ -377,7 +400,11 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
         return proposal(_prefer(c, found, splits, classes), splits, tuple(dict.fromkeys(passed)))
     detail = "; ".join(dict.fromkeys(passed[:4]))
     frames = framenames.note(splits)
-    return Proposal("", None, (), "groups: no repeated id found in id columns, file names or folder names"
+    # Ids that name whole splits and no file of the others are there, and repeat: "no repeated id" was untrue.
+    some_bare = any(c.applies and c.ids and _bare_splits(c.ids, splits) for c in found)
+    head = ("no rule proposed: the ids found name no file of some splits" if some_bare
+            else "no repeated id found in id columns, file names or folder names")
+    return Proposal("", None, (), f"groups: {head}"
                     + (f" ({detail})" if detail else "")
                     + (f"; {frames}" if frames else
                        "; if several images show one subject, video or patient, add a rule (docs/policy-groups.md)"))

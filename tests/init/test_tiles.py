@@ -138,3 +138,18 @@ def test_init_prints_the_candidates_it_passed_over_before_its_proposal(tmp_path:
             "fill a grid per id")
     assert f"Found: {said}" in out and f"#   {said}" in (tmp_path / "leakcheck.yaml").read_text()
     assert "Found: group ids in file names (1 leading token): 20 ids" in out
+
+
+def test_ids_in_one_split_only_are_said_as_such() -> None:
+    """A challenge's test files renamed to numbers (held out, stop 60: BreakHis' `Train/SOB_B_A-14-22549AB-100-001.png`
+    names its slide, `Test/SOB_18.png` nothing).  No rule can group the test files, and none is proposed; the note
+    said "found for 422 of 629 files" under "no repeated id found", as if the slides were not there."""
+    slides = [f"SOB_{c}-14-{22549 + k}AB" for k, c in enumerate(("B_A", "B_F", "M_DC", "M_PC") * 2)]
+    train = [f"Train/{s}-100-{k:03d}.png" for s in slides for k in range(1, 13)]  # 100 is the magnification
+    test = [f"Test/SOB_{k}.png" for k in range(1, 49)]
+    splits = {**{p: "train" for p in train}, **{p: "test" for p in test}}
+    proposal = groupids.propose(splits, {}, {})
+    assert proposal.yaml == "" and proposal.column is None
+    assert proposal.note.startswith("groups: no rule proposed: the ids found name no file of some splits ("), proposal.note
+    assert ("found for 96 of 144 files: every file of train and none of test (48 files, e.g. Test/SOB_1.png), "
+            "named without one: no rule can group them") in proposal.note, proposal.note
