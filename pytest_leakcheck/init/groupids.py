@@ -40,36 +40,24 @@ from functools import partial
 from ..files import exportnames, sidenames
 from ..files.escape import yaml_comment
 from ..policy.grouprules import names_people
-from . import framenames, nameids, nametokens, tiles
+from . import framenames, idsplits, nameids, nametokens, tiles
+from .idsplits import COVER, EVERY_SPLIT, MAX_FOLDERS
 
 #: Column names that carry a subject, patient, video or session id.
 ID_COLUMNS = re.compile(r"(subject|patient|case|video|session|participant|person|individual|scene|sequence|"
                         r"group|speaker|animal|specimen|sample_id|study|series|visit|clip|track|id$)", re.I)
-#: Longest run of leading file-name tokens tried, and deepest folder level.
+#: Longest run of leading file-name tokens tried (the deepest folder level is ``idsplits.MAX_FOLDERS``).
 MAX_TOKENS = 3
-MAX_FOLDERS = 3
-#: Share of files an id must be found for (names and folders; columns, and ids before shots numbered in
-#: turn, may be sparser: a recording's frames beside files named otherwise, which stay ungrouped).
-COVER = 0.9
+#: Share of files an id must be found for in a column, or before shots numbered in turn (names and folders:
+#: ``idsplits.COVER``): a recording's frames beside files named otherwise, which stay ungrouped.
 COVER_COLUMN = 0.5
 #: Share of files that must share their id with another file.
 REPEAT = 0.1
-#: Share of ids in every split beyond which folders are classes or shards.  Not for ids before shots
-#: numbered in turn: frames of few recordings split at random put every recording in every split, and
-#: that is the leak (a microscopy time-lapse export: 9 of 13 recordings in train and val).
-EVERY_SPLIT = 0.5
 #: Share of the files in one group beyond which init warns: one group-split finding would hold them all.
 LARGE_SHARE = 0.2
 #: A group this many times the median group, and over OUTSIZED_FILES files, is warned about too.
 OUTSIZED = 50
 OUTSIZED_FILES = 100
-#: Share of its range, from 0 or 1, a split's numbered ids must fill to be that split's own counter; and
-#: how many numbers the shorter counter must hold, so that a few small numbers are no counter by chance.
-COUNTER_FILL = 0.9
-COUNTER_MIN = 20
-#: A split's counter that stops before this share of another's end restarted there: ids of subjects
-#: split at random run to about the same end in every split.
-COUNTER_END = 0.8
 
 
 @dataclass(frozen=True)
@@ -266,15 +254,8 @@ def _classes(splits: dict[str, str], labels: dict[str, str]) -> dict[str, str]:
     """Labels that behave as classes: most values present in every split (an ImageFolder class folder)."""
     if not labels:
         return {}
-    return labels if _every_split(labels, splits) >= EVERY_SPLIT else {}
+    return labels if idsplits.every_split(labels, splits) >= EVERY_SPLIT else {}
 
-
-def _every_split(ids: dict[str, str], splits: dict[str, str]) -> float:
-    names = set(splits.values())
-    seen: dict[str, set[str]] = {}
-    for p, g in ids.items():
-        seen.setdefault(g, set()).add(splits[p])
-    return sum(s == names for s in seen.values()) / max(1, len(seen)) if len(names) > 1 else 0.0
 
 
 def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str | None:
@@ -286,12 +267,12 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
     if len(c.ids) < (COVER_COLUMN if c.column or c.numbered else COVER) * n and not c.rule:
         if not c.ids:
             return "no id with a digit"
-        return f"found for {len(c.ids)} of {n} files" + _bare_splits(c.ids, splits)
+        return f"found for {len(c.ids)} of {n} files" + idsplits.bare_splits(c.ids, splits)
     if len(counts) < 2:
         return "one id for every file"
     if c.rule:  # an export's source name is the photograph by construction: it need not repeat
         return None
-    if c.column is None and not c.tiled and (restarted := restarts_per_split(c.ids, splits)):
+    if c.column is None and not c.tiled and (restarted := idsplits.restarts_per_split(c.ids, splits)):
         return restarted
     repeated = sum(k for k in counts.values() if k > 1)
     if c.column is not None and repeated == 0:
@@ -304,33 +285,13 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
     if both and (sum(c.ids[p] == classes[p] for p in both) >= 0.9 * len(both)
                  or len({(c.ids[p], classes[p]) for p in both}) == len(counts) == len(set(classes.values()))):
         return "the ids are the classes (the label, or the folder below the split: class or shard folders)"
-    if c.column is None and not (c.numbered or c.tiled) and _every_split(c.ids, splits) >= EVERY_SPLIT:
+    if c.column is None and not (c.numbered or c.tiled) and idsplits.every_split(c.ids, splits) >= EVERY_SPLIT:
         return "most ids are in every split, as classes and shard folders are (never subjects)"
-    if c.numbered and _class_folder(c.ids, splits):
+    if c.numbered and idsplits.class_folder(c.ids, splits):
         return ("each id is the folder holding its files, named otherwise, and those folders are in every "
                 "split, as class folders are (never subjects)")
     return None
 
-
-def _bare_splits(ids: dict[str, str], splits: dict[str, str]) -> str:
-    """What to say when the ids name every file of some splits and no file of the others, or "".
-
-    A challenge hands out its test files renamed: BreakHis' ``Train/SOB_B_A-14-22549AB-100-001.png`` names
-    its slide, ``Test/SOB_18.png`` nothing (``breakhis`` of benchmarks/field.py).  No rule can put a file
-    named so in a group, and the user is told why, and that only pixels can link such files to the slides:
-    "found for 422 of 629 files" alone read as ids that are not there.
-    """
-    files = Counter(splits.values())
-    named = Counter(splits[p] for p in ids)
-    bare = sorted(s for s in files if not named[s])
-    whole = sorted(s for s in files if named[s] >= COVER * files[s])
-    if not bare or not whole or len(bare) + len(whole) < len(files):
-        return ""
-    example = min(p for p, s in splits.items() if s in bare)
-    count = sum(files[s] for s in bare)
-    return (f": every file of {' and '.join(whole)} and none of {' and '.join(bare)} ({count} files, e.g. "
-            f"{yaml_comment(example)}), named without one: no rule can group them, so only their pixels can link "
-            "them to files of other splits")
 
 
 def _people(c: Candidate) -> bool:
@@ -338,50 +299,6 @@ def _people(c: Candidate) -> bool:
     (the check shows them as pseudonyms, ``policy/grouprules.py``)."""
     return c.column is not None and names_people(c.column) or c.rule == "source_name: laterality"
 
-
-def restarts_per_split(ids: dict[str, str], splits: dict[str, str]) -> str:
-    """Why numbered ids are each split's own counter (number 0 of test is not number 0 of train), or "".
-
-    HC18's fetal ultrasound (``hc18`` of benchmarks/field.py) ships ``training_set/010_HC.png``,
-    ``010_2HC.png`` (one fetus twice) and ``test_set/000_HC.png`` to ``334_HC.png``, numbered again
-    from 000: the leading number read as a subject put all 335 test images in a group with other
-    fetuses in train.  Such numbers fill their
-    range from 0 or 1 in each split, and the shorter split's run stops early; subjects split at random
-    are numbered once, and their numbers run to about the same end in every split.
-    """
-    forms = Counter(re.sub(r"[0-9]+", "#", g) for g in ids.values())
-    form, held = forms.most_common(1)[0] if forms else ("", 0)
-    if form.count("#") != 1 or held < COUNTER_FILL * len(ids):
-        return ""
-    numbers: dict[str, set[int]] = {}
-    for p, g in ids.items():
-        if re.sub(r"[0-9]+", "#", g) == form:
-            numbers.setdefault(splits[p], set()).add(int(re.search(r"[0-9]+", g).group()[-9:]))
-    runs = sorted((max(v), s) for s, v in numbers.items()
-                  if min(v) <= 1 and len(v) >= max(COUNTER_MIN, COUNTER_FILL * (max(v) - min(v) + 1)))
-    if len(runs) < 2 or runs[0][0] > COUNTER_END * runs[-1][0]:
-        return ""
-    (short_end, short), (long_end, long) = runs[0], runs[-1]
-    return (f"the numbers restart in each split ({short} {min(numbers[short])}-{short_end}, {long} "
-            f"{min(numbers[long])}-{long_end}): a number names other files in each split, a counter, not a subject")
-
-
-def _class_folder(ids: dict[str, str], splits: dict[str, str]) -> bool:
-    """Whether the ids are one folder level in another form, a level in every split like a class folder.
-
-    Numbered shots escape the every-split rule (frames of few recordings split at random are the leak),
-    but Omniglot's ``Balinese/character01/0108_07.png`` is drawing 7 of character 0108, and 0108 is
-    ``Balinese/character01`` and nothing else: the class, in every split by design.  The folders are
-    read from the file upward (the split's own folders above them differ), one level to MAX_FOLDERS.
-    """
-    for level in range(1, MAX_FOLDERS + 1):
-        folders = {p: "/".join(parts[-level - 1:-1]) for p in ids if len(parts := p.split("/")) > level + 1}
-        if len(folders) < len(ids):
-            return False
-        pairs = {(ids[p], f) for p, f in folders.items()}
-        if len(pairs) == len(set(ids.values())) == len(set(folders.values())):  # one folder per id, one id per folder
-            return _every_split(folders, splits) >= EVERY_SPLIT
-    return False
 
 
 def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dict[str, str]]) -> Proposal:
@@ -401,7 +318,7 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
     detail = "; ".join(dict.fromkeys(passed[:4]))
     frames = framenames.note(splits)
     # Ids that name whole splits and no file of the others are there, and repeat: "no repeated id" was untrue.
-    some_bare = any(c.applies and c.ids and _bare_splits(c.ids, splits) for c in found)
+    some_bare = any(c.applies and c.ids and idsplits.bare_splits(c.ids, splits) for c in found)
     head = ("no rule proposed: the ids found name no file of some splits" if some_bare
             else "no repeated id found in id columns, file names or folder names")
     return Proposal("", None, (), f"groups: {head}"
@@ -409,13 +326,6 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
                     + (f"; {frames}" if frames else
                        "; if several images show one subject, video or patient, add a rule (docs/policy-groups.md)"))
 
-
-def _spanning(ids: dict[str, str], splits: dict[str, str]) -> int:
-    """How many ids have files in more than one split."""
-    seen: dict[str, set[str]] = {}
-    for p, g in ids.items():
-        seen.setdefault(g, set()).add(splits[p])
-    return sum(1 for s in seen.values() if len(s) > 1)
 
 
 def _prefer(chosen: Candidate, found: list[Candidate], splits: dict[str, str], classes: dict[str, str]) -> Candidate:
@@ -430,7 +340,7 @@ def _prefer(chosen: Candidate, found: list[Candidate], splits: dict[str, str], c
     """
     if chosen.column is not None:
         return chosen
-    best, most = chosen, _spanning(chosen.ids, splits)
+    best, most = chosen, idsplits.spanning(chosen.ids, splits)
     for c in found:
         if not c.suffixed or c is chosen or c.refused or len(c.ids) < COVER_COLUMN * len(splits):
             continue
@@ -439,8 +349,8 @@ def _prefer(chosen: Candidate, found: list[Candidate], splits: dict[str, str], c
         if chosen.rule:  # the regex first: a file it reads is in its id's group, the rule groups the rest
             rest = {p: g for p, g in chosen.ids.items() if p not in c.ids}
             c = replace(c, where=f"{c.where}, then {chosen.where}", ids={**c.ids, **rest}, fallback=chosen.rule)
-        if judge(c, splits, classes) is None and _spanning(c.ids, splits) > most:
-            best, most = c, _spanning(c.ids, splits)
+        if judge(c, splits, classes) is None and idsplits.spanning(c.ids, splits) > most:
+            best, most = c, idsplits.spanning(c.ids, splits)
     return best
 
 
