@@ -15,7 +15,7 @@ import pytest
 
 from pytest_leakcheck import EXIT_USAGE, check
 from pytest_leakcheck.signals import decode, families as signals
-from pytest_leakcheck.pipeline import signatures
+from pytest_leakcheck.pipeline import digests, signatures
 from pytest_leakcheck.errors import StoreError
 from pytest_leakcheck.store.db import SCHEMA_VERSION, open_store
 from pytest_leakcheck.testing import photo, save
@@ -51,7 +51,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Counter:
 
         monkeypatch.setattr(module, name, counted)
 
-    wrap(signatures, "_file_digest", lambda path: ("hashed", Path(path).name))
+    wrap(digests, "_file_digest", lambda path: ("hashed", Path(path).name))
     wrap(signatures, "sign", lambda task: ("signed", Path(task.path).name))
     wrap(decode, "decode", lambda data, max_pixels, colour=0: "decode")
 
