@@ -260,9 +260,9 @@ class _Decoding:
         for (digest, ok, result), i in zip(run_map(sign, tasks, self.opts.pool, self.opts.jobs), rows):
             progress.advance()
             if not digest:
-                # Listed and hashed, gone before its decode: unreadable now, and
-                # nothing about it is cached, so the next run sees it afresh.
-                if digests[i] is not None:
+                # Listed (and hashed, or left to this read), gone before its decode: unreadable
+                # now, and nothing about it is cached, so the next run sees it afresh.
+                if digests[i] is not None or i in self.deferred:
                     self.gone[i] = result.why  # type: ignore[union-attr]
                     digests[i] = None
                 continue
