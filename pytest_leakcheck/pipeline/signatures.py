@@ -9,12 +9,9 @@ computing just the families it lacks.  Only this process writes the store.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import struct
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,25 +21,22 @@ import numpy as np
 from .. import detectors
 from ..dataset import metagroups
 from ..store import keys, pseudonyms, snapshot
-from ..files import members
 from ..files import remote as sources
 from ..signals.decode import DECODE_PATH, PIXELS_PARAMS, Failed, SignTask, Unreadable, check_pixels, sign
 from ..dataset.inventory import FileRecord
 from ..policy.load import Policy
 from ..signals.pool import run_map
-from ..progress import SILENT, Progress
+from ..progress import Progress
 from ..signals.families import Family, Signatures
 from ..store.db import Store
 from .decoded_rows import FreshRows
+from .digests import digests_but, file_digests, first_signing
 
 if TYPE_CHECKING:
     from .options import RunOptions
 
 #: Cached results per content: family name -> {digest: (ok, bytes)}.
 Cached = dict[str, dict[bytes, tuple[bool, bytes]]]
-#: Files per hashing task: small enough for progress to move, large enough that
-#: a task costs much more than its future.
-HASH_BATCH = 512
 #: Decode results written per store transaction, as they arrive: a run that
 #: dies (driver or worker) keeps what was written, and a rerun resumes there.
 #: About 160 photos of 13 rows: fewer rows per transaction make more commits, and
@@ -136,7 +130,7 @@ def _same_content(records: Sequence[FileRecord], hits: np.ndarray, last: _Last, 
             if (k := index.get(records[i].path, -1)) >= 0 and size[k] == records[i].size]
     if not rows:
         return 0, 0
-    digests, hashed = _digests([records[i] for i in rows], root, store, progress)
+    digests, hashed = file_digests([records[i] for i in rows], root, store, progress)
     snap_digest, taken = snap["digest"], 0
     for i, d in zip(rows, digests):
         k = index[records[i].path]
@@ -157,7 +151,12 @@ def _compute_rows(
     """Signatures from the per-file tables, decoding only contents they lack."""
     t0 = time.perf_counter()
     unread: dict[int, str] = {}
-    digests, to_hash = _digests(records, policy.root, store, opts.progress, unread)
+    deferred = first_signing(records, policy.root, store)
+    if deferred:
+        digests, to_hash = digests_but(records, deferred, policy.root, store, opts.progress)
+    else:
+        digests, to_hash = file_digests(records, policy.root, store, opts.progress, unread)
+    hashed = {i for i in to_hash if digests[i] is not None}  # the rest digested by the workers' decode
     t_hash = time.perf_counter()
     # Whether a file is a "bomb" depends on files.max_pixels, so cached
     # errors are only valid for the limit they were found under.
@@ -166,9 +165,8 @@ def _compute_rows(
     cached: Cached = store.get_families([d for d in digests if d], wanted)
     fresh_rows = FreshRows(len(records), {f.name: f.row_bytes for f in fams} | {keys.DIMS[0]: 16},
                            {f.name for f in fams if f.variable})
-    decoding = _Decoding(records, digests, cached, fams, policy, store, opts, error_params, fresh_rows)
+    decoding = _Decoding(records, digests, cached, fams, policy, store, opts, error_params, fresh_rows, deferred)
     decoding.run()
-    hashed = set(to_hash)  # in object storage, digested by the workers' decode (the one download)
     new_files = [(rec.path, rec.size, rec.mtime_ns, digests[i])
                  for i, rec in enumerate(records) if i in hashed and digests[i] is not None]
     if new_files:
@@ -190,89 +188,6 @@ def _compute_rows(
     return sigs
 
 
-def _file_digest(path: str) -> bytes | None:
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return None
-    return h.digest()
-
-
-def _digests(records: Sequence[FileRecord], root: Path | sources.Url, store: Store, progress: Progress = SILENT,
-             unread: dict[int, str] | None = None) -> tuple[list[bytes | None], list[int]]:
-    """Each file's content digest: from the store where size and mtime match, else hashed.
-
-    ``unread`` receives why an image inside a shard could not be read (row -> text).
-    """
-    unread = {} if unread is None else unread
-    paths = [r.path for r in records]
-    known = store.lookup_files(paths)
-    digests: list[bytes | None] = [None] * len(records)
-    to_hash: list[int] = []
-    for i, rec in enumerate(records):
-        hit = known.get(rec.path)
-        if hit and hit[0] == rec.size and hit[1] == rec.mtime_ns:
-            digests[i] = hit[2]
-        else:
-            to_hash.append(i)
-    # An object is read once, by the worker that decodes it and returns its
-    # digest (decode.sign): hashing here too would download it twice.
-    if sources.is_url(root):
-        return digests, to_hash
-    # hashlib releases the GIL on large buffers, so threads suffice here; one
-    # task per batch of files, since after a fresh checkout every file of a
-    # large dataset comes here and a future per file costs more than its hash.
-    # A real file named `x.tar#a.jpg` is read as the file it is, as read_bytes reads it.
-    inside = [i for i in to_hash if members.SEP in paths[i] and members.is_member(paths[i])
-              and not os.path.lexists(root / paths[i])]
-    if inside:  # images inside shards: each shard read once, not once per member
-        unread.update(_member_digests(root, paths, inside, digests, progress))
-        hashed = set(inside)
-        to_hash_files = [i for i in to_hash if i not in hashed]
-    else:
-        to_hash_files = to_hash
-    if to_hash_files:
-        workers = min(8, (os.cpu_count() or 1) * 2)
-        prefix = str(root) + os.sep
-        # Batches of at most HASH_BATCH files, so that progress moves as they finish.
-        size = max(1, min(HASH_BATCH, -(-len(to_hash_files) // workers)))
-        batches = [to_hash_files[k:k + size] for k in range(0, len(to_hash_files), size)]
-        progress.start("hashing", len(to_hash_files))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            done = pool.map(lambda rows: [_file_digest(prefix + paths[i]) for i in rows], batches)
-            for rows, found in zip(batches, done):
-                for i, digest in zip(rows, found):
-                    digests[i] = digest
-                progress.advance(len(rows))
-        progress.done()
-    return digests, to_hash
-
-
-def _member_digests(root: Path, paths: list[str], rows: list[int], digests: list[bytes | None],
-                    progress: Progress) -> dict[int, str]:
-    """Digests of images inside shards, one pass over each shard (members.py); row -> why for unreadable ones."""
-    why: dict[int, str] = {}
-    by_shard: dict[str, list[int]] = {}
-    for i in rows:
-        shard, _ = members.split(paths[i])  # type: ignore[misc]
-        by_shard.setdefault(shard, []).append(i)
-    progress.start("hashing shards", len(rows))
-    for shard, idx in by_shard.items():
-        found = members.digests(str(root / shard), [members.split(paths[i])[1] for i in idx])  # type: ignore[index]
-        for i in idx:
-            got = found[members.split(paths[i])[1]]  # type: ignore[index]
-            if isinstance(got, bytes):
-                digests[i] = got
-            else:  # named relative to root, as the finding names the member
-                why[i] = got.replace(str(root) + os.sep, "")
-        progress.advance(len(idx))
-    progress.done()
-    return why
-
-
 @dataclass
 class _Decoding:
     """The decode of each content that lacks a family, once, computing only what it lacks.
@@ -292,6 +207,8 @@ class _Decoding:
     opts: RunOptions
     error_params: str
     fresh_rows: FreshRows
+    #: Rows digested by the decode, not before it (``digests.first_signing``; in object storage, all).
+    deferred: set[int] = field(default_factory=set)
     decoded: set[bytes] = field(default_factory=set)
     gone: dict[int, str] = field(default_factory=dict)
     #: Rows already given to a decode: a further round tries another copy, never the same file.
@@ -322,7 +239,7 @@ class _Decoding:
         seen: set[bytes] = set()
         for i, d in enumerate(self.digests):
             unreadable = d in cached["error"]
-            if (i in self.tried or (d is None and not remote) or d in complete or d in seen
+            if (i in self.tried or (d is None and not remote and i not in self.deferred) or d in complete or d in seen
                     or (unreadable and all(d in cached[f.name] for f in header)) or d in self.fresh_rows.row):
                 continue
             if d is not None:
@@ -343,9 +260,9 @@ class _Decoding:
         for (digest, ok, result), i in zip(run_map(sign, tasks, self.opts.pool, self.opts.jobs), rows):
             progress.advance()
             if not digest:
-                # Listed and hashed, gone before its decode: unreadable now, and
-                # nothing about it is cached, so the next run sees it afresh.
-                if digests[i] is not None:
+                # Listed (and hashed, or left to this read), gone before its decode: unreadable
+                # now, and nothing about it is cached, so the next run sees it afresh.
+                if digests[i] is not None or i in self.deferred:
                     self.gone[i] = result.why  # type: ignore[union-attr]
                     digests[i] = None
                 continue

@@ -88,8 +88,6 @@ _BATCH = 900
 _SCAN_OVER = 20 * _BATCH
 
 
-
-
 class Store:
     """A connection to the store; use :func:`open_store` to get one."""
 
@@ -119,6 +117,10 @@ class Store:
                                   ((_path_key(p), *rest) for p, *rest in rows))
 
     # -- signatures -----------------------------------------------------------
+    def has_signatures(self) -> bool:
+        """Whether any content is signed yet (a first check has nothing to look up by digest)."""
+        return self.conn.execute("SELECT 1 FROM signatures LIMIT 1").fetchone() is not None
+
     def get_signatures(
         self, digests: list[bytes], family: str, params: str
     ) -> dict[bytes, tuple[bool, bytes]]:
@@ -280,8 +282,7 @@ def _path_of(key: str | bytes) -> str:
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+    return (items[i : i + size] for i in range(0, len(items), size))
 
 
 def _connect(path: Path | None) -> sqlite3.Connection:

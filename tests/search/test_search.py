@@ -65,6 +65,23 @@ def test_hamming_pairs_equals_brute_force(
     assert got == want
 
 
+@pytest.mark.parametrize("tile", [1, 100, 1 << 18])
+def test_least_over_orientations_in_steps_is_the_least_of_whole_matrices(
+    monkeypatch: pytest.MonkeyPatch, tile: int
+) -> None:
+    """The brute search's least distance over orientations, a few rows at a time, is the least of
+    each orientation's whole matrix: same integers, same dtype, however the rows are stepped."""
+    monkeypatch.setattr(kernels, "_TILE", tile)
+    rng = np.random.default_rng(7)
+    qa = _random_hashes(rng, 37, 8, 1)
+    qb = _random_hashes(rng, 53, 1, 1)[:, 0, :]
+    qb[::5] = qa[:11, 3]  # some distances of 0
+    want = np.min(np.stack([np.bitwise_count(qa[:, k] ^ qb[None, :, 0]) for k in range(8)]), axis=0)
+    got = kernels._least_over_orientations(qa, qb)
+    assert got.dtype == np.uint8 and np.array_equal(got, want)
+    assert np.array_equal(kernels._least_over_orientations(qa[:0], qb), want[:0])
+
+
 @pytest.mark.parametrize("block", [16, 1 << 22])
 def test_hamming_within_split_reports_each_pair_once(
     monkeypatch: pytest.MonkeyPatch, block: int

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_leakcheck import EXIT_USAGE, check
 from pytest_leakcheck.signals import decode, families as signals
-from pytest_leakcheck.pipeline import signatures
+from pytest_leakcheck.pipeline import digests, signatures
 from pytest_leakcheck.errors import StoreError
 from pytest_leakcheck.store.db import SCHEMA_VERSION, open_store
 from pytest_leakcheck.testing import photo, save
@@ -51,7 +51,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Counter:
 
         monkeypatch.setattr(module, name, counted)
 
-    wrap(signatures, "_file_digest", lambda path: ("hashed", Path(path).name))
+    wrap(digests, "_file_digest", lambda path: ("hashed", Path(path).name))
     wrap(signatures, "sign", lambda task: ("signed", Path(task.path).name))
     wrap(decode, "decode", lambda data, max_pixels, colour=0: "decode")
 
@@ -92,6 +92,28 @@ def test_second_run_decodes_nothing(dataset: Path, spy: Counter) -> None:
     assert second.stats["hashed"] == 0
     assert second.stats["reused"] == 7
     assert [f.id for f in second.findings] == [f.id for f in first.findings] != []
+
+
+def test_first_check_reads_a_file_of_its_own_size_once(dataset: Path, spy: Counter) -> None:
+    """With nothing stored, only files that share a size (possible copies) are hashed before the
+    decode; the rest are read once, by the decode that digests them.  Copies still share one
+    decode, and the findings are those of a check whose files were all hashed first."""
+    sizes = Counter(p.stat().st_size for p in dataset.rglob("*.jpg"))
+    shared = sorted(p.name for p in dataset.rglob("*.jpg") if sizes[p.stat().st_size] > 1)
+    assert {"0.jpg", "copy.jpg"} <= set(shared) and len(shared) < 7
+    first = _run(dataset)
+    assert _names(spy, "hashed") == shared
+    assert spy["decode"] == 6 and first.stats["decoded"] == 6
+    assert first.stats["hashed"] == 7  # each file's digest is known and stored, by whichever read it
+    spy.clear()
+    second = _run(dataset)
+    assert spy["decode"] == 0 and _names(spy, "hashed") == []
+    # A store that holds signatures reads every unknown file's digest first, as before.
+    (dataset / "test/10.jpg").write_bytes((dataset / "test/10.jpg").read_bytes() + b"\0")
+    spy.clear()
+    third = _run(dataset)
+    assert _names(spy, "hashed") == ["10.jpg"] and spy["decode"] == 1
+    assert [f.id for f in second.findings] == [f.id for f in first.findings] == [f.id for f in third.findings] != []
 
 
 def test_touched_file_is_rehashed_only(dataset: Path, spy: Counter) -> None:
