@@ -21,6 +21,7 @@ from . import cluster
 from . import confirmed
 from . import hires_levels
 from . import pairs
+from . import plain
 from . import sparse
 from . import state
 from . import tones
@@ -316,6 +317,14 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     run.stats["aligned"]["tones_held"] = int(np.count_nonzero(toned))
     held |= toned
     todo &= ~toned
+    # On a plain ground only the subject's outline correlates: it must score clear of the level (``plain``).
+    flat = np.zeros(len(todo), bool)
+    error_level = levels_of(model.calibration, p.split_of[found.i[todo]] == p.split_of[found.j[todo]])[1]
+    flat[todo] = plain.held(run.sigs.arrays["desc:grey32"], found.i[todo], found.j[todo], found.score[todo],
+                            error_level)
+    run.stats["aligned"]["plain_held"] = int(np.count_nonzero(flat))
+    held |= flat
+    todo &= ~flat
     cal = fine_level(run, found.i[todo], found.j[todo], data)
     scores = hires_levels.judge(run, found, todo, cal)
     return _focus(run, matches(found, cal, p.split_of, scores, held))
