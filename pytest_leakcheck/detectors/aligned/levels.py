@@ -45,7 +45,7 @@ class _Families:
 #: ``uploads``: the levels leave out pairs of one upload since then, so a model from before is estimated again;
 #: ``confirmed``: and impostors confirmed as turned copies (``confirmed.py``).
 _KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}",
-                   f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}+uploads+confirmed")
+                   f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}+uploads+confirmed+alike-fine")
 
 
 def _key(det: Any, p: pairs.Plan) -> str:

@@ -1,0 +1,79 @@
+"""The fine level held against what this dataset's own look-alikes score at 96 px.
+
+The fine level (``hires_levels.calibration``) is set by upside-down large images against their best
+candidates.  An upside-down hand or face never looks like another upright one: on a set of one kind
+of subject posed alike on one plain ground the impostors' fine scores stay far under the floor
+(``signdigits`` of ``benchmarks/field.py``: 100 px hand signs, largest 0.24 against the floor 0.45),
+while two students' hands making one sign, which the 32 px verdict had already made errors, agreed at
+0.45-0.51 in fine detail and stayed errors (3 of 3 different hands by eye).
+
+So, as ``levels.alike`` does for the 32 px level, each sampled large image's retrieved neighbours in
+the other splits stand for impostors that look like the data.  Fine detail agrees more the better
+two pictures align at 32 px, and the fine verdict only judges pairs at the 32 px error level, so the
+neighbours that stand for them are each image's nearest one that the 32 px verdict does not already
+call a copy (under its error level), and of those the NEAREST share by their 32 px score.  A neighbour
+whose fine detail agrees as only copies do (``hires_levels.FINE_TURNED_COPY``) is left out as one.
+The fine level is raised to the largest fine score of the rest: too few for a tail fit at the fine
+rate, so, as for a small sample of impostors, the largest seen.  On ``signdigits`` (1,000 images'
+nearest neighbours by ``tools``-free measurement in ``benchmarks/field.py``'s run) the nearest tenth
+reach 0.54 at most, where copies of its own pictures cropped 3-6 % a side and resized score 0.63
+and up at their 5th percentile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import alignment, pairs, uploads
+
+#: Large images whose nearest neighbours are scored in fine detail (a content-keyed sample): each costs
+#: its candidates' 32 px alignment and one fine score (about 2 ms).
+ROWS = 1000
+#: The share of those neighbours, the best aligned at 32 px, that stand for the pairs the fine verdict judges.
+NEAREST = 0.1
+
+
+def neighbour_pairs(data: pairs.Data, p: pairs.Plan, pick: np.ndarray, big: np.ndarray,
+                    below: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(row, its best large neighbour across splits at 32 px under ``below``, mirrored, 32 px score)
+    for the sampled ``pick`` rows that have one."""
+    assert data.index is not None
+    out: list[tuple[np.ndarray, ...]] = []
+    for a in p.targets:
+        rows = pick[p.split_of[pick] == a]
+        others = [g for g, b in enumerate(p.targets[a]) if b != a]
+        if not len(rows) or not others:
+            continue
+        cand, flip = pairs.retrieve(data, p, a, rows)
+        cand, flip = cand[:, others].reshape(len(rows), -1), flip[:, others].reshape(len(rows), -1)
+        cand = np.where((cand >= 0) & big[np.maximum(cand, 0)] & ~uploads.same(p.upload, rows, cand), cand, -1)
+        sc = np.nan_to_num(alignment.verify(data.grey[rows].astype(np.float32), cand, flip, data.references,
+                                            always=cand.shape[1], tiles=False), nan=-np.inf)
+        sc = np.where((cand >= 0) & (sc < below), sc, -np.inf)
+        at = sc.argmax(1)
+        top = sc[np.arange(len(rows)), at]
+        keep = np.isfinite(top)
+        out.append((rows[keep], cand[keep, at[keep]], flip[keep, at[keep]], top[keep]))
+    if not out:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0)
+    return tuple(np.concatenate(x) for x in zip(*out))  # type: ignore[return-value]
+
+
+def nearest(coarse: np.ndarray) -> np.ndarray:
+    """Indices of the NEAREST share of neighbours by their 32 px score ``coarse`` (at least one)."""
+    n = max(1, int(round(NEAREST * len(coarse))))
+    return np.argsort(-coarse, kind="stable")[:n]
+
+
+def level(fine: np.ndarray, coarse: np.ndarray, copy: float) -> dict[str, Any]:
+    """The fine level the nearest neighbours set (``fine_neighbour_*`` keys of the aligned stats)."""
+    ok = np.isfinite(fine) & (fine < copy)
+    out: dict[str, Any] = {"fine_neighbour_copies": int(np.count_nonzero(np.isfinite(fine) & (fine >= copy)))}
+    if not ok.any():
+        return out
+    fine, coarse = fine[ok], coarse[ok]
+    near = nearest(coarse)
+    return {**out, "fine_neighbour_level": round(float(fine[near].max()), 4), "fine_neighbours_on": int(len(near)),
+            "fine_neighbours_from": round(float(coarse[near].min()), 4)}
