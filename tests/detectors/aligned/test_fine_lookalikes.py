@@ -25,15 +25,21 @@ def test_the_level_is_the_largest_fine_score_of_the_nearest_share() -> None:
     assert got["fine_neighbours_from"] == round(float(coarse[90]), 4)
 
 
-def test_neighbours_that_agree_as_copies_do_are_left_out() -> None:
-    """A neighbour whose fine detail agrees at FINE_TURNED_COPY or more is a copy in the data (an export
-    augmented threefold), not a look-alike: it is counted and left out, and cannot raise the level."""
+def test_copies_among_the_nearest_set_no_level() -> None:
+    """Where a neighbour among the nearest agrees at FINE_TURNED_COPY or more, the nearest are copy families
+    (``eyes``' augmented fundus photos, whose other copies at 0.74-0.79 raised the level over 6 true copies):
+    no level; a copy among the far neighbours changes nothing."""
     coarse = np.linspace(0.5, 0.87, 20)
     fine = np.full(20, 0.3)
+    fine[-2] = 0.76
     fine[-1] = 0.93
     got = hires_alike.level(fine, coarse, hires_levels.FINE_TURNED_COPY)
     assert got["fine_neighbour_copies"] == 1
-    assert got["fine_neighbour_level"] == 0.3
+    assert "fine_neighbour_level" not in got
+    fine[-1], fine[0] = 0.3, 0.93
+    got = hires_alike.level(fine, coarse, hires_levels.FINE_TURNED_COPY)
+    assert got["fine_neighbour_copies"] == 1
+    assert got["fine_neighbour_level"] == 0.76
 
 
 def test_no_neighbour_sets_no_level() -> None:
