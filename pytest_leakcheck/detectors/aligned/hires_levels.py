@@ -26,7 +26,6 @@ from ...signals.families import Signatures
 from ...signals import pool
 from ...store.db import Store
 from . import alignment, confirmed, descriptors, families
-from . import hires_alike
 from . import hires
 from . import pairs
 from . import state
@@ -286,32 +285,11 @@ def calibration(run: SearchRun, data: pairs.Data, p: pairs.Plan, turned_copy: fl
         level = max(floor, float(imp.max())) if len(imp) else floor
     else:
         level = alignment.calibrate(imp, FINE_PER_10K, floor=floor) if len(imp) else floor
-    # Upside-down impostors never look like the data; its own look-alikes raise the level (``hires_alike``).
-    alike = _alike(run, data, p, big, rows)
-    level = max(level, alike.get("fine_neighbour_level", level))
-    return {**alike, "fine_threshold": round(float(level), 4), "fine_images": int(len(rows)),
+    return {"fine_threshold": round(float(level), 4), "fine_images": int(len(rows)),
             "fine_calibrated_on": int(len(imp)), "fine_floor": floor, "fine_small_sample": bool(small),
             "fine_false_alarms_per_10k": FINE_PER_10K,
             "fine_largest_impostor": round(float(imp.max()), 4) if len(imp) else None,
             "fine_side": hires.F, "fine_family": fam.params, "fine_turned_copies": turned}
-
-
-def _alike(run: SearchRun, data: pairs.Data, p: pairs.Plan, big: np.ndarray, rows: np.ndarray) -> dict[str, Any]:
-    """``hires_alike.level`` of a content-keyed sample of the large ``rows``' nearest neighbours under the
-    32 px error level, scored at F px (``hires_alike``)."""
-    below = float(run.stats.get("aligned", {}).get("error_threshold", 1.0))
-    pick = pairs.by_content(run.sigs.digests, rows, hires_alike.ROWS)
-    q, r, f, coarse = hires_alike.neighbour_pairs(data, p, pick, big, below)
-    if not len(q):
-        return {}
-    need = np.unique(np.concatenate([q, r]))
-    gf, found = squares(run.store, run.sigs.digests, need)
-    pq, pr = np.searchsorted(need, q), np.searchsorted(need, r)
-    ok = np.flatnonzero(found[pq] & found[pr])
-    if not len(ok):
-        return {}
-    fine = hires.both_ways(data.grey[q[ok]], data.grey[r[ok]], gf[pq[ok]], gf[pr[ok]], f[ok])
-    return hires_alike.level(fine, coarse[ok], FINE_TURNED_COPY)
 
 
 def _impostor_pairs(data: pairs.Data, p: pairs.Plan, pick: np.ndarray, big: np.ndarray,

@@ -44,10 +44,9 @@ class _Families:
 #: The stored model holds the fine level too: a model from before it (or from another fine
 #: square) is estimated again, not read without one.
 #: ``uploads``: the levels leave out pairs of one upload since then, so a model from before is estimated again;
-#: ``confirmed``: and impostors confirmed as turned copies (``confirmed.py``); ``alike-fine``: and the fine
-#: level its nearest look-alikes raise (``hires_alike.py``).
+#: ``confirmed``: and impostors confirmed as turned copies (``confirmed.py``).
 _KEYED = _Families(f"{DESC_FAMILY.name}+{HIRES_FAMILY.name}",
-                   f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}+uploads+confirmed+alike-fine")
+                   f"{DESC_FAMILY.params}+{HIRES_FAMILY.params}+uploads+confirmed")
 
 
 def _key(det: Any, p: pairs.Plan) -> str:
