@@ -14,7 +14,7 @@ less telling of both directions:
   strongest quarters (the subject's silhouette);
 - ``flat_both``: share of the window flat in both squares (agreement a featureless ground gives);
   ``subj_gap``: the tone gap outside it; ``chroma_subj``, ``chroma_bg``: chroma inside and outside;
-- ``flat``: the larger share of flat pixels of the two whole squares (``aligned/plain.py``).
+- ``flat``: the larger share of flat pixels of the two whole squares (``aligned/holds/plain.py``).
 
 Of the pairs scoring ``--level`` or more whose tone gap is within ``tones.TONE_GAP`` (error links
 today), it prints per signal the judgments beyond the most extreme listed near-duplicate (what a
@@ -101,7 +101,7 @@ def main() -> None:
     ap.add_argument("--level", type=float, default=0.7879, help="the run's aligned error level plus the hair")
     ap.add_argument("--out")
     args = ap.parse_args()
-    from pytest_leakcheck.detectors.aligned import plain, tones
+    from pytest_leakcheck.detectors.aligned.holds import plain, tones
 
     pairs = judged()
     paths = sorted({p for k in pairs for p in k})

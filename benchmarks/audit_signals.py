@@ -10,7 +10,7 @@ in any audit counts as different, else ``unsure`` if so judged, else ``same``) a
 - ``score``: the ``aligned`` verdict (best of both directions and mirrors), as the detector
   computes it (``pairs.pair_scores``);
 - ``tone_gap``: the grey levels by which the two squares differ at the verdict's alignment, each
-  less its mean (``aligned/tones.py``, which holds an error link over ``TONE_GAP`` to a warning);
+  less its mean (``aligned/holds/tones.py``, which holds an error link over ``TONE_GAP`` to a warning);
 - ``min_dir``: the worse of the two directions, in the mirror the verdict chose;
 - ``sigma1``, ``sigma3``: the verdict with the detail high pass at 1 and 3 px instead of
   ``alignment.DETAIL_SIGMA`` (2 px);
@@ -173,7 +173,7 @@ def main() -> None:
     colour, grey = squares(Path(args.data), paths)
     keys = list(pairs_)
     i, j = np.array([row[a] for a, _ in keys]), np.array([row[b] for _, b in keys])
-    from pytest_leakcheck.detectors.aligned import tones
+    from pytest_leakcheck.detectors.aligned.holds import tones
 
     found = verdicts(grey, i, j)
     found = {**found, "tone_gap": tones.gaps(grey, i, j, found.pop("flip")), "chroma": chroma(colour, grey, i, j),

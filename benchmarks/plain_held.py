@@ -50,7 +50,7 @@ def main() -> None:
     ap.add_argument("--hair", type=float, default=0.002)
     ap.add_argument("--cache", default="/tmp/leakcheck-audit-ratio")
     args = ap.parse_args()
-    from pytest_leakcheck.detectors.aligned import plain, sparse, tones
+    from pytest_leakcheck.detectors.aligned.holds import plain, sparse, tones
 
     paths, grey, hog = descriptors(Path(args.data), Path(args.cache))
     found, split = search(paths, grey, hog)

@@ -30,7 +30,8 @@ def main() -> None:
     ap.add_argument("--level", type=float, default=0.7879)
     ap.add_argument("--cache", default="/tmp/leakcheck-audit-ratio")
     args = ap.parse_args()
-    from pytest_leakcheck.detectors.aligned import pairs, tones
+    from pytest_leakcheck.detectors.aligned import pairs
+from pytest_leakcheck.detectors.aligned.holds import tones
 
     paths, grey, hog = descriptors(Path(args.data), Path(args.cache))
     data, p = search_data(paths, grey, hog, 8)

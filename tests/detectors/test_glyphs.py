@@ -16,7 +16,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from pytest_leakcheck import check
-from pytest_leakcheck.detectors.aligned import levels, pairs, sparse
+from pytest_leakcheck.detectors.aligned import levels, pairs
+from pytest_leakcheck.detectors.aligned.holds import sparse
 from pytest_leakcheck.testing import photo
 
 

@@ -4,7 +4,7 @@ On a plain ground the ``aligned`` verdict correlates the subject's outline
 alone: two renders of one aircraft type on a clear sky, in other poses,
 reached CIFAR's error level (B-2s, airliners, a head-on jet against a side
 view; ``benchmarks/quality_audit/``).  Over a plain ground a link must score
-clear of the error level (``aligned/plain.py``); a copy does.
+clear of the error level (``aligned/holds/plain.py``); a copy does.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _grey32(img: Image.Image) -> np.ndarray:
 
 
 def test_a_pair_over_a_plain_ground_must_clear_the_level_and_a_photo_need_not() -> None:
-    from pytest_leakcheck.detectors.aligned import plain
+    from pytest_leakcheck.detectors.aligned.holds import plain
 
     grey = np.stack([_grey32(aircraft(WING)), _grey32(aircraft(WING, 4)), _grey32(photo(3).resize((32, 32))),
                      _grey32(photo(4).resize((32, 32)))])
@@ -87,7 +87,7 @@ def test_two_poses_on_one_sky_are_no_error_and_a_copy_is(sky: Path) -> None:
 def test_a_copy_close_to_a_high_level_is_not_held() -> None:
     """Where the pictures all look alike the level is high and copies score close to it: an X-ray turned a
     little scored 0.9408 against ``xray-wrist``'s level 0.9217 (``benchmarks/field.py``), a copy."""
-    from pytest_leakcheck.detectors.aligned import plain
+    from pytest_leakcheck.detectors.aligned.holds import plain
 
     grey = np.stack([_grey32(aircraft(WING)), _grey32(aircraft(WING, 4))])
     held = plain.held(grey, np.array([0, 0]), np.array([1, 1]), np.array([0.9408, 0.9250]), np.full(2, 0.9217))

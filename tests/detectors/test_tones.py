@@ -4,7 +4,7 @@ The ``aligned`` verdict correlates detail, blind to tones: two B-2 bombers on
 two skies, whose outlines agree, reached CIFAR's error level (every one of
 the 18 error links judged different by eye, ``benchmarks/quality_audit/``).
 At their alignment their grey levels disagree where the skies do
-(``aligned/tones.py``): such a link is a warning; a copy stays an error.
+(``aligned/holds/tones.py``): such a link is a warning; a copy stays an error.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _grey32(img: Image.Image) -> np.ndarray:
 
 
 def test_the_same_outline_on_other_tones_is_held_and_a_copy_is_not() -> None:
-    from pytest_leakcheck.detectors.aligned import tones
+    from pytest_leakcheck.detectors.aligned.holds import tones
 
     a, b = _grey32(bomber("day")), _grey32(bomber("clouds"))
     copy = _grey32(jpeg_quality(cropped(bomber("day"), 0.04), 90))
@@ -54,7 +54,7 @@ def test_the_same_outline_on_other_tones_is_held_and_a_copy_is_not() -> None:
                                   lambda im: ImageEnhance.Color(im).enhance(2.0)])
 def test_a_cropped_copy_with_its_tones_edited_is_not_held(edit) -> None:
     """Brightness, contrast and saturation edits keep a photograph's tones within the gap (at most 16)."""
-    from pytest_leakcheck.detectors.aligned import tones
+    from pytest_leakcheck.detectors.aligned.holds import tones
 
     for seed in range(4):
         grey = np.stack([_grey32(photo(seed)), _grey32(edit(cropped(photo(seed), 0.04)))]).reshape(2, -1)

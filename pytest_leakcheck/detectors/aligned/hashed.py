@@ -21,7 +21,7 @@ from ...signals import pool
 from ...store import keys
 from . import hires_levels
 from . import pairs
-from . import sparse
+from .holds import sparse
 from . import state
 from .families import DESC_FAMILY
 from .levels import COVERED, HAIR, fine_level, levels_of

@@ -21,10 +21,8 @@ from . import cluster
 from . import confirmed
 from . import hires_levels
 from . import pairs
-from . import plain
-from . import sparse
+from . import holds
 from . import state
-from . import tones
 from . import uploads
 from .alignment import calibrate
 from .families import DESC_FAMILY, HIRES_FAMILY
@@ -305,26 +303,16 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     # Only error-level links can change (a weak link stays one), and with a focus only those the
     # report keeps: those are judged at 96 px where both images are large.
     todo = strong(found, model.calibration, p.split_of)
-    # Two glyphs correlate by their shared background: their link needs the same drawing (``sparse``).
-    held = sparse.held(run.sigs.arrays["desc:grey32"], found.i, found.j, found.flipped)
-    run.stats["aligned"]["glyphs_held"] = int(np.count_nonzero(todo & held))
-    todo &= ~held
     if run.focus is not None:
         todo &= run.focus[found.i] | run.focus[found.j]
-    # Two photographs of one kind of subject share an outline, not their tones (``tones``).
-    toned = np.zeros(len(todo), bool)
-    toned[todo] = tones.held(run.sigs.arrays["desc:grey32"], found.i[todo], found.j[todo], found.flipped[todo])
-    run.stats["aligned"]["tones_held"] = int(np.count_nonzero(toned))
-    held |= toned
-    todo &= ~toned
-    # On a plain ground only the subject's outline correlates: it must score clear of the level (``plain``).
-    flat = np.zeros(len(todo), bool)
-    error_level = levels_of(model.calibration, p.split_of[found.i[todo]] == p.split_of[found.j[todo]])[1]
-    flat[todo] = plain.held(run.sigs.arrays["desc:grey32"], found.i[todo], found.j[todo], found.score[todo],
-                            error_level)
-    run.stats["aligned"]["plain_held"] = int(np.count_nonzero(flat))
-    held |= flat
-    todo &= ~flat
+    # Where a picture carries little detail of its own, a high score says less (``holds``).
+    held = np.zeros(len(todo), bool)
+    ask = np.flatnonzero(todo)
+    error_level = levels_of(model.calibration, p.split_of[found.i[ask]] == p.split_of[found.j[ask]])[1]
+    held[ask], counts = holds.apply(holds.Asked(run.sigs.arrays["desc:grey32"], found.i[ask], found.j[ask],
+                                                found.flipped[ask], found.score[ask], error_level))
+    run.stats["aligned"].update(counts)
+    todo &= ~held
     cal = fine_level(run, found.i[todo], found.j[todo], data)
     scores = hires_levels.judge(run, found, todo, cal)
     return _focus(run, matches(found, cal, p.split_of, scores, held))

@@ -20,7 +20,7 @@ from ...signals.families import Family
 from ...signals.pool import Running
 from ...store import keys
 from . import features, index
-from ..aligned import sparse
+from ..aligned.holds import sparse
 from ..base import Done
 
 #: Impostors sampled for the calibration (evenly spaced over the usable rows): the levels
@@ -59,7 +59,7 @@ FAMILY = Family(
 
 
 def _glyph(decoded: Decoded, family: Family) -> bytes:
-    """1 when the image is thin strokes on a plain ground (``aligned.sparse``), on its 32 px grey square,
+    """1 when the image is thin strokes on a plain ground (``aligned.holds.sparse``), on its 32 px grey square,
     and under ENLARGE_BELOW: a page of print or a drawing that large has corners of its own (unmeasured)."""
     if max(decoded.size) >= features.ENLARGE_BELOW:
         return b"\0"

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import alignment
-from .hires import align32
+from .. import alignment
+from ..hires import align32
 
 #: Grey levels (0-255) of mean absolute difference at the alignment from which an aligned error
 #: link is held to a warning.  On CIFAR's judged error links (``benchmarks/audit_signals.py``): the

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...orientation import turn_flat
+from ....orientation import turn_flat
 
 #: Share of the square near its darkest or lightest value from which an image is a glyph.
 #: Omniglot's drawings: 0.72 at least (1st percentile 0.80); CIFAR-10 photos: 0.09 at the median,
