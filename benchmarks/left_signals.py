@@ -73,7 +73,7 @@ def local(q: np.ndarray, r: np.ndarray, fl: np.ndarray) -> tuple[np.ndarray, np.
     return (best - here).mean(1), here.min(1)
 
 
-def partners(data, paths: list[str], i: np.ndarray, j: np.ndarray, score: np.ndarray, left: np.ndarray) -> np.ndarray:
+def partners(data, i: np.ndarray, j: np.ndarray, score: np.ndarray, left: np.ndarray) -> np.ndarray:
     """The ``partners`` signal of each link (inf where its test image has no stronger link left)."""
     from pytest_leakcheck.detectors.aligned import pairs
 
@@ -108,7 +108,7 @@ def signals(root: Path, cache: Path, level: float) -> tuple[list[str], dict[str,
     out.update(tone_gap=tones.gaps(grey, i, j, flip), chroma=chroma(colour, grey, i, j), **statistics(colour, grey, i, j))
     (ga, ta), (gb, tb) = local(g[i], g[j], flip), local(g[j], g[i], flip)
     out.update(shift_gain=np.minimum(ga, gb), tile_min=np.maximum(ta, tb),
-               partners=partners(data, paths, i, j, score, by == ""))
+               partners=partners(data, i, j, score, by == ""))
     judged = [labels.get((paths[a], paths[b]), "") for a, b in zip(i.tolist(), j.tolist())]
     group = [f"{'listed' if x.startswith('listed-near') else x or 'unjudged'} {'held' if h else 'left'}"
              for x, h in zip(judged, by.tolist()) if not x.startswith("listed-very")]

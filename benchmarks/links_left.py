@@ -26,6 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from audit_ratio import descriptors, search_data  # noqa: E402
 from audit_signals import AUDITS, judged  # noqa: E402
 
+#: What ``--level`` adds to the error level the holds are given: a link must clear the level by it.
+HAIR = 0.002
+
 
 def every_judgment() -> dict[tuple[str, str], str]:
     """``audit_signals.judged`` plus the judgments of the ``band/`` and ``held/`` folders."""
@@ -59,7 +62,7 @@ def links(data_root: Path, cache: Path, level: float):
     left = np.arange(len(i))
     for hold in holds.HOLDS:
         asked = holds.Asked(grey.reshape(len(grey), -1), i[left], j[left], fl[left], score[left],
-                            np.full(len(left), level - 0.002))
+                            np.full(len(left), level - HAIR))
         mask = np.asarray(hold.rule(asked), bool)
         by[left[mask]] = hold.stat
         left = left[~mask]
