@@ -297,6 +297,21 @@ SOURCES: tuple[Source, ...] = (
            "classes, files named by random UUIDs",
            "none from names (UUIDs; no byte-identical files); many different garments look alike on one ground",
            ),
+    Source("gestures", "linto-ai/panoramic-dataset-for-gestures-detection", "7774270e0ae6748ffcc0abe635d2afc389966270", "",
+           "held out (stop 61, probe 8): video frames in a Pascal VOC layout, 2,085 frames (1280x640) of one "
+           "panoramic meeting-room camera, 7 clips named <clip><n> (frame0, vote102), each split at random by "
+           "frame; ImageSets/Main/val.txt is a copy of train.txt",
+           "frame numbers: 656 pairs of neighbouring frames of one clip cross train and test",
+           exclude=("conf_video_gest", "video")),
+    Source("gtea", "vincent317/GTEA_GAZE_PLUS-VOC2007-format-", "83ef17bad3ef3251e21aaf4d597b509d28317623", "",
+           "held out (stop 61, probe 8): egocentric video frames in a Pascal VOC layout, 1,115 GTEA Gaze+ kitchen "
+           "frames (960x720) numbered 000001-001115 in recording order, split at random by frame; label masks "
+           "beside them",
+           "frame numbers: neighbouring frames (one moment, the head moved) cross splits"),
+    Source("whales", "jeheesom/findingfauna_data_whalefromabove", "92323c1c1fc770395f9aaa8226bb19915676e2ab", "",
+           "held out (stop 61, probe 8): aerial photos of whales from above, Pascal VOC with lists of old-Mac CR "
+           "line ends; 243 web photos (640 px wide) named <species><n>, 729 filtered versions in Other_Image_Sets/",
+           "none from names; by eye, one photo cropped to two heights is in train and in test or val"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),

@@ -371,6 +371,11 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
         assignment, how = matched(spec, root)
     except PolicyError:
         return None
+    copies = _copies(lists, assignment, root)
+    if copies:  # read without the copies: the lists left still name every file they named
+        lists = {s: p for s, p in lists.items() if s not in copies}
+        spec = SplitSources(KIND, tuple(SourceFile(p.resolve(), s, images) for s, p in lists.items()))
+        assignment, how = matched(spec, root)
     yaml, found = "splits:\n  lists:\n", []
     on_disk = set(files)
     own = images == (folder.relative_to(root).as_posix() if folder != root else "")
@@ -390,7 +395,33 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
     if unlisted:
         found.append(f"{unlisted} image{'s' * (unlisted != 1)} under {images or 'the root'} in no list "
                      "(reported as unassigned files)")
-    return Guess(yaml, tuple(found), assignment)
+    return Guess(yaml, tuple(found), assignment, warnings=tuple(copies.values()))
+
+
+def _copies(lists: dict[str, Path], assignment: Assignment, root: Path) -> dict[str, str]:
+    """Split -> what init says of its list, for each list naming exactly the images of an earlier one.
+
+    A VOC set whose ``val.txt`` is a copy of ``train.txt`` (``panoramic-dataset-for-gestures-detection``,
+    held-out probe 8) put every train image in two splits: each an ``ambiguous-file`` error, and none
+    compared with test, so the frames train and test share went unseen.  A copy is no split: it is
+    left out of the policy and said once, and the check compares the splits that remain."""
+    named: dict[str, set[str]] = {s: set() for s in lists}
+    for path, entries in assignment.rows.items():
+        for entry in entries:
+            named[entry[0]].add(path)
+    out: dict[str, str] = {}
+    kept: list[str] = []
+    for split in (s for s in SPLIT_WORDS if s in lists):
+        first = next((k for k in kept if named[k] == named[split]), None)
+        if first is None or not named[split]:
+            kept.append(split)
+            continue
+        n, rel = len(named[split]), lists[split].relative_to(root).as_posix()
+        out[split] = (f"split list {rel} names the same {n} image{'s' * (n != 1)} as "
+                      f"{lists[first].relative_to(root).as_posix()}: not read as split {split} (each would be in two splits, an error, and "
+                      f"left out of every comparison); a model chosen on {split} is chosen on its "
+                      f"{first} images")
+    return out
 
 
 def _how(counts: Matched) -> str:

@@ -96,20 +96,44 @@ def test_a_copy_across_two_lists_fails_and_a_name_on_no_file_is_missing(tmp_path
 
 def test_a_val_list_that_is_a_copy_of_train_is_every_file_ambiguous_not_a_missing_split(tmp_path: Path,
                                                                                       run_cli) -> None:
-    """A VOC set whose val.txt repeats train.txt (held-out probe, docs/field.md): ``init`` says so, and the
-    check reports each file in two splits as an error, not a policy error calling the splits empty."""
+    """A policy that reads a val.txt repeating train.txt (held-out probe, docs/field.md): the check reports
+    each file in two splits as an error, not a policy error calling the splits empty."""
     _voc(tmp_path)
     main = tmp_path / "VOC2012" / "ImageSets" / "Main"
     (main / "val.txt").write_text((main / "train.txt").read_text())
-    layout = recognise.detect(tmp_path)
-    found = "\n".join(layout.found)
-    assert "val.txt: 5 images in val" in found and "5 images listed in more than one split" in found, found
-    write_policy(tmp_path, recognise.policy_text(layout))
+    lists = "".join(f"    {s}: {{file: VOC2012/ImageSets/Main/{s}.txt, images: VOC2012/JPEGImages}}\n"
+                    for s in ("train", "val", "test"))
+    write_policy(tmp_path, "version: 1\nsplits:\n  lists:\n" + lists)
     code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
     assert code == EXIT_LEAKS, err
     report = json.loads(out)
     ambiguous = {m["path"] for f in report["findings"] if f["kind"] == "ambiguous-file" for m in f["members"]}
     assert ambiguous == {f"VOC2012/JPEGImages/2008_{n:06d}.jpg" for n in range(5)}
+
+
+def test_init_leaves_out_a_list_that_copies_another_and_the_check_compares_train_with_test(tmp_path: Path,
+                                                                                          run_cli) -> None:
+    """held-out probe 8 (linto-ai's meeting-room frames): val.txt repeats train.txt.  Read as a split, it put
+    every train image in two splits, and so out of every comparison: the check compared test with
+    nothing.  ``init`` leaves the copy out and says so; the check finds a test image copied from train."""
+    _voc(tmp_path)
+    main = tmp_path / "VOC2012" / "ImageSets" / "Main"
+    (main / "val.txt").write_text((main / "train.txt").read_text())
+    images = tmp_path / "VOC2012" / "JPEGImages"
+    (images / "2008_000007.jpg").write_bytes((images / "2008_000002.jpg").read_bytes())  # test = a train image
+    layout = recognise.detect(tmp_path)
+    policy = recognise.policy_text(layout)
+    assert "    train: " in policy and "    test: " in policy and "    val: " not in policy, policy
+    said = "\n".join(layout.warnings)
+    assert ("VOC2012/ImageSets/Main/val.txt names the same 5 images as VOC2012/ImageSets/Main/train.txt: "
+            "not read as split val") in said, said
+    write_policy(tmp_path, policy)
+    code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    assert code == EXIT_LEAKS, err
+    findings = json.loads(out)["findings"]
+    assert not [f for f in findings if f["kind"] == "ambiguous-file"]
+    assert any(f["kind"] == "identical-file" and {m["split"] for m in f["members"]} == {"train", "test"}
+               for f in findings), findings
 
 
 @pytest.mark.parametrize("spec, key, message", [
