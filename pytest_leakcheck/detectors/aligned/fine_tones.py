@@ -13,7 +13,7 @@ pair's 32 px alignment their grey levels, each less its mean, differ by
 CIFAR, where no fine evidence exists) but over every copy's near the fine
 level: of the field's error links by copies judged at 96 px under FINE_MARGIN
 over the level (``nail``, ``screws``, ``ufc``, ``leprosy``, ``damage``,
-``dance``, ``lfw-faces``: 19 links) the largest gap is 8.1, most under 5.
+``dance``, ``lfw-faces``: 15 links) the largest gap is 8.1, 11 of them under 7.
 A copy barely over the fine level is blurred or resampled, not re-toned.
 
 So where the fine verdict is faint (within FINE_MARGIN of its level) and the

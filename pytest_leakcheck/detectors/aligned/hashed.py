@@ -19,7 +19,6 @@ from ...search.kernels import Match
 from ...search.run import SearchRun
 from ...signals import pool
 from ...store import keys
-from . import fine_tones
 from . import hires_levels
 from . import pairs
 from .holds import sparse
@@ -134,12 +133,6 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
     cal = fine_level(run, ij[todo, 0], ij[todo, 1])
     fs = hires_levels.judge(run, asked, todo, cal, turned)
     low = (fs < float(cal.get("fine_threshold", -np.inf))) | insep
-    if "fine_threshold" in cal:  # faint fine detail in other tones, as for aligned's own pairs (``fine_tones``)
-        plain = np.array([o == "identity" for o in turned], bool)  # the tones are compared unturned
-        faint = plain & fine_tones.held(run.sigs.arrays["desc:grey32"], ij[:, 0], ij[:, 1], flip,
-                                        np.where(plain, fs, np.nan), float(cal["fine_threshold"]))
-        run.stats.setdefault("aligned", {})["fine_tones_held_hashed"] = int(np.count_nonzero(faint & todo))
-        low |= faint
     for k, n in enumerate(check):
         s = scores[k]
         if not np.isfinite(s):
