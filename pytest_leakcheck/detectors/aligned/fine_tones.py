@@ -19,7 +19,9 @@ A copy barely over the fine level is blurred or resampled, not re-toned.
 So where the fine verdict is faint (within FINE_MARGIN of its level) and the
 tones disagree by TONE_NEAR or more, the link is a warning: two weak lines
 of evidence do not make an error.  A pair with no fine score (a small
-image, CIFAR) is not asked.
+image, CIFAR) is not asked.  Hash and thumbnail matches keep their own verdict,
+as under the tones hold: applied to them, this held pHash links between
+Roboflow-augmented copies of one ``ufc`` frame (exposure changed, pHash 0 and 6).
 """
 
 from __future__ import annotations
