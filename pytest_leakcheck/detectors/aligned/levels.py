@@ -19,6 +19,7 @@ from ...search.kernels import Match
 from ...search.run import SearchRun
 from . import cluster
 from . import confirmed
+from . import fine_tones
 from . import hires_levels
 from . import pairs
 from . import holds
@@ -315,6 +316,11 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     todo &= ~held
     cal = fine_level(run, found.i[todo], found.j[todo], data)
     scores = hires_levels.judge(run, found, todo, cal)
+    if "fine_threshold" in cal:  # a faint fine verdict where the tones disagree (``fine_tones``)
+        faint = fine_tones.held(run.sigs.arrays["desc:grey32"], found.i, found.j, found.flipped, scores,
+                                float(cal["fine_threshold"]))
+        run.stats["aligned"]["fine_tones_held"] = int(np.count_nonzero(faint & todo))
+        held |= faint & todo
     return _focus(run, matches(found, cal, p.split_of, scores, held))
 
 
