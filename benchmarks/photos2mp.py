@@ -20,6 +20,7 @@ The targets (issue 37): cold at most 4x bare, peak RSS under 1 GB whatever N.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import subprocess
@@ -34,14 +35,21 @@ SIZE = (2048, 1371)
 STORE = ".leakcheck-photos2mp"
 
 
+@functools.lru_cache(maxsize=1)
+def _scene():
+    from pytest_leakcheck.testing import photo
+
+    # The one scene every shot shows, drawn once per process: drawing it took most of the
+    # generation (a few seconds a shot on a loaded 2-core machine); the files are the same.
+    return photo(7, SIZE)
+
+
 def _shot(args: tuple[int, str]) -> None:
     import numpy as np
     from PIL import ImageDraw
 
-    from pytest_leakcheck.testing import photo
-
     seed, path = args
-    img = photo(7, SIZE)  # the one scene every shot shows
+    img = _scene().copy()
     rng = np.random.default_rng(seed)
     x, y = int(rng.integers(100, SIZE[0] - 300)), int(rng.integers(100, SIZE[1] - 300))
     colour = tuple(int(c) for c in rng.integers(0, 256, 3))
