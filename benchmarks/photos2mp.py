@@ -15,6 +15,22 @@ In one run, alternating, it measures:
   interpreter; its peak RSS is the larger of the driver's and its largest worker's.
 
 The targets (issue 37): cold at most 4x bare, peak RSS under 1 GB whatever N.
+
+Growth with N (stop 61, ``--jobs 2 --repeat 2`` on a 2-core machine at load 23-33; wall seconds):
+
+======  ===========  =====  =====  ======  ======  =========  ==========  =======
+N       code         cold   bare   ratio   RSS MB  pHash (s)  thumb (s)   aligned
+======  ===========  =====  =====  ======  ======  =========  ==========  =======
+289     d13ad45      104.3  35.6   2.9x    148     0.7        3.1         21.8
+289     d13ad45      83.0   12.6   6.6x    148     0.6        2.2         28.6
+1,200   d13ad45      194.4  94.2   2.1x    265     26.9       19.2        40.4
+1,200   d13ad45      689.5  226.8  3.0x    265     33.2       48.6        157.6
+1,200   + kernel     687.4  223.6  3.1x    263     19.9       39.9        159.6
+======  ===========  =====  =====  ======  ======  =========  ==========  =======
+
+The last two rows ran side by side.  pHash and the thumbnail grow with N² (every pair of shots
+is a hit); "+ kernel" counts pHash's upright and mirrored hits in the Hamming kernel
+(``kernels.Tally``).  ``aligned`` and ``same_scene`` take a bounded number of candidates per image.
 """
 
 from __future__ import annotations
