@@ -26,9 +26,13 @@ N       code         cold   bare   ratio   RSS MB  pHash (s)  thumb (s)   aligne
 1,200   d13ad45      194.4  94.2   2.1x    265     26.9       19.2        40.4
 1,200   d13ad45      689.5  226.8  3.0x    265     33.2       48.6        157.6
 1,200   + kernel     687.4  223.6  3.1x    263     19.9       39.9        159.6
+1,200   + kernel     423.5  151.4  2.8x    264     15.7       36.4        102.1
+600     + kernel     130.7  97.5   1.3x    222     0.3        3.5         16.8
 ======  ===========  =====  =====  ======  ======  =========  ==========  =======
 
-The last two rows ran side by side.  pHash and the thumbnail grow with N² (every pair of shots
+The first two 1,200 rows of d13ad45 and "+ kernel" ran side by side.  ``--data`` on ``traps``
+(800 camera-trap photos, 2048x1536, ``leakcheck init``'s policy), "+ kernel": 2.7x (276 s / 101 s),
+193 MB.  ``leakcheck report --html`` right after the 1,200-shot check: 1.7 s wall, 0.8 s CPU.  pHash and the thumbnail grow with N² (every pair of shots
 is a hit); "+ kernel" counts pHash's upright and mirrored hits in the Hamming kernel
 (``kernels.Tally``).  ``aligned`` and ``same_scene`` take a bounded number of candidates per image.
 """

@@ -69,6 +69,7 @@ def hash_matches(run: SearchRun, name: str, prefix: str, max_distance: int, reac
     # Left views counted in the kernel, never made into pairs (kernels.Tally): over textured rows
     # only, as the pairs counted below; a focus search tests texture on its hits instead.
     tallied = left is not None and run.focus is None and _leading(names, left.views, 0) > 0
+    lead = [_leading(names, left.views, first) if tallied else -1 for first in (0, 1)]  # type: ignore[union-attr]
     rows = run.textured_rows() if tallied else run.rows_by_split()
     best: dict[tuple[int, int], tuple[float, int, str]] = {}
     for a, b in run.comparisons:
@@ -81,7 +82,7 @@ def hash_matches(run: SearchRun, name: str, prefix: str, max_distance: int, reac
             for query, ref, first in ((ra, rb, 0), (qa, qb, 1)):
                 if first >= len(names):
                     continue
-                tally = Tally(_leading(names, left.views, first)) if tallied else None  # type: ignore[union-attr]
+                tally = Tally(lead[first]) if lead[first] >= 0 else None
                 ia, ib, dist, kk = hamming_pairs(
                     stack[query, first:], upright[ref], max_distance, same=same, reach=reach, tally=tally)
                 gi, gj = query[ia], ref[ib]
@@ -98,11 +99,12 @@ def hash_matches(run: SearchRun, name: str, prefix: str, max_distance: int, reac
 
 
 def _leading(names: tuple[str, ...], views: tuple[str, ...], first: int) -> int:
-    """How many of ``names[first:]`` lead with ``views`` (identity and mirror come first in every order)."""
+    """How many of ``names[first:]`` lead with ``views``, -1 if some come later (identity and mirror
+    come first in every order: ``orientation.ORIENTATIONS``)."""
     n = 0
     while first + n < len(names) and names[first + n] in views:
         n += 1
-    return n if n == len([v for v in names[first:] if v in views]) else 0
+    return n if n == len([v for v in names[first:] if v in views]) else -1
 
 
 #: How far past ``max_distance`` (in bits of a 64-bit hash) the search looks for near misses.
