@@ -60,13 +60,17 @@ def hash_matches(run: SearchRun, name: str, prefix: str, max_distance: int, reac
     """
     import numpy as np
 
-    from ..search.kernels import Match, hamming_pairs
+    from ..search.kernels import Match, Tally, hamming_pairs
     from ..signals.families import hash_stack, search_orientations
 
     names = search_orientations(run.orientations)
     stack = hash_stack(run.sigs, names, prefix)
     upright = stack[:, 0, :]
-    rows = run.rows_by_split()
+    # Left views counted in the kernel, never made into pairs (kernels.Tally): over textured rows
+    # only, as the pairs counted below; a focus search tests texture on its hits instead.
+    tallied = left is not None and run.focus is None and _leading(names, left.views, 0) > 0
+    lead = [_leading(names, left.views, first) if tallied else -1 for first in (0, 1)]  # type: ignore[union-attr]
+    rows = run.textured_rows() if tallied else run.rows_by_split()
     best: dict[tuple[int, int], tuple[float, int, str]] = {}
     for a, b in run.comparisons:
         for ra, rb, same in run.sides(a, b, rows):
@@ -78,17 +82,29 @@ def hash_matches(run: SearchRun, name: str, prefix: str, max_distance: int, reac
             for query, ref, first in ((ra, rb, 0), (qa, qb, 1)):
                 if first >= len(names):
                     continue
+                tally = Tally(lead[first]) if lead[first] >= 0 else None
                 ia, ib, dist, kk = hamming_pairs(
-                    stack[query, first:], upright[ref], max_distance, same=same, reach=reach)
+                    stack[query, first:], upright[ref], max_distance, same=same, reach=reach, tally=tally)
                 gi, gj = query[ia], ref[ib]
                 tex = run.texture(gi) & run.texture(gj)
-                if left is not None:
+                if tally is not None:
+                    left.count += tally.count  # type: ignore[union-attr]
+                elif left is not None:
                     gone = tex & np.isin(kk + first, [names.index(v) for v in left.views if v in names])
                     left.count += int(gone.sum())
                     tex &= ~gone
                 for x, y, d, o in zip(gi[tex].tolist(), gj[tex].tolist(), dist[tex].tolist(), kk[tex].tolist()):
                     _keep_best(best, x, y, float(d), names[first + o])
     return [Match(i, j, name, d, o) for (i, j), (d, _, o) in sorted(best.items())]
+
+
+def _leading(names: tuple[str, ...], views: tuple[str, ...], first: int) -> int:
+    """How many of ``names[first:]`` lead with ``views``, -1 if some come later (identity and mirror
+    come first in every order: ``orientation.ORIENTATIONS``)."""
+    n = 0
+    while first + n < len(names) and names[first + n] in views:
+        n += 1
+    return n if n == len([v for v in names[first:] if v in views]) else -1
 
 
 #: How far past ``max_distance`` (in bits of a 64-bit hash) the search looks for near misses.

@@ -113,8 +113,24 @@ def _least_over_orientations(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
     return best
 
 
+@dataclass
+class Tally:
+    """Hits whose best orientation is one of the first ``views`` searched: counted here, never returned.
+
+    A detector that cannot tell copies apart in a dataset leaves its identity and mirror
+    matches to ``aligned`` (``detectors.hashing.Left``).  On a fixed camera nearly every
+    pair is such a hit: made into arrays only to be counted, they held memory with the square of
+    the set (3,000 shots of one split: 530 MB and 6.5 s of CPU, against 21 MB and 0.1 s counted
+    here: ``benchmarks/tally_memory.py``).
+    """
+
+    views: int
+    count: int = 0
+
+
 def hamming_pairs(
-    qa: np.ndarray, qb: np.ndarray, max_distance: int, *, same: bool = False, reach: int | None = None
+    qa: np.ndarray, qb: np.ndarray, max_distance: int, *, same: bool = False, reach: int | None = None,
+    tally: Tally | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """All (a, b) with min over orientations of Hamming(qa[a, k], qb[b]) <= max_distance.
 
@@ -127,20 +143,44 @@ def hamming_pairs(
     With ``reach`` (> ``max_distance``) some pairs within ``reach`` come too, at no extra
     search cost: all of them from the brute force, those the index met from the index
     (``mih.search``).  Only the pairs within ``max_distance`` are certain to be complete.
+    With ``tally``, hits whose best orientation (the first of equals) is one of its
+    leading views are counted in it instead of returned.
     """
     if len(qa) and len(qb) and mih.choose(len(qa), qa.shape[1], len(qb), qa.shape[2], max_distance).faster:
-        return mih.search(qa, qb, mih.Ask(max_distance, same, reach), brute_hamming_pairs)[0]
-    return brute_hamming_pairs(qa, qb, max_distance if reach is None else max(reach, max_distance), same=same)
+        found = mih.search(qa, qb, mih.Ask(max_distance, same, reach), brute_hamming_pairs)[0]
+        if tally is None:
+            return found
+        gone = found[3] < tally.views
+        tally.count += int(gone.sum())
+        return tuple(x[~gone] for x in found)  # type: ignore[return-value]
+    radius = max_distance if reach is None else max(reach, max_distance)
+    return brute_hamming_pairs(qa, qb, radius, same=same, tally=tally)
 
 
 def brute_hamming_pairs(
-    qa: np.ndarray, qb: np.ndarray, max_distance: int, *, same: bool = False
+    qa: np.ndarray, qb: np.ndarray, max_distance: int, *, same: bool = False, tally: Tally | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`hamming_pairs` comparing every pair, block by block."""
     _na, k_count, words = qa.shape
+    first = 0 if tally is None else min(tally.views, k_count)
     out: list[tuple[np.ndarray, ...]] = []
     for a0, a1, b0, b1 in blocks(len(qa), len(qb), words, same):
-        best = _least_over_orientations(qa[a0:a1], qb[b0:b1])
+        best = _least_over_orientations(qa[a0:a1, first:], qb[b0:b1]) if first < k_count else None
+        if first:
+            # The tally's views, first in order, win ties: their hits are counted in the block,
+            # and the block's hits are those of the other views that come strictly nearer.
+            led = _least_over_orientations(qa[a0:a1, :first], qb[b0:b1])
+            if same:
+                mask_diagonal(led, a0, b0, np.iinfo(led.dtype).max)
+            counted = led <= max_distance
+            if best is not None:
+                counted &= led <= best
+                best[best >= led] = np.iinfo(best.dtype).max
+            if same:  # a < b only, as the hits below
+                counted = np.triu(counted, a0 - b0 + 1)
+            tally.count += int(np.count_nonzero(counted))  # type: ignore[union-attr]
+            if best is None:
+                continue
         if same:
             mask_diagonal(best, a0, b0, np.iinfo(best.dtype).max)
         hit = best <= max_distance
@@ -154,9 +194,9 @@ def brute_hamming_pairs(
             ia, ib = ia[upper], ib[upper]
         # Which orientation won is only needed for the few hits.
         per_k = np.stack([
-            np.bitwise_count(qa[ia + a0, k] ^ qb[ib + b0]).sum(axis=-1) for k in range(k_count)
+            np.bitwise_count(qa[ia + a0, k] ^ qb[ib + b0]).sum(axis=-1) for k in range(first, k_count)
         ]) if len(ia) else np.zeros((1, 0), dtype=np.int64)
-        out.append((ia + a0, ib + b0, best[ia, ib], per_k.argmin(axis=0)))
+        out.append((ia + a0, ib + b0, best[ia, ib], per_k.argmin(axis=0) + first))
     if not out:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty, empty

@@ -89,6 +89,36 @@ def test_a_fixed_camera_gives_no_error_and_says_why(fixed_camera: Path) -> None:
             "those views itself") in text
 
 
+def test_a_fixed_camera_hash_search_makes_pairs_per_image_not_per_pair(
+        fixed_camera: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The matches left to ``aligned`` are counted where the Hamming kernel finds them, never made.
+
+    On a fixed camera every pair of shots is a pHash hit: made into arrays only to be counted,
+    they grew the pHash search with the square of the set (``benchmarks/photos2mp.py --n 1200``:
+    0.7 s at 289 shots, 27 s at 1,200).  What the kernel hands back must stay within a few
+    pairs per image, and the count the report gives must be the same as before.
+    """
+    import inspect
+
+    from pytest_leakcheck.search import kernels
+
+    made: list[int] = []
+    real = kernels.hamming_pairs
+
+    def counting(*args, **kw):  # type: ignore[no-untyped-def]
+        found = real(*args, **kw)
+        if inspect.stack()[1].function == "hash_matches":
+            made.append(len(found[0]))
+        return found
+
+    monkeypatch.setattr(kernels, "hamming_pairs", counting)
+    report = check(fixed_camera / "leakcheck.yaml")
+    assert report.stats["phash"]["inseparable"]
+    left = report.stats["phash"].get("left_to_aligned", 0)
+    assert left >= 12 * 48, left  # every shot in test is within reach of every shot in train
+    assert made and sum(made) <= 60, (sum(made), left)
+
+
 def _egg(seed: int) -> Image.Image:
     """A candled egg on a dark stand: one shape, one light, a faint texture of its own."""
     rng = np.random.default_rng(500 + seed)

@@ -251,3 +251,28 @@ def test_incremental_search_equals_a_full_search(leaky_dataset: Path, monkeypatc
     again = check(policy, jobs=1)
     assert searched == []  # nothing changed: nothing searched
     assert strip(again) == strip(fresh)
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_a_tally_counts_the_hits_of_its_views_and_returns_the_rest_exactly(same: bool) -> None:
+    """``kernels.Tally``: the hits whose best orientation (first of equals) is one of its leading views
+    are counted, not returned; every other hit is returned as without it (the dense hits of a fixed
+    camera, where all of them are within reach)."""
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 2**63, 1, dtype=np.uint64)
+    for _ in range(12):
+        k, views, radius = int(rng.integers(1, 9)), int(rng.integers(0, 4)), int(rng.integers(0, 12))
+        qa = np.broadcast_to(base, (int(rng.integers(1, 200)), k, 1)).copy()
+        for _ in range(6):  # a few random bits flipped per hash: most pairs within reach
+            qa ^= (np.uint64(1) << rng.integers(0, 64, qa.shape).astype(np.uint64)) * (rng.random(qa.shape) < 0.5)
+        qb = qa[:, 0].copy() if same else qa[::-1, 0].copy()
+        plain = kernels.brute_hamming_pairs(qa, qb, radius, same=same)
+        gone = plain[3] < views
+        tally = kernels.Tally(views)
+        kept = kernels.brute_hamming_pairs(qa, qb, radius, same=same, tally=tally)
+        assert tally.count == int(gone.sum())
+        for want, got in zip(plain, kept):
+            assert np.array_equal(want[~gone], got)
+        through = kernels.Tally(views)
+        hamming_pairs(qa, qb, radius, same=same, tally=through)
+        assert through.count == tally.count
