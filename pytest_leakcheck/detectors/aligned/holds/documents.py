@@ -1,0 +1,129 @@
+"""Documents of one printed template: a sibling document is at most a warning.
+
+Specimen ID cards of one country, invoices of one shop, forms of one office
+share their layout, so pHash, the thumbnail and the 32 px and 96 px verdicts
+score two such documents like copies, although their text or portrait differs:
+on ``prado`` (``benchmarks/field.py``) 20 of 24 cross-split error links joined
+two documents of one template.  Where both pictures of an error link are
+documents (:func:`documents`, on the 96 px square the store keeps), both files
+are decoded again at 288 px and the pair is held at warning where its largest
+block residual says some text differs (``residual.rmax`` over :data:`SIBLING`).
+
+Only documents are asked: bursts, video frames and augmented copies differ from
+their partners that way too, and the audits count them as leaks; applied to every
+error link the same residual would have made warnings of 40 of 40 sampled error
+links on ``eggs`` (``benchmarks/template_residual.py``).  The document test is
+``benchmarks/document_test.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from . import residual
+
+#: An edge is axis-aligned within this many degrees of a row or a column.
+AXIS_DEGREES = 10.0
+#: Gradient magnitude (grey levels per pixel at 96 px) under which no edge counts as strong; else
+#: the strong edges are the top quarter of the square's gradient magnitudes.
+MIN_EDGE = 4.0
+#: A pixel is paper within this many grey levels of the square's 90th percentile (its light ground).
+PAPER_LEVELS = 8.0
+#: Two kinds of document, each a conjunction of its features (``axis``: share of strong edges along
+#: rows or columns, typeset and ruled; ``lines``: row-to-row variation of the vertical-stroke energy
+#: left after a 9-row moving average, over its mean, lines of text; ``detail``: mean absolute
+#: Laplacian over the standard deviation, small print; ``paper``: share of the light ground).
+#: A card (ID cards, passports: printed on a patterned ground, dense small print) and a page
+#: (invoices, forms, screenshots: ruled text on a plain light ground).  Set on 300 files a set
+#: (``benchmarks/document_test.py``): ``prado`` 0.84 and ``invoices`` 0.75 fire, photos of 13 sets
+#: at most 1 in 300.
+CARD = {"axis": 0.36, "lines": 0.35, "detail": 0.6}
+PAGE = {"axis": 0.55, "paper": 0.3, "lines": 0.15}
+#: The residual (``residual.rmax``) over which two documents differ somewhere: on ``prado`` one MRZ's
+#: pairs 0.44-0.45, documents of one template 1.67 and more (``benchmarks/template_residual.py``).
+SIBLING = 1.0
+#: Document pairs asked at most per check (two decodes and about a second each): beyond it the
+#: rest keep their verdict, and the stats say how many were left.
+MAX_PAIRS = 400
+
+
+def _row_mean(a: np.ndarray, width: int) -> np.ndarray:
+    """Moving average of each row of ``a`` (n, L) over ``width`` samples, edges repeated."""
+    pad = width // 2
+    p = np.pad(a, ((0, 0), (pad, pad)), mode="edge")
+    c = np.cumsum(np.pad(p, ((0, 0), (1, 0))), axis=1)
+    return (c[:, width:] - c[:, :-width]) / width
+
+
+def features(fine: np.ndarray) -> dict[str, np.ndarray]:
+    """The features of :data:`CARD` and :data:`PAGE` of each (96, 96) grey square of ``fine`` (n, 96, 96)."""
+    f = np.asarray(fine, np.float32)
+    gy, gx = np.gradient(f, axis=(1, 2))
+    mag = np.hypot(gx, gy)
+    n = len(f)
+    floor = np.maximum(np.percentile(mag.reshape(n, -1), 75, axis=1), MIN_EDGE)[:, None, None]
+    strong = mag > floor
+    ang = np.degrees(np.arctan2(gy, gx)) % 90
+    axis = strong & ((ang < AXIS_DEGREES) | (ang > 90 - AXIS_DEGREES))
+    share = axis.sum((1, 2)) / np.maximum(strong.sum((1, 2)), 1)
+    profile = np.abs(gx).mean(axis=2)  # vertical strokes per row
+    left = profile - _row_mean(profile, 9)
+    lines = left.std(axis=1) / np.maximum(profile.mean(axis=1), 1e-6)
+    lap = np.abs(4 * f[:, 1:-1, 1:-1] - f[:, :-2, 1:-1] - f[:, 2:, 1:-1] - f[:, 1:-1, :-2] - f[:, 1:-1, 2:])
+    detail = lap.mean((1, 2)) / np.maximum(f.std((1, 2)), 1.0)
+    light = np.percentile(f.reshape(n, -1), 90, axis=1)[:, None, None]
+    paper = (np.abs(f - light) < PAPER_LEVELS).mean((1, 2))
+    return {"axis": share, "lines": lines, "detail": detail, "paper": paper}
+
+
+def documents(fine: np.ndarray) -> np.ndarray:
+    """Whether each 96 px grey square looks like a printed card (:data:`CARD`) or page (:data:`PAGE`)."""
+    if not len(fine):
+        return np.zeros(0, bool)
+    got = features(fine)
+    card = np.logical_and.reduce([got[k] >= v for k, v in CARD.items()])
+    page = np.logical_and.reduce([got[k] >= v for k, v in PAGE.items()])
+    return card | page
+
+
+@dataclasses.dataclass(frozen=True)
+class Pictures:
+    """What the hold reads: the stored 96 px squares of rows (squares, found), a row's file bytes,
+    the decode's pixel limit, and a memo of residuals by pair for the rest of the check."""
+
+    fine: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+    read: Callable[[int], bytes]
+    max_pixels: int
+    memo: dict[tuple[int, int, str], float | None]
+
+
+def held(pictures: Pictures | None, i: np.ndarray, j: np.ndarray, how: Sequence[str]) -> tuple[np.ndarray, int]:
+    """Pairs of two documents whose 288 px residual says they differ (:data:`SIBLING`): at most
+    warnings; and how many document pairs were left unasked (over :data:`MAX_PAIRS`)."""
+    i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+    out = np.zeros(len(i), bool)
+    if pictures is None or not len(i):
+        return out, 0
+    rows = np.unique(np.concatenate([i, j]))
+    squares, found = pictures.fine(rows)
+    doc = np.zeros(rows.max() + 1, bool)
+    doc[rows[found]] = documents(squares[found])
+    both = np.flatnonzero(doc[i] & doc[j])
+    for n in both[:MAX_PAIRS].tolist():
+        key = (int(i[n]), int(j[n]), how[n])
+        if key not in pictures.memo:
+            pictures.memo[key] = _residual(pictures, *key)
+        r = pictures.memo[key]
+        out[n] = r is not None and r > SIBLING
+    return out, max(len(both) - MAX_PAIRS, 0)
+
+
+def _residual(pictures: Pictures, a: int, b: int, how: str) -> float | None:
+    """The pair's 288 px residual, None where a file cannot be read or decoded again (no hold)."""
+    try:
+        return residual.rmax(pictures.read(a), pictures.read(b), how, pictures.max_pixels)
+    except Exception:  # noqa: BLE001 - a file changed or gone since the decode: the verdict stands
+        return None
