@@ -150,8 +150,8 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
 def _template(run: SearchRun, out: list[Match | None], check: list[int], named: list[str]) -> None:
     """The hash matches still errors that join two documents of one template (``holds.documents``),
     made weak in ``out``: pHash and the thumbnail see the layout two such documents share; on
-    ``prado`` (``benchmarks/field.py``) 42 of its 43 cross-split error links between two pictures
-    were theirs.  Their count goes to aligned's ``template_held``."""
+    ``prado`` (``benchmarks/field.py``) 42 of the 45 pairs of its error findings were theirs (the
+    rest 2 byte copies and a turned copy).  Their count goes to aligned's ``template_held``."""
     ask = [k for k, n in enumerate(check) if out[n] is not None and not out[n].weak]  # type: ignore[union-attr]
     if not ask:
         return

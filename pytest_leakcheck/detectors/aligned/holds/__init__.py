@@ -70,7 +70,7 @@ class Hold:
 #: Then tones: two photographs of one kind of subject share an outline, not their tones (``tones``).
 #: Then plain grounds: only the subject's outline correlates, so it must clear the level (``plain``).
 #: Last, documents of one template, the one hold that decodes files again: only what is left is asked.
-TEMPLATE = Hold("template_held", lambda a: documents.held(a.pictures, a.i, a.j, a.how())[0])
+TEMPLATE = Hold("template_held", lambda a: documents.held(a.pictures, a.i, a.j, a.how()))
 HOLDS: tuple[Hold, ...] = (
     Hold("glyphs_held", lambda a: sparse.held(a.grey32, a.i, a.j, a.flipped)),
     Hold("tones_held", lambda a: tones.held(a.grey32, a.i, a.j, a.flipped)),

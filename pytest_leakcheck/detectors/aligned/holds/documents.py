@@ -18,6 +18,7 @@ links on ``eggs`` (``benchmarks/template_residual.py``).  The document test is
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections.abc import Callable, Sequence
 
@@ -45,9 +46,12 @@ PAGE = {"axis": 0.55, "paper": 0.3, "lines": 0.15}
 #: The residual (``residual.rmax``) over which two documents differ somewhere: on ``prado`` one MRZ's
 #: pairs 0.44-0.45, documents of one template 1.67 and more (``benchmarks/template_residual.py``).
 SIBLING = 1.0
-#: Document pairs asked at most per check (two decodes and about a second each): beyond it the
-#: rest keep their verdict, and the stats say how many were left.
+#: Document pairs asked at most per call (two decodes and a second or so each): beyond it the rest
+#: keep their verdict, an error, as they were before this hold.
 MAX_PAIRS = 400
+#: Files whose decoded squares are kept while the pairs are asked (about 0.35 MB each): a template's
+#: documents are linked with one another, so each is in several pairs.
+KEEP_ROWS = 48
 
 
 def _row_mean(a: np.ndarray, width: int) -> np.ndarray:
@@ -100,30 +104,48 @@ class Pictures:
     memo: dict[tuple[int, int, str], float | None]
 
 
-def held(pictures: Pictures | None, i: np.ndarray, j: np.ndarray, how: Sequence[str]) -> tuple[np.ndarray, int]:
-    """Pairs of two documents whose 288 px residual says they differ (:data:`SIBLING`): at most
-    warnings; and how many document pairs were left unasked (over :data:`MAX_PAIRS`)."""
+def held(pictures: Pictures | None, i: np.ndarray, j: np.ndarray, how: Sequence[str]) -> np.ndarray:
+    """Pairs of two documents whose 288 px residual says they differ (:data:`SIBLING`): at most warnings.
+
+    ``how``: how each pair's first image is turned onto the second (``identity``, ``hflip``, a turn)."""
     i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
     out = np.zeros(len(i), bool)
     if pictures is None or not len(i):
-        return out, 0
+        return out
     rows = np.unique(np.concatenate([i, j]))
     squares, found = pictures.fine(rows)
     doc = np.zeros(rows.max() + 1, bool)
     doc[rows[found]] = documents(squares[found])
-    both = np.flatnonzero(doc[i] & doc[j])
-    for n in both[:MAX_PAIRS].tolist():
+    both = np.flatnonzero(doc[i] & doc[j])[:MAX_PAIRS]
+    kept: collections.OrderedDict[int, residual.Squares | None] = collections.OrderedDict()
+    for n in both[np.lexsort((j[both], i[both]))].tolist():  # by row, so a file's squares serve its pairs
         key = (int(i[n]), int(j[n]), how[n])
         if key not in pictures.memo:
-            pictures.memo[key] = _residual(pictures, *key)
+            pictures.memo[key] = _residual(pictures, kept, key)
         r = pictures.memo[key]
         out[n] = r is not None and r > SIBLING
-    return out, max(len(both) - MAX_PAIRS, 0)
+    return out
 
 
-def _residual(pictures: Pictures, a: int, b: int, how: str) -> float | None:
-    """The pair's 288 px residual, None where a file cannot be read or decoded again (no hold)."""
+def _residual(pictures: Pictures, kept: collections.OrderedDict[int, residual.Squares | None],
+              key: tuple[int, int, str]) -> float | None:
+    """The pair's 288 px residual, None where a file cannot be read or decoded again (no hold).
+    ``kept``: the squares of the last :data:`KEEP_ROWS` files decoded, by row."""
+    a, b, how = key
+    qa, qb = _squares(pictures, kept, a), _squares(pictures, kept, b)
+    return None if qa is None or qb is None else residual.rmax(qa, qb, how, pictures.max_pixels)
+
+
+def _squares(pictures: Pictures, kept: collections.OrderedDict[int, residual.Squares | None],
+             row: int) -> residual.Squares | None:
+    if row in kept:
+        kept.move_to_end(row)
+        return kept[row]
     try:
-        return residual.rmax(pictures.read(a), pictures.read(b), how, pictures.max_pixels)
+        got: residual.Squares | None = residual.squares(pictures.read(row), pictures.max_pixels)
     except Exception:  # noqa: BLE001 - a file changed or gone since the decode: the verdict stands
-        return None
+        got = None
+    kept[row] = got
+    if len(kept) > KEEP_ROWS:
+        kept.popitem(last=False)
+    return got

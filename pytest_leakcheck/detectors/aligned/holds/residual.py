@@ -19,6 +19,8 @@ MRZ, 1.67-29 for all 38 sampled pairs of other documents.  Costs two decodes and
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from PIL import Image
 
@@ -37,7 +39,8 @@ LOCAL = 2
 
 
 def squares(data: bytes, max_pixels: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """The 32 px grey square, the 96 px fine square (None for a small image) and the HI px one, of one file.
+    """The 32 px grey square, the 96 px fine square high-passed as the fine verdict passes it (None
+    for a small image) and the HI px one band-passed (:func:`band`), of one file.
 
     The HI square is the content box of the shared decode, scaled to the full decode and squashed
     to HI x HI, as the fine square is squashed to 96: the two share their geometry.
@@ -45,6 +48,7 @@ def squares(data: bytes, max_pixels: int) -> tuple[np.ndarray, np.ndarray | None
     d = decode(data, max_pixels, COLOUR)
     g32 = describe(np.asarray(d.colour))["grey32"].reshape(alignment.S, alignment.S)
     fine = hires.square(hires.row(d, None))  # type: ignore[arg-type]
+    passed = None if fine is None else hires.high_pass(fine[None].astype(np.float32))[0]
     box = content_box(d.upright, own_colour=max(d.size) < DETAIL_FROM)
     img = open_image(data, max_pixels)
     rgb = imagedepth.upright_rgb(img, imagedepth.orientation(img))
@@ -52,7 +56,19 @@ def squares(data: bytes, max_pixels: int) -> tuple[np.ndarray, np.ndarray | None
         sx, sy = rgb.width / d.upright.width, rgb.height / d.upright.height
         rgb = rgb.crop((round(box[0] * sx), round(box[1] * sy), round(box[2] * sx), round(box[3] * sy)))
     hi = rgb.convert("L").resize((HI, HI), Image.Resampling.LANCZOS, reducing_gap=3.0)
-    return g32, fine, np.asarray(hi, np.float32)
+    return g32, passed, band(np.asarray(hi, np.float32))
+
+
+@lru_cache(maxsize=1)
+def _band_matrices() -> tuple[np.ndarray, np.ndarray]:
+    return hires._gauss(0.8, HI), hires._gauss(3.0, HI)
+
+
+def band(hi: np.ndarray) -> np.ndarray:
+    """The HI px square's band of DoG(0.8, 3) px: small print and strokes, without shading.  The
+    kernels are symmetric, so the band of a turned or mirrored square is the turned band."""
+    b0, b1 = _band_matrices()
+    return (b0 @ hi @ b0.T) - (b1 @ hi @ b1.T)
 
 
 def _corr(w: np.ndarray, t: np.ndarray) -> float:
@@ -92,15 +108,13 @@ def zoom_rows(n: int, s: float, first: int, count: int) -> np.ndarray:
 
 def blocks_hi(q: np.ndarray, r: np.ndarray, flipped: bool, geom: tuple[float, int, int], block: int = BLOCK,
               local: int = LOCAL) -> dict[str, float]:
-    """Local block correlations at HI px around the 96 px window scaled up M times.
+    """Local block correlations of the band-passed HI px squares around the 96 px window scaled up M times.
 
     ``rmax``: the largest block residual after its own gain, energy x (1 - corr+^2), over the
     median block energy of the reference; ``smin``: the lowest correlation of a block whose energy
     is over that median (text, a face), ``min``: of any textured block.
     """
     s, y, x = geom
-    b0, b1 = hires._gauss(0.8, HI), hires._gauss(3.0, HI)
-    q, r = ((b0 @ a @ b0.T) - (b1 @ a @ b1.T) for a in (q, r))
     t3, pad = M * hires.TF, M * hires.REACH // 2 + 1 + local
     g = q[:, ::-1] if flipped else q
     reg = zoom_rows(HI, s, M * y - pad, t3 + 2 * pad) @ g @ zoom_rows(HI, s, M * x - pad, t3 + 2 * pad).T
@@ -145,12 +159,11 @@ def aligned(qa: Squares, qb: Squares, orientation: str) -> tuple[float, tuple[fl
                                                                   np.ndarray, np.ndarray] | None:
     """Both directions aligned as the fine verdict aligns them, the better one: (fine score, geometry,
     the two high-passed fine squares and the two HI squares, first one turned); None for a small image."""
-    (qa32, qaf, qah), (qb32, qbf, qbh) = qa, qb
-    if qaf is None or qbf is None:
+    (qa32, hq, qah), (qb32, hr, qbh) = qa, qb
+    if hq is None or hr is None:
         return None
     flipped = orientation == "hflip"
     turned = orientation if orientation not in ("identity", "hflip") else "identity"
-    hq, hr = hires.high_pass(np.stack([qaf, qbf]).astype(np.float32))
     best = None
     for a32, ha, ah, b32, hb, bh, how in ((qa32, hq, qah, qb32, hr, qbh, turned),
                                          (qb32, hr, qbh, qa32, hq, qah, alignment.TURNS[turned][1])):
@@ -163,10 +176,13 @@ def aligned(qa: Squares, qb: Squares, orientation: str) -> tuple[float, tuple[fl
     return best
 
 
-def rmax(a: bytes, b: bytes, orientation: str, max_pixels: int) -> float | None:
+def rmax(a: bytes | Squares, b: bytes | Squares, orientation: str, max_pixels: int) -> float | None:
     """The pair's largest HI px block residual over its median block energy (:func:`blocks_hi`), the
-    first file turned as ``orientation`` says; None where either image is small."""
-    got = aligned(squares(a, max_pixels), squares(b, max_pixels), orientation)
+    first file turned as ``orientation`` says; None where either image is small.  ``a`` and ``b``:
+    the files, or their :func:`squares`."""
+    qa = squares(a, max_pixels) if isinstance(a, bytes) else a
+    qb = squares(b, max_pixels) if isinstance(b, bytes) else b
+    got = aligned(qa, qb, orientation)
     if got is None:
         return None
     _, geom, _, _, ah, bh = got
