@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--only", required=True, help="comma-separated set names (folders under --data)")
     ap.add_argument("--per-set", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--show", action="store_true", help="list the files the test fired on (photo sets)")
+    ap.add_argument("--show", action="store_true", help="list the files the test fired on")
     args = ap.parse_args()
     for name in args.only.split(","):
         files, squares = measured(args.data / name, args.per_set, args.seed)

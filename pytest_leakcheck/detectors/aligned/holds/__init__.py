@@ -7,7 +7,8 @@ hold is one such rule, in its own module: it sees the error-level links that are
 still errors and names those it keeps at warning.  The holds run in the order of
 :data:`HOLDS`, each on what the ones before it left, and each counts what it held
 in ``stats.aligned`` under its own name.  A hold only ever demotes a link: hash
-and thumbnail matches keep their own verdict, and no hold raises anything.
+and thumbnail matches keep their own verdict (but for :data:`TEMPLATE`), and no
+hold raises anything.
 
 To add one, write a module with a function of :class:`Asked` returning a mask, and
 list it in :data:`HOLDS` with the stat's name.  The last, ``documents``, reads the two
