@@ -92,7 +92,7 @@ def pictures(run: SearchRun) -> documents.Pictures:
     themselves, and one memo of residuals for the run (aligned's own pairs, then the hash matches)."""
     memo = run.memo.setdefault("aligned-template-residuals", {})
     return documents.Pictures(lambda rows: squares(run.store, run.sigs.digests, rows),
-                              lambda r: read_bytes(str(run.root / run.paths[r])), run.max_pixels, memo)  # type: ignore[arg-type]
+                              lambda r: read_bytes(str(run.root / run.paths[r])), lambda: run.max_pixels, memo)
 
 
 def scores(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray,

@@ -96,12 +96,12 @@ def documents(fine: np.ndarray) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class Pictures:
-    """What the hold reads: the stored 96 px squares of rows (squares, found), a row's file bytes,
+    """What the hold reads: the stored 96 px squares of rows (squares, found), a row's file's bytes,
     the decode's pixel limit, and a memo of residuals by pair for the rest of the check."""
 
     fine: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
     read: Callable[[int], bytes]
-    max_pixels: int
+    max_pixels: Callable[[], int]
     memo: dict[tuple[int, int, str], float | None]
 
 
@@ -134,7 +134,7 @@ def _residual(pictures: Pictures, kept: collections.OrderedDict[int, residual.Sq
     ``kept``: the squares of the last :data:`KEEP_ROWS` files decoded, by row."""
     a, b, how = key
     qa, qb = _squares(pictures, kept, a), _squares(pictures, kept, b)
-    return None if qa is None or qb is None else residual.rmax(qa, qb, how, pictures.max_pixels)
+    return None if qa is None or qb is None else residual.rmax(qa, qb, how, 0)
 
 
 def _squares(pictures: Pictures, kept: collections.OrderedDict[int, residual.Squares | None],
@@ -143,7 +143,7 @@ def _squares(pictures: Pictures, kept: collections.OrderedDict[int, residual.Squ
         kept.move_to_end(row)
         return kept[row]
     try:
-        got: residual.Squares | None = residual.squares(pictures.read(row), pictures.max_pixels)
+        got: residual.Squares | None = residual.squares(pictures.read(row), pictures.max_pixels())
     except Exception:  # noqa: BLE001 - a file changed or gone since the decode: the verdict stands
         got = None
     kept[row] = got

@@ -179,7 +179,7 @@ def aligned(qa: Squares, qb: Squares, orientation: str) -> tuple[float, tuple[fl
 def rmax(a: bytes | Squares, b: bytes | Squares, orientation: str, max_pixels: int) -> float | None:
     """The pair's largest HI px block residual over its median block energy (:func:`blocks_hi`), the
     first file turned as ``orientation`` says; None where either image is small.  ``a`` and ``b``:
-    the files, or their :func:`squares`."""
+    the files (decoded within ``max_pixels``), or their :func:`squares`."""
     qa = squares(a, max_pixels) if isinstance(a, bytes) else a
     qb = squares(b, max_pixels) if isinstance(b, bytes) else b
     got = aligned(qa, qb, orientation)
