@@ -96,9 +96,9 @@ def links(report: Path) -> list[tuple[str, str, str, str]]:
             for p in f.get("pairs", []) if p["detector"] in KINDS]
 
 
-KEYS = ("fine", "top3", "maxmed", "min96", "min", "smin", "rmax")
+KEYS = ("fine", "top3", "maxmed", "min96", "min", "smin", "rmax", "rtex")
 #: Where each statistic would hold a link (a hold is a warning): below for correlations, above for residuals.
-SWEEP = {"rmax": (0.5, 0.75, 1.0, 1.5, 2.0), "smin": (0.85, 0.8, 0.75, 0.7), "top3": (0.25, 0.3), "maxmed": (5.0, 8.0)}
+SWEEP = {"rmax": (0.5, 0.75, 1.0, 1.5, 2.0), "rtex": (0.5, 0.6, 0.7, 0.8, 1.0), "smin": (0.85, 0.8, 0.75, 0.7), "top3": (0.25, 0.3), "maxmed": (5.0, 8.0)}
 
 
 def scored(name: str, runs: Path, root: Path, per_set: int, block: int, local: int) -> list[tuple[str, dict[str, float]]]:
@@ -143,9 +143,9 @@ def main() -> None:
             for name, rows in every.items():
                 for lab in sorted({x for x, _ in rows}):
                     v = np.array([st[key] for x, st in rows if x == lab])
-                    held = v > level if key in ("rmax", "top3", "maxmed") else v < level
+                    held = v > level if key in ("rmax", "rtex", "top3", "maxmed") else v < level
                     cells.append(f"{name}:{lab} {int(held.sum())}/{len(v)}")
-            print(f"{key} {'>' if key in ('rmax', 'top3', 'maxmed') else '<'} {level}: " + ", ".join(cells))
+            print(f"{key} {'>' if key in ('rmax', 'rtex', 'top3', 'maxmed') else '<'} {level}: " + ", ".join(cells))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@ HI = M * hires.F
 BLOCK = 12
 #: Each block's own best shift, px at HI: a slight rotation or warp is a local shift.
 LOCAL = 2
+#: A block is inked where its energy is over this share of the 90th percentile block's.
+INKED = 0.1
 
 
 def squares(data: bytes, max_pixels: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
@@ -137,8 +139,12 @@ def blocks_hi(q: np.ndarray, r: np.ndarray, flipped: bool, geom: tuple[float, in
     e, med = np.minimum(et, ew), np.median(et)
     textured, strong = np.sqrt(e) > 0.25 * np.median(np.sqrt(e)), e > med
     res = e * (1 - np.clip(corr, 0, 1) ** 2)
+    # Over the textured blocks' median too: on a page mostly blank the median block is blank paper,
+    # and any residual is many times its energy (a paw print on white card, ``tracks``).
+    inked = et > INKED * np.percentile(et, 90)
     return {"min": float(corr[textured].min()), "smin": float(corr[strong].min()) if strong.any() else 1.0,
-            "rmax": float(res.max() / max(med, 1e-9))}
+            "rmax": float(res.max() / max(med, 1e-9)),
+            "rtex": float(res.max() / max(np.median(et[inked]) if inked.any() else med, 1e-9))}
 
 
 def _blocks(a: np.ndarray, n: int, block: int) -> np.ndarray:
@@ -176,14 +182,16 @@ def aligned(qa: Squares, qb: Squares, orientation: str) -> tuple[float, tuple[fl
     return best
 
 
-def rmax(a: bytes | Squares, b: bytes | Squares, orientation: str, max_pixels: int) -> float | None:
-    """The pair's largest HI px block residual over its median block energy (:func:`blocks_hi`), the
-    first file turned as ``orientation`` says; None where either image is small.  ``a`` and ``b``:
-    the files (decoded within ``max_pixels``), or their :func:`squares`."""
+def rmax(a: bytes | Squares, b: bytes | Squares, orientation: str, max_pixels: int) -> dict[str, float] | None:
+    """The pair's largest HI px block residual over its median block energy and over its inked
+    blocks' (``rmax``, ``rtex`` of :func:`blocks_hi`), the first file turned as ``orientation``
+    says; None where either image is small.  ``a`` and ``b``: the files (decoded within
+    ``max_pixels``), or their :func:`squares`."""
     qa = squares(a, max_pixels) if isinstance(a, bytes) else a
     qb = squares(b, max_pixels) if isinstance(b, bytes) else b
     got = aligned(qa, qb, orientation)
     if got is None:
         return None
     _, geom, _, _, ah, bh = got
-    return blocks_hi(ah, bh, orientation == "hflip", geom)["rmax"]
+    got = blocks_hi(ah, bh, orientation == "hflip", geom)
+    return {"rmax": got["rmax"], "rtex": got["rtex"]}
