@@ -7,7 +7,7 @@ on ``prado`` (``benchmarks/field.py``) 20 of 24 cross-split error links joined
 two documents of one template.  Where both pictures of an error link are
 documents (:func:`documents`, on the 96 px square the store keeps), both files
 are decoded again at 288 px and the pair is held at warning where its largest
-block residual says some text differs (``residual.rmax`` over :data:`SIBLING`).
+block residual says some text differs (``residual.rmax``, both levels of :data:`SIBLING`).
 
 Only documents are asked: bursts, video frames and augmented copies differ from
 their partners that way too, and the audits count them as leaks; applied to every
@@ -39,9 +39,9 @@ PAPER_LEVELS = 8.0
 #: Laplacian over the standard deviation, small print; ``paper``: share of the light ground).
 #: A card (ID cards, passports: printed on a patterned ground, dense small print) and a page
 #: (invoices, forms, screenshots: ruled text on a plain light ground).  On 300 files a set
-#: (``benchmarks/document_test.py``): 253 of ``prado``'s and 211 of 285 ``invoices`` are documents;
+#: (``benchmarks/document_test.py``): 253 of ``prado``'s and 206 of 285 ``invoices`` are documents;
 #: of 13 photo sets none but 1 of 298 ``cones`` (a cone on white) and of ``damage`` (a handwritten
-#: sign), and ``screws``' 7 training plots.
+#: sign), and 3 of ``screws``' training plots.
 #: ``along``: lines over the same variation of columns; text runs along rows, a grid (a
 #: transparency checkerboard behind a paw print, ``tracks``: 0.9-1.0) or a blot both ways.
 CARD = {"axis": 0.36, "lines": 0.35, "detail": 0.6, "along": 1.3}
