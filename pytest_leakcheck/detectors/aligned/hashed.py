@@ -143,7 +143,8 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
             out[n] = None
         else:
             out[n] = dataclasses.replace(matches[n], weak=True) if weak or s < held.warn[k] else matches[n]
-    _template(run, out, check, named)
+    free = [k for k in range(len(check)) if not tied[k]]
+    _template(run, out, [check[k] for k in free], [named[k] for k in free])
     return [m for m in out if m is not None]
 
 
@@ -151,7 +152,9 @@ def _template(run: SearchRun, out: list[Match | None], check: list[int], named: 
     """The hash matches still errors that join two documents of one template (``holds.documents``),
     made weak in ``out``: pHash and the thumbnail see the layout two such documents share; on
     ``prado`` (``benchmarks/field.py``) 42 of the 45 pairs of its error findings were theirs (the
-    rest 2 byte copies and a turned copy).  Their count goes to aligned's ``template_held``."""
+    rest 2 byte copies and a turned copy).  Their count goes to aligned's ``template_held``.  A pair
+    the policy ties (both files in one group) is not asked: there a re-shot is expected, as in
+    :func:`held_levels`."""
     ask = [k for k, n in enumerate(check) if out[n] is not None and not out[n].weak]  # type: ignore[union-attr]
     if not ask:
         return
