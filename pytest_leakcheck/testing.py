@@ -163,3 +163,34 @@ def receipt(template: int, seed: int, size: tuple[int, int] = (480, 800)) -> Ima
     paper = np.asarray(img.transform(size, Image.Transform.AFFINE, (1, 0, dx, 0, 1, dy), fillcolor=255), np.float32)
     paper = np.clip(paper + own.normal(0, 4, paper.shape), 0, 255).astype(np.uint8)
     return Image.fromarray(paper, "L").convert("RGB")
+
+
+def id_card(template: int, seed: int, size: tuple[int, int] = (600, 380), portrait: bool = False) -> Image.Image:
+    """A specimen ID card of one country's ``template``: the same patterned ground and labels for
+    every ``seed``, another holder (entries, the three MRZ lines; a ``portrait`` on the front).
+
+    Cards of one template are different documents that share their layout, as the PRADO
+    register's specimens do: a hash, the thumbnail and the 32 and 96 px squares see the layout."""
+    card, own = np.random.default_rng(20_000 + template), np.random.default_rng(30_000 + seed)
+    w, h = size
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    f1, f2, tint = card.uniform(0.05, 0.12), card.uniform(0.03, 0.08), card.uniform(200, 240, 3)
+    ground = np.sin(f1 * xx + 9 * np.sin(f2 * yy)) + np.sin(f2 * yy + 7 * np.sin(f1 * xx))
+    img = Image.fromarray(np.clip(tint[None, None] + 6 * ground[..., None], 0, 255).astype(np.uint8), "RGB")
+    draw = ImageDraw.Draw(img)
+    if portrait:
+        img.paste(photo(seed, (90, 115)), (w - 114, 16))
+
+    def word(rng: np.random.Generator, lo: int, hi: int, top: int = 91) -> str:
+        return "".join(chr(int(c)) for c in rng.integers(65, top, int(rng.integers(lo, hi))))
+
+    for k in range(6):  # labels in the template's places, the holder's entries under them
+        y = 12 + 34 * k
+        draw.text((24, y), f"{word(card, 8, 14)} / {word(card, 8, 18)}", fill=(60, 60, 80), font_size=12)
+        draw.text((24, y + 14), f"{word(own, 5, 12)} {own.integers(1, 99):02d} {word(own, 3, 9)}", fill=(10, 10, 20),
+                  font_size=16)
+    for k in range(3):  # the machine-readable zone: the template's prefix and fillers, the holder's numbers
+        line = (word(card, 5, 6) + "".join(str(int(c)) for c in own.integers(0, 10, 12))).ljust(28, "<")
+        draw.text((30, h - 118 + 34 * k), line, fill=(20, 20, 20), font_size=26)
+    dx, dy = (int(v) for v in own.integers(-3, 4, 2))  # never photographed quite the same
+    return img.transform(size, Image.Transform.AFFINE, (1, 0, dx, 0, 1, dy), fillcolor=tuple(int(c) for c in tint))

@@ -21,6 +21,7 @@ from ...signals import pool
 from ...store import keys
 from . import hires_levels
 from . import pairs
+from . import holds
 from .holds import sparse
 from . import state
 from .families import DESC_FAMILY
@@ -142,7 +143,31 @@ def refine(run: SearchRun, settings: Any, matches: list[Match]) -> list[Match]:
             out[n] = None
         else:
             out[n] = dataclasses.replace(matches[n], weak=True) if weak or s < held.warn[k] else matches[n]
+    free = [k for k in range(len(check)) if not tied[k]]
+    _template(run, out, [check[k] for k in free], [named[k] for k in free])
     return [m for m in out if m is not None]
+
+
+def _template(run: SearchRun, out: list[Match | None], check: list[int], named: list[str]) -> None:
+    """The hash matches still errors that join two documents of one template (``holds.documents``),
+    made weak in ``out``: pHash and the thumbnail see the layout two such documents share; on
+    ``prado`` (``benchmarks/field.py``) 42 of the 45 pairs of its error findings were theirs (the
+    rest 2 byte copies and a turned copy).  Their count goes to aligned's ``template_held``.  A pair
+    the policy ties (both files in one group) is not asked: there a re-shot is expected, as in
+    :func:`held_levels`."""
+    ask = [k for k, n in enumerate(check) if out[n] is not None and not out[n].weak]  # type: ignore[union-attr]
+    if not ask:
+        return
+    ij = np.array([(out[check[k]].i, out[check[k]].j) for k in ask], np.int64)  # type: ignore[union-attr]
+    none = np.zeros(len(ask))
+    asked = holds.Asked(getattr(run.sigs, "arrays", {}).get("desc:grey32"), ij[:, 0], ij[:, 1], none.astype(bool), none, none,
+                        hires_levels.pictures(run), [named[k] for k in ask])
+    held, counts = holds.apply(asked, (holds.TEMPLATE,))
+    for k in np.flatnonzero(held).tolist():
+        n = check[ask[k]]
+        out[n] = dataclasses.replace(out[n], weak=True)  # type: ignore[arg-type]
+    stats = run.stats["aligned"]
+    stats["template_held"] = int(stats.get("template_held", 0)) + counts[holds.TEMPLATE.stat]
 
 
 def _glyph_aware_scores(run: SearchRun, data: pairs.Data, ij: np.ndarray, flip: np.ndarray,

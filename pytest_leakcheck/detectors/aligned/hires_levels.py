@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ...files.remote import read_bytes
 from ...search.run import SearchRun
 from ...signals.families import Signatures
 from ...signals import pool
@@ -28,6 +29,7 @@ from ...store.db import Store
 from . import alignment, confirmed, descriptors, families
 from . import hires
 from . import pairs
+from .holds import documents
 from . import state
 
 #: Lowest fine level, whatever the impostors say.  Measured (``benchmarks/finelevel.py``) on 50
@@ -83,6 +85,14 @@ def squares(store: Store, digests: Sequence[bytes], rows: np.ndarray) -> tuple[n
         if grey is not None:
             out[n], found[n] = grey, True
     return out, found
+
+
+def pictures(run: SearchRun) -> documents.Pictures:
+    """What the template hold reads (``holds.documents``): the stored fine squares, the files
+    themselves, and one memo of residuals for the run (aligned's own pairs, then the hash matches)."""
+    memo = run.memo.setdefault("aligned-template-residuals", {})
+    return documents.Pictures(lambda rows: squares(run.store, run.sigs.digests, rows),
+                              lambda r: read_bytes(str(run.root / run.paths[r])), lambda: run.max_pixels, memo)
 
 
 def scores(run: SearchRun, i: np.ndarray, j: np.ndarray, flipped: np.ndarray,

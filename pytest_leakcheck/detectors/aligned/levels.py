@@ -311,7 +311,8 @@ def find(run: SearchRun, settings: Any) -> list[Match]:
     ask = np.flatnonzero(todo)
     error_level = levels_of(model.calibration, p.split_of[found.i[ask]] == p.split_of[found.j[ask]])[1]
     held[ask], counts = holds.apply(holds.Asked(run.sigs.arrays["desc:grey32"], found.i[ask], found.j[ask],
-                                                found.flipped[ask], found.score[ask], error_level))
+                                                found.flipped[ask], found.score[ask], error_level,
+                                                hires_levels.pictures(run)))
     run.stats["aligned"].update(counts)
     todo &= ~held
     cal = fine_level(run, found.i[todo], found.j[todo], data)
