@@ -102,8 +102,8 @@ def _ground(decoded: Decoded, family: Family) -> bytes:
 
 #: Where each photo's object stands out from its ground: a match off the object in both is held.
 GROUND_FAMILY = Family(
-    "ground", f"side{ground.SIDE}ring{ground.RING}tol{ground.MIN_TOL}obj{ground.MIN_OBJECT}-{ground.MAX_OBJECT};"
-              f"upright-of-{DECODE_PATH};v1",
+    "ground", f"side{ground.SIDE}ring{ground.RING}tol{ground.MIN_TOL}plain{ground.PLAIN}"
+              f"obj{ground.MIN_OBJECT}-{ground.MAX_OBJECT};upright-of-{DECODE_PATH};v1",
     (("ground", "u1", ground.BYTES),), _ground,
 )
 
