@@ -8,9 +8,10 @@ by eye two garments on one floor).  A re-shot of one object carries inliers on t
 
 Per photo a coarse mask of what stands out from the ground is kept: the colours of a 48 px
 square of the upright photo that lie far from the median colour of its outer ring (the ground
-seen around the object).  A match is held when few of its inliers fall on the object in either
-photo (:func:`held`).  A photo with no object told from its ground (a street, a landscape: the
-mask is nearly empty or nearly full) has no mask, and its matches are never held.
+seen around the object).  A match is held when few of its inliers fall on the object in both
+photos (:func:`held`).  A photo with no object told from a plain ground (a street, a landscape:
+its ring is of many colours, or the mask is nearly empty or nearly full) has no mask, and its
+matches are never held.
 """
 
 from __future__ import annotations
