@@ -31,9 +31,10 @@ MIN_TOL = 24.0
 #: while a floor, a bed or a candling stand is.
 PLAIN = 80.0
 #: An object covers at least and at most this share of the square; outside it the photo has no
-#: object told from its ground (a wall, a street filling the frame), and no mask.  Not 0.1: a white
-#: shirt on white tiles stands out in 4-9 % of the cells (``clothing``).
-MIN_OBJECT, MAX_OBJECT = 0.02, 0.8
+#: object told from its ground, and no mask.  The objects of the pairs held on ``clothing`` and
+#: ``eggs`` cover 25-41 %; at 0.02 three re-shots of one concrete wall on ``damage`` were held (a
+#: crack or a spalled patch is 4-14 % of such a crop, and the wall around it is the scene itself).
+MIN_OBJECT, MAX_OBJECT = 0.2, 0.8
 #: A match is held when less than this share of its inliers lies on the object in both photos.
 #: On the 40 points the report keeps per pair (``benchmarks/field.py``, main's reports), with no
 #: PLAIN limit: ``clothing`` 25 of 45 pairs (all different garments, by eye), ``eggs`` 23 of 291 and

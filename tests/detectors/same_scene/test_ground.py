@@ -68,7 +68,8 @@ def test_a_photo_without_an_object_on_a_ground_has_no_mask() -> None:
     rgb = np.clip(rng.normal(128, 6, (ground.SIDE, ground.SIDE, 3)), 0, 255).astype(np.uint8)
     bits = np.frombuffer(ground.mask(rgb), np.uint8)
     assert ground.share(bits, np.array([[0.02, 0.02], [0.98, 0.5]])) == 1.0
-    floor = np.asarray(_laid(_floor(7), 11).resize((ground.SIDE, ground.SIDE), Image.Resampling.BOX))
+    shot = view(_laid(_floor(7), 11), 100, 80)  # the object fills a fifth of the frame and more
+    floor = np.asarray(shot.resize((ground.SIDE, ground.SIDE), Image.Resampling.BOX))
     bits = np.frombuffer(ground.mask(floor), np.uint8)
     assert ground.share(bits, np.array([[0.05, 0.05], [0.95, 0.9]])) == 0.0  # the floor's corners
     assert ground.share(bits, np.array([[0.5, 0.5]])) == 1.0  # the object's middle
