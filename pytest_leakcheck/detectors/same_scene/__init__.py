@@ -99,9 +99,9 @@ class SameScene(Detector):
         return parse_settings(ctx, raw, at, SceneSettings, FIELDS)
 
     def families(self, settings: SceneSettings, policy: PolicyView) -> tuple[Family, ...]:
-        from .find import FAMILY, GLYPH_FAMILY
+        from .find import FAMILY, GLYPH_FAMILY, GROUND_FAMILY
 
-        return () if settings.severity == "off" else (FAMILY, GLYPH_FAMILY)
+        return () if settings.severity == "off" else (FAMILY, GLYPH_FAMILY, GROUND_FAMILY)
 
     def orientations(self, settings: SceneSettings, policy: PolicyView) -> tuple[str, ...]:
         # Nothing to search by orientation: keypoint descriptors are rotation-invariant

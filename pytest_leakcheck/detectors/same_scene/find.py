@@ -19,7 +19,7 @@ from ...signals.decode import DECODE_PATH, Decoded, detail_grey
 from ...signals.families import Family
 from ...signals.pool import Running
 from ...store import keys
-from . import features, index
+from . import features, ground, index
 from ..aligned.holds import sparse
 from ..base import Done
 
@@ -89,14 +89,34 @@ GLYPH_FAMILY = Family(
 GLYPH_INLIERS = 40
 
 
+def _ground(decoded: Decoded, family: Family) -> bytes:
+    """The object mask of the upright photo (``ground.mask``), in the keypoints' frame (untrimmed)."""
+    from PIL import Image
+
+    img = decoded.upright if decoded.upright is not None else decoded.content
+    if img is None:
+        return b"\xff" * ground.BYTES
+    small = img.convert("RGB").resize((ground.SIDE, ground.SIDE), Image.Resampling.BOX)
+    return ground.mask(np.asarray(small))
+
+
+#: Where each photo's object stands out from its ground: a match off the object in both is held.
+GROUND_FAMILY = Family(
+    "ground", f"side{ground.SIDE}ring{ground.RING}tol{ground.MIN_TOL}plain{ground.PLAIN}"
+              f"obj{ground.MIN_OBJECT}-{ground.MAX_OBJECT};upright-of-{DECODE_PATH};v1",
+    (("ground", "u1", ground.BYTES),), _ground,
+)
+
+
 #: The version of same-scene's stored levels and points and of its matches' parameters.
-STORE_VERSION = "same-scene-v4"
+STORE_VERSION = "same-scene-v5"
 
 
 def params(det: Any) -> str:
     """What same-scene's matches depend on, for the store's match key (``keys.matches``)."""
     return (f"{STORE_VERSION};k={det.candidates};warn={det.false_alarms_per_10k};"
-            f"err={det.error_false_alarms_per_10k};min={det.min_inliers};{FAMILY.params}")
+            f"err={det.error_false_alarms_per_10k};min={det.min_inliers};{FAMILY.params};"
+            f"on{ground.ON_OBJECT};{GROUND_FAMILY.params}")
 
 
 def store_key(kind: str, det: Any, comparisons: Any) -> str:
@@ -282,18 +302,29 @@ def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
     matches, points = [], {}
     warn, err = search.cal["threshold"], search.cal["error_threshold"]
     glyph = run.sigs.arrays["glyph"][:, 0] if run.sigs.has("glyph") else np.zeros(len(run.paths), np.uint8)
-    held = 0
+    held = on_ground = 0
+    masks = run.sigs.arrays["ground"] if run.sigs.has("ground") else None
     for (i, j), (count, pts) in zip(search.pairs, verified):
         floor = GLYPH_INLIERS if glyph[i] and glyph[j] else 0
         held += max(warn, floor) > count >= warn
+        if count >= max(warn, floor) and masks is not None and _off_object(search.feats, masks, i, j, pts):
+            on_ground += 1
+            continue
         if count >= max(warn, floor):
             matches.append(Match(i, j, name, float(count), "identity", weak=count < max(err, floor)))
             points[_pair_key(run, i, j)] = features.normalised(pts, search.feats, i, j, POINTS)
     if isinstance(run.stats.get("same_scene"), dict):
         run.stats["same_scene"]["glyph_pairs_held"] = int(held)
+        run.stats["same_scene"]["ground_pairs_held"] = int(on_ground)
     known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
     run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps({**known, **points})})
     return matches
+
+def _off_object(feats: features.Features, masks: np.ndarray, i: int, j: int, pts: np.ndarray) -> bool:
+    """Whether a match's inliers lie on the ground around two objects, not on either (``ground.held``)."""
+    a, b = int(feats.local[i]), int(feats.local[j])
+    return ground.held(masks[i], masks[j], np.asarray(pts, np.float64), feats.wh[a], feats.wh[b])
+
 
 def _calibration(run: SearchRun, det: Any, ix: features.Indexed, rows: np.ndarray) -> dict[str, Any]:
     """The levels: from the last full search when this one is focused, else measured now."""
