@@ -194,3 +194,13 @@ def id_card(template: int, seed: int, size: tuple[int, int] = (600, 380), portra
         draw.text((30, h - 118 + 34 * k), line, fill=(20, 20, 20), font_size=26)
     dx, dy = (int(v) for v in own.integers(-3, 4, 2))  # never photographed quite the same
     return img.transform(size, Image.Transform.AFFINE, (1, 0, dx, 0, 1, dy), fillcolor=tuple(int(c) for c in tint))
+
+
+def linked_pairs(report: object, severity: str) -> set[tuple[str, str]]:
+    """Pairs of files (sorted paths) in one finding of ``severity`` of a check's report, whatever its kind."""
+    out: set[tuple[str, str]] = set()
+    for f in getattr(report, "findings", ()):
+        if f.severity == severity:
+            paths = sorted(m.path for m in f.members)
+            out |= {(a, b) for n, a in enumerate(paths) for b in paths[n + 1:]}
+    return out

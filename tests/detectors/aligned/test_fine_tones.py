@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image, ImageFilter
 
 from pytest_leakcheck import check
-from pytest_leakcheck.testing import photo, save
+from pytest_leakcheck.testing import linked_pairs, photo, save
 
 #: ``aligned``'s own verdict: a pHash or thumbnail match keeps its own, as under the tones hold (``holds/tones.py``),
 #: and these pictures are within pHash 8 of their train pictures.
@@ -37,14 +37,6 @@ def other_hand(img: Image.Image, other: Image.Image, gamma: float) -> Image.Imag
     return Image.fromarray(np.clip(255 * (mixed / 255) ** gamma, 0, 255).astype(np.uint8))
 
 
-def _linked(report, severity: str) -> set[tuple[str, str]]:
-    out = set()
-    for f in report.findings:
-        if f.severity == severity:
-            paths = sorted(m.path for m in f.members)
-            out |= {(a, b) for n, a in enumerate(paths) for b in paths[n + 1:]}
-    return out
-
 
 def test_a_faint_fine_verdict_between_other_tones_is_a_warning_and_copies_stay_errors(tmp_path: Path) -> None:
     for i in range(24):
@@ -58,7 +50,7 @@ def test_a_faint_fine_verdict_between_other_tones_is_a_warning_and_copies_stay_e
     save(photo(6, SIZE).transpose(Image.Transpose.FLIP_LEFT_RIGHT), tmp_path / "test/mirrored.jpg", quality=88)
     (tmp_path / "leakcheck.yaml").write_text(POLICY)
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
-    errors, warnings = _linked(report, "error"), _linked(report, "warning")
+    errors, warnings = linked_pairs(report, "error"), linked_pairs(report, "warning")
     stats = report.stats["aligned"]
     fine = {(a, b): v for a, b, v in stats["fine_pairs"]}
     level = float(stats["fine_threshold"])

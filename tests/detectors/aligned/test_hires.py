@@ -14,7 +14,7 @@ from pytest_leakcheck.detectors import aligned
 from pytest_leakcheck.detectors.aligned import descriptors, families, hires, hires_levels, levels
 from pytest_leakcheck.render.text import render as render_text
 from pytest_leakcheck.signals.decode import decode
-from pytest_leakcheck.testing import jpeg_quality, photo, save
+from pytest_leakcheck.testing import jpeg_quality, linked_pairs, photo, save
 
 from .test_detector import _disguised
 
@@ -71,15 +71,6 @@ def photos(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _linked(report, severity: str) -> set[tuple[str, str]]:
-    """Pairs of files in one finding of ``severity``, whatever its kind."""
-    out = set()
-    for f in report.findings:
-        if f.severity == severity:
-            paths = sorted(m.path for m in f.members)
-            out |= {(a, b) for n, a in enumerate(paths) for b in paths[n + 1:]}
-    return out
-
 
 def _pair(test: str, train: str) -> tuple[str, str]:
     return (test, train) if test < train else (train, test)
@@ -90,7 +81,7 @@ def test_lookalikes_are_not_error_links_and_copies_still_are(photos: Path) -> No
     detail does not line up, so they are no error; cropped, recompressed, mirrored and turned copies
     still are."""
     report = check(photos / "leakcheck.yaml", use_cache=False)
-    errors = _linked(report, "error")
+    errors = linked_pairs(report, "error")
     for copy, source in COPIES.items():
         assert _pair(copy, source) in errors, copy
     for look, source in LOOKALIKES.items():
@@ -118,7 +109,7 @@ def test_without_the_fine_verdict_the_lookalikes_are_errors(photos: Path, monkey
     are error-level links (so the test above can fail)."""
     monkeypatch.setattr(hires_levels, "large", lambda sigs: np.zeros(len(sigs), bool))
     report = check(photos / "leakcheck.yaml", use_cache=False)
-    errors = _linked(report, "error")
+    errors = linked_pairs(report, "error")
     assert all(_pair(look, source) in errors for look, source in LOOKALIKES.items())
     assert "fine_threshold" not in report.stats["aligned"]
 
@@ -169,9 +160,9 @@ def test_small_jpeg_lookalikes_are_not_errors_and_copies_still_are(tmp_path: Pat
     save(photo(12, size).transpose(Image.Transpose.FLIP_LEFT_RIGHT), tmp_path / "test/mirrored.jpg", quality=88)
     (tmp_path / "leakcheck.yaml").write_text(POLICY)
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
-    errors = _linked(report, "error")
+    errors = linked_pairs(report, "error")
     for k in range(4):
-        assert _pair(f"test/look_{k}.jpg", f"train/img_{k:03d}.jpg") in _linked(report, "warning")
+        assert _pair(f"test/look_{k}.jpg", f"train/img_{k:03d}.jpg") in linked_pairs(report, "warning")
         assert _pair(f"test/look_{k}.jpg", f"train/img_{k:03d}.jpg") not in errors
     for copy, n in (("crop", 10), ("recompressed", 11), ("mirrored", 12)):
         assert _pair(f"test/{copy}.jpg", f"train/img_{n:03d}.jpg") in errors, copy
