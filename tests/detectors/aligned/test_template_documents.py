@@ -53,7 +53,8 @@ def _refined(monkeypatch: pytest.MonkeyPatch, root: Path, hits: list[Match]) -> 
     grey32 = np.stack([describe(np.asarray(d.colour))["grey32"].reshape(-1) for d in decoded])
     run = SimpleNamespace(
         stats={"aligned": dict(LEVELS)}, root=root, paths=tuple(paths), max_pixels=10**8,
-        sigs=SimpleNamespace(valid=np.ones(n, bool), digests=digests, arrays={"desc:grey32": grey32}),
+        sigs=SimpleNamespace(valid=np.ones(n, bool), digests=digests,
+                            arrays={"desc:grey32": grey32, "fine": np.ones((n, 1), np.uint8)}),  # each a fine square
         orientations=("identity", "hflip"), split_of=("train", "test") * (n // 2), focus=None, memo={}, groups=None)
     with open_store(None) as run.store:
         run.store.put_signatures((dg, HIRES_FAMILY.name, HIRES_FAMILY.params, True, hires.row(d, HIRES_FAMILY))
