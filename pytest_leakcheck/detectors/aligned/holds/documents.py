@@ -55,6 +55,9 @@ SIBLING = {"rmax": 1.0, "rtex": 0.5}
 #: Document pairs asked at most per call (two decodes and a second or so each): beyond it the rest
 #: keep their verdict, an error, as they were before this hold.
 MAX_PAIRS = 400
+#: Squares read and tested at once (the features' float planes take about 0.4 MB a square: the
+#: rows of a leaky set's error links, all at once, raised ``tracks``' peak RSS from 306 to 445 MB).
+BLOCK = 256
 #: Files whose decoded squares are kept while the pairs are asked (about 0.35 MB each): a template's
 #: documents are linked with one another, so each is in several pairs.
 KEEP_ROWS = 48
@@ -124,9 +127,11 @@ def held(pictures: Pictures | None, i: np.ndarray, j: np.ndarray, how: Sequence[
     if pictures is None or not len(i):
         return out
     rows = np.unique(np.concatenate([i, j]))
-    squares, found = pictures.fine(rows)
     doc = np.zeros(rows.max() + 1, bool)
-    doc[rows[found]] = documents(squares[found])
+    for a in range(0, len(rows), BLOCK):  # in blocks: the features hold ~0.4 MB a square at once
+        block = rows[a:a + BLOCK]
+        squares, found = pictures.fine(block)
+        doc[block[found]] = documents(squares[found])
     both = np.flatnonzero(doc[i] & doc[j])[:MAX_PAIRS]
     kept: collections.OrderedDict[int, residual.Squares | None] = collections.OrderedDict()
     for n in both[np.lexsort((j[both], i[both]))].tolist():  # by row, so a file's squares serve its pairs
