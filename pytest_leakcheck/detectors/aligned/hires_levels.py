@@ -91,12 +91,13 @@ def pictures(run: SearchRun) -> documents.Pictures:
     """What the template hold reads (``holds.documents``): the stored fine squares, the files
     themselves, and one memo of residuals for the run (aligned's own pairs, then the hash matches)."""
     memo = run.memo.setdefault("aligned-template-residuals", {})
-    big = large(run.sigs)
 
     def fine(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # Only rows that carry a fine square are read: a small image never enters the fine path.
         out, found = np.zeros((len(rows), hires.F, hires.F), np.uint8), np.zeros(len(rows), bool)
-        ask = big[rows]
+        if "fine" not in getattr(run.sigs, "arrays", {}):  # no fine family computed: no squares
+            return out, found
+        ask = large(run.sigs)[rows]
         if ask.any():
             out[ask], found[ask] = squares(run.store, run.sigs.digests, rows[ask])
         return out, found
