@@ -307,18 +307,20 @@ def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
     for (i, j), (count, pts) in zip(search.pairs, verified):
         floor = GLYPH_INLIERS if glyph[i] and glyph[j] else 0
         held += max(warn, floor) > count >= warn
-        if count >= max(warn, floor) and masks is not None and _off_object(search.feats, masks, i, j, pts):
+        if count < max(warn, floor):
+            continue
+        if masks is not None and _off_object(search.feats, masks, i, j, pts):
             on_ground += 1
             continue
-        if count >= max(warn, floor):
-            matches.append(Match(i, j, name, float(count), "identity", weak=count < max(err, floor)))
-            points[_pair_key(run, i, j)] = features.normalised(pts, search.feats, i, j, POINTS)
+        matches.append(Match(i, j, name, float(count), "identity", weak=count < max(err, floor)))
+        points[_pair_key(run, i, j)] = features.normalised(pts, search.feats, i, j, POINTS)
     if isinstance(run.stats.get("same_scene"), dict):
         run.stats["same_scene"]["glyph_pairs_held"] = int(held)
         run.stats["same_scene"]["ground_pairs_held"] = int(on_ground)
     known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
     run.store.put_meta({store_key("points", settings, run.comparisons): json.dumps({**known, **points})})
     return matches
+
 
 def _off_object(feats: features.Features, masks: np.ndarray, i: int, j: int, pts: np.ndarray) -> bool:
     """Whether a match's inliers lie on the ground around two objects, not on either (``ground.held``)."""
