@@ -320,6 +320,12 @@ SOURCES: tuple[Source, ...] = (
            "split by file (seed 0)",
            "the TIFF of ID_<n> holds exactly its DICOM's Hounsfield units (one slice in two formats); DICOM "
            "PatientID names 54 patients, 1 to 6 slices each; 6 DICOMs are byte copies of another ID's"),
+    Source("tabcomp", "srgautam9/TabComp", "7afe4183fbb37bb43a9bd5daf337f9b2f1366980", "",
+           "held out (stop 62, probe 9): scanned pages of tables (UCSF Industry Documents, about 2100x1600 PNG) "
+           "named <document>_<page>.png, a Hugging Face imagefolder per split (train/, test/: metadata.jsonl "
+           "beside documents/), the same 74 files again in a second layout (Instruction-Tuning-Format/images/)",
+           "each file of one layout is a byte copy of the same name in the other, in the same split; pages of "
+           "document rzbj0037 are in train (1, 10) and test (3, 7, 8): one template, other numbers"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
