@@ -46,3 +46,16 @@ def test_without_dicom_the_not_split_fix_is_unchanged(tmp_path: Path, run_cli) -
         photo(k).save(tmp_path / f"cats/c{k}.png")
     code, _, err = run_cli("init", str(tmp_path))
     assert code == EXIT_USAGE and "a leakcheck.yaml of `version: 1` and `splits: {manifest: splits.csv}`, then" in err
+
+
+def test_the_not_split_fix_names_the_burst_rule_of_photos_in_bursts(tmp_path: Path, run_cli) -> None:
+    from datetime import timedelta
+
+    from .conftest import BASE_TIME, exif_photo
+
+    for b in range(4):  # 4 bursts of 3 shots 0.4 s apart, 10 minutes between bursts
+        for s in range(3):
+            exif_photo(tmp_path / f"photos/p{b}{s}.jpg", 100 + 3 * b + s,
+                       BASE_TIME + timedelta(minutes=10 * b, milliseconds=400 * s))
+    code, _, err = run_cli("init", str(tmp_path))
+    assert code == EXIT_USAGE and "`groups: [{burst: {gap: 1s}}]` (photo bursts from capture times" in err, err
