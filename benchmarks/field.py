@@ -57,7 +57,7 @@ import field_truth  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
-IMAGE_EXT = {".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}  # as the check reads them (prado: 159 .jfif)
+IMAGE_EXT = {".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".dcm"}  # as the check reads them (prado: 159 .jfif)
 PIXEL_KINDS = {"identical-file", "identical-pixels", "near-duplicate", "same-scene"}
 
 BARE_DECODE = """
@@ -68,6 +68,14 @@ def load(path):
     try:
         with Image.open(path) as im:
             return im.convert("RGB").size
+    except Exception:
+        pass
+    try:  # what Pillow cannot open: a DICOM's pixels, a float64 TIFF's bytes (ctdwt)
+        if path.endswith(".dcm"):
+            import pydicom
+            return pydicom.dcmread(path).pixel_array.shape
+        import numpy
+        return numpy.fromfile(path, dtype="u1").shape
     except Exception:
         return None
 if __name__ == "__main__":
@@ -199,6 +207,19 @@ def file_splits(policy: Path) -> dict[str, str]:
     return {record.path: record.split for record in scan(load(policy)).records}
 
 
+def _viewable(path: Path):  # noqa: ANN202 - a PIL image
+    """The image as RGB; what the check decodes for a file Pillow cannot open (DICOM, a float64 TIFF)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.convert("RGB")
+    except Image.UnidentifiedImageError:
+        from pytest_leakcheck.signals.imagedepth import open_image, upright_rgb
+
+        return upright_rgb(open_image(path.read_bytes(), 1 << 40), 1)
+
+
 def contact_sheet(root: Path, pairs: list[dict], out: Path, start: int = 0) -> None:
     """Two pairs a row, each pair's images side by side (as stored, not turned), numbered."""
     from PIL import Image, ImageDraw
@@ -211,8 +232,7 @@ def contact_sheet(root: Path, pairs: list[dict], out: Path, start: int = 0) -> N
         x0 = (n % per_row) * (2 * cell + 20)
         y0 = (n // per_row) * (cell + label + 10)
         for side, key in enumerate(("a", "b")):
-            with Image.open(root / pair[key]) as image:
-                image = image.convert("RGB")
+            with _viewable(root / pair[key]) as image:
                 scale = (cell - 4) / max(image.size)  # small images are enlarged too, to be seen
                 image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))),
                                      Image.NEAREST if scale > 1 else Image.BILINEAR)

@@ -312,6 +312,20 @@ SOURCES: tuple[Source, ...] = (
            "held out (stop 61, probe 8): aerial photos of whales from above, Pascal VOC with lists of old-Mac CR "
            "line ends; 243 web photos (640 px wide) named <species><n>, 729 filtered versions in Other_Image_Sets/",
            "none from names; by eye, one photo cropped to two heights is in train and in test or val"),
+    Source("ctdwt", "ChrisKalahiki/CT-Image-Analysis-using-DWT", "5466f73c391dcec361626d60a02834ca1393f9b8", "",
+           "held out (stop 62, probe 9): DICOM CT slices of several patients, the Kaggle 'CT Medical Images' "
+           "set as a course project committed it: 100 slices (512x512) of 54 TCGA patients in dicom_dir/ "
+           "(ID_<n>_AGE_<age>_CONTRAST_<0|1>_CT.dcm), each again as a float64 TIFF of its Hounsfield units in "
+           "tiff_images/, a copy of one at the root (image.dcm); no split: splits.csv is a user's random 80/20 "
+           "split by file (seed 0)",
+           "the TIFF of ID_<n> holds exactly its DICOM's Hounsfield units (one slice in two formats); DICOM "
+           "PatientID names 54 patients, 1 to 6 slices each; 6 DICOMs are byte copies of another ID's"),
+    Source("tabcomp", "srgautam9/TabComp", "7afe4183fbb37bb43a9bd5daf337f9b2f1366980", "",
+           "held out (stop 62, probe 9): scanned pages of tables (UCSF Industry Documents, about 2100x1600 PNG) "
+           "named <document>_<page>.png, a Hugging Face imagefolder per split (train/, test/: metadata.jsonl "
+           "beside documents/), the same 74 files again in a second layout (Instruction-Tuning-Format/images/)",
+           "each file of one layout is a byte copy of the same name in the other, in the same split; pages of "
+           "document rzbj0037 are in train (1, 10) and test (3, 7, 8): one template, other numbers"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
@@ -355,6 +369,9 @@ def fetch(source: Source, dest: Path) -> None:
         random_manifest(dest)
     if source.name == "signdigits":
         random_folders(dest, seed=59, test=0.2)
+    if source.name == "ctdwt":
+        random_manifest(dest, pattern="**/*", suffixes=(".dcm", ".tif"), label=False)
+        ct_truth(dest)
     if source.name == "cmnist":
         cmnist_manifest(dest)
 
@@ -378,17 +395,28 @@ def deeppcb_manifest(root: Path) -> None:
         writer.writerows(rows)
 
 
-def random_manifest(root: Path, seed: int = 0, test: float = 0.2) -> None:
-    """``splits.csv`` of a class-folder set that has no split, as its users split it in code: 20 % of
-    the files, drawn at random (``train_test_split``, ``validation_split``), to test; a label column."""
-    files = sorted(str(p.relative_to(root)) for p in root.glob("*/*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+def random_manifest(root: Path, seed: int = 0, test: float = 0.2, *, pattern: str = "*/*",
+                    suffixes: tuple[str, ...] = (".jpg", ".jpeg", ".png"), label: bool = True) -> None:
+    """``splits.csv`` of a set that has no split, as its users split it in code: 20 % of the files,
+    drawn at random (``train_test_split``, ``validation_split``), to test; a label column (the class
+    folder) when ``label``."""
+    files = sorted(str(p.relative_to(root)) for p in root.glob(pattern) if p.suffix.lower() in suffixes)
     shuffled = files[:]
     random.Random(seed).shuffle(shuffled)
     held = set(shuffled[: int(len(files) * test)])
     with (root / "splits.csv").open("w", newline="") as out:
         writer = csv.writer(out)
-        writer.writerow(["path", "label", "split"])
-        writer.writerows((f, f.split("/")[0], "test" if f in held else "train") for f in files)
+        writer.writerow(["path", "label", "split"] if label else ["path", "split"])
+        writer.writerows((f, f.split("/")[0], "test" if f in held else "train") if label else
+                         (f, "test" if f in held else "train") for f in files)
+
+
+def ct_truth(root: Path) -> None:
+    """``ctdwt.truth.json`` beside the tree: each slice's DICOM and its TIFF, one slice in two formats (the
+    TIFF holds exactly the DICOM's Hounsfield units: checked with pydicom's modality LUT)."""
+    pairs = [[f"dicom_dir/{t.stem}.dcm", f"tiff_images/{t.name}"] for t in sorted((root / "tiff_images").glob("*.tif"))
+             if (root / "dicom_dir" / f"{t.stem}.dcm").is_file()]
+    (root.parent / f"{root.name}.truth.json").write_text(json.dumps({"mirrored_copies": pairs}, indent=1))
 
 
 def random_folders(root: Path, seed: int, test: float) -> None:

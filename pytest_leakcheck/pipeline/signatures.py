@@ -22,7 +22,7 @@ from .. import detectors
 from ..dataset import metagroups
 from ..store import keys, pseudonyms, snapshot
 from ..files import remote as sources
-from ..signals.decode import DECODE_PATH, PIXELS_PARAMS, Failed, SignTask, Unreadable, check_pixels, sign
+from ..signals.decode import DECODE_PATH, ERROR_PATH, PIXELS_PARAMS, Failed, SignTask, Unreadable, check_pixels, sign
 from ..dataset.inventory import FileRecord
 from ..policy.load import Policy
 from ..signals.pool import run_map
@@ -160,7 +160,7 @@ def _compute_rows(
     t_hash = time.perf_counter()
     # Whether a file is a "bomb" depends on files.max_pixels, so cached
     # errors are only valid for the limit they were found under.
-    error_params = keys.error_params(DECODE_PATH, policy.files.max_pixels)
+    error_params = keys.error_params(ERROR_PATH, policy.files.max_pixels)
     wanted = [(f.name, f.params) for f in fams] + [keys.DIMS, ("error", error_params)]
     cached: Cached = store.get_families([d for d in digests if d], wanted)
     fresh_rows = FreshRows(len(records), {f.name: f.row_bytes for f in fams} | {keys.DIMS[0]: 16},

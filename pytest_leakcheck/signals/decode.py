@@ -66,6 +66,9 @@ PROBE = 128
 DECODE_PATH = (f"draft{DRAFT}-detail{DETAIL}from{DETAIL_FROM}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}own"
                f"-lanczos{BASE}-v4")
 PIXELS_PARAMS = "rgba-exif-v2"
+#: Key of a cached decode error: a reader added for files Pillow cannot open (64-bit float TIFFs,
+#: floattiff.py) changes it, so those files are decoded again while every stored signature stays.
+ERROR_PATH = f"{DECODE_PATH};float64-tiff"
 #: Formats whose files may be animations; ``Decoded.memo[FRAMES]`` is how many frames one holds.
 ANIMATED_FORMATS = frozenset({"GIF", "PNG", "WEBP"})
 FRAMES = "frames"

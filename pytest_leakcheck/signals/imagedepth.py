@@ -30,7 +30,7 @@ from collections.abc import Iterator
 import numpy as np
 from PIL import Image, ImageOps
 
-from . import dicom, heif
+from . import dicom, floattiff, heif
 
 #: Pixel buffer (bytes) Pillow may allocate to decode one image.  Pillow
 #: decodes most formats (PNG, TIFF, WebP...) only whole, so this bounds the
@@ -92,10 +92,23 @@ def open_image(data: bytes, max_pixels: int) -> Image.Image:
             img = Image.open(io.BytesIO(data))
         except Image.DecompressionBombError as exc:
             raise Unreadable(f"decompression bomb: {exc}") from None
+        except Image.UnidentifiedImageError:
+            img = _float64_tiff(data)
     w, h = img.size
     check_pixels(w, h, max_pixels)
     if w == 0 or h == 0:
         raise Unreadable("image has no pixels")
+    return img
+
+
+def _float64_tiff(data: bytes) -> Image.Image:
+    """A float64 TIFF Pillow cannot open, as mode F (floattiff.py); Pillow's own error for anything else."""
+    try:
+        img = floattiff.image(data, MAX_DECODE_BYTES)
+    except ValueError as exc:
+        raise Unreadable(str(exc)) from None
+    if img is None:
+        raise Image.UnidentifiedImageError("cannot identify image file")
     return img
 
 

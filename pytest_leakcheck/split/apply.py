@@ -80,6 +80,11 @@ def summary(p: Plan, *, targets: bool = True) -> str:
     if p.ungrouped and any(g is not None for g in p.group):
         head += f"; {p.ungrouped} files matched no group rule"
     tail = []
+    if p.unreadable:
+        # Held-out probe 9 (docs/field.md, `ctdwt`): 100 TIFFs no reader opened were placed in silence,
+        # 28 of them in the other split from their own DICOM.
+        tail.append(f"{p.unreadable} file{'s' * (p.unreadable != 1)} could not be read: placed without "
+                    "any copy of theirs (`leakcheck check` names each and why)")
     if p.stratified_by:
         tail.append(
             f"label distance: total variation between a split's {p.stratified_by} labels "

@@ -36,6 +36,8 @@ class Found:
     clusters: list[list[str]]
     meta: metagroups.Values | None
     warned: list[list[str]]
+    #: Files the check could not decode: no copy of theirs can be found, so none is kept with them.
+    unreadable: int = 0
 
 
 def found(policy: Policy, pooled: Policy, *, store: Any = None, opts: RunOptions | None = None) -> Found:
@@ -55,10 +57,11 @@ def found(policy: Policy, pooled: Policy, *, store: Any = None, opts: RunOptions
     copies = [f for f in done.report.findings if f.kind in COPY_KINDS]
     clusters = [[m.path for m in f.members] for f in copies if not f.weak]
     warned = [[m.path for m in f.members] for f in copies if f.weak]
+    unreadable = sum(len(f.members) for f in done.report.findings if f.kind == "unreadable-image")
     if not rules:
-        return Found(clusters, None, warned)
+        return Found(clusters, None, warned, unreadable)
     key = pseudonyms.key(store.path if store is not None else store_location(policy, opts.use_cache))
-    return Found(clusters, metagroups.values(done.inventory.records, done.signatures, key), warned)
+    return Found(clusters, metagroups.values(done.inventory.records, done.signatures, key), warned, unreadable)
 
 
 def clusters_and_groups(policy: Policy, pooled: Policy, *, store: Any = None,

@@ -280,6 +280,7 @@ class Plan:
     clusters: int = 0
     warned: int = 0  # weak links whose files a fresh plan kept together (clusters.keep_warned)
     ungrouped: int = 0
+    unreadable: int = 0  # files placed without their copies: the check could not decode them
     moved: int = 0
     dropped: int = 0  # kept-manifest rows whose file is gone
     stratified_by: str | None = None
@@ -387,6 +388,7 @@ def plan(
         clusters=len(clusters),
         warned=joined,
         ungrouped=sum(g is None for g in groups),
+        unreadable=pool.unreadable,
         moved=result.moved,
         dropped=len(set(rows) - set(paths)) if keep is not None else 0,
         stratified_by=stratify,
