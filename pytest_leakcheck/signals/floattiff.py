@@ -49,15 +49,31 @@ def image(data: bytes, max_bytes: int) -> Image.Image | None:
         raise ValueError(f"too large to decode in bounded memory: {w}x{h} float64 TIFF needs "
                          f"{need / 2**20:,.0f} MiB of pixels, over leakcheck's bound of {max_bytes >> 20} MiB")
     strips = [data[o:o + n] for o, n in zip(tags[_OFFSETS], tags[_COUNTS])]
-    try:
-        raw = b"".join(zlib.decompress(s) if compression != _PLAIN else s for s in strips)
-    except zlib.error:
+    raw = _joined(strips, compression != _PLAIN, need)
+    if raw is None:
         return None
     if len(raw) < need:
         return None
     values = np.frombuffer(raw, dtype=order + "f8", count=w * h).reshape(h, w)
     with np.errstate(over="ignore"):  # beyond float32: infinite, which the depth mapping sets aside
         return Image.fromarray(values.astype(np.float32), "F")
+
+
+def _joined(strips: list[bytes], deflated: bool, need: int) -> bytes | None:
+    """The strips' pixel bytes, never more than ``need``: a hostile strip that inflates a
+    thousandfold stops at the image's own size (None when one is damaged)."""
+    out = bytearray()
+    for strip in strips:
+        if len(out) >= need:
+            break
+        if not deflated:
+            out += strip[:need - len(out)]
+            continue
+        try:
+            out += zlib.decompressobj().decompress(strip, need - len(out))
+        except zlib.error:
+            return None
+    return bytes(out)
 
 
 def _tags(data: bytes) -> tuple[str, dict[int, tuple[int, ...]]] | None:

@@ -25,6 +25,13 @@ def float64_tiff(values: np.ndarray, path: Path, *, order: str = "<", deflate: b
     h, w = values.shape
     pixels = values.astype(order + "f8").tobytes()
     pixels = zlib.compress(pixels) if deflate else pixels
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(tiff_bytes(w, h, pixels, order=order, deflate=deflate))
+    return path
+
+
+def tiff_bytes(w: int, h: int, pixels: bytes, *, order: str = "<", deflate: bool = False) -> bytes:
+    """A float64 TIFF of one strip holding ``pixels`` as stored (deflated or not)."""
     entries = [(256, 4, w), (257, 4, h), (258, 3, 64), (259, 3, 8 if deflate else 1), (262, 3, 1),
                (273, 4, 8), (277, 3, 1), (278, 4, h), (279, 4, len(pixels)), (339, 3, 3)]
     ifd = struct.pack(order + "H", len(entries)) + b"".join(
@@ -32,9 +39,7 @@ def float64_tiff(values: np.ndarray, path: Path, *, order: str = "<", deflate: b
                                                                *((value, 0) if kind == 3 else (value,)))
         for tag, kind, value in entries) + struct.pack(order + "I", 0)
     head = (b"II*\0" if order == "<" else b"MM\0*") + struct.pack(order + "I", 8 + len(pixels))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(head + pixels + ifd)
-    return path
+    return head + pixels + ifd
 
 
 def _hu(seed: int) -> np.ndarray:
@@ -68,3 +73,19 @@ def test_a_float64_tiff_of_a_train_scan_is_found_in_test(tmp_path: Path) -> None
     report = check(tmp_path / "leakcheck.yaml", use_cache=False)
     found = sorted((f.kind, sorted(m.path for m in f.members)) for f in report.findings)
     assert found == [("near-duplicate", ["test/copy.tif", "train/scan0.png"])], found
+
+
+def test_a_strip_that_inflates_past_the_image_stops_at_its_size(tmp_path):
+    """A 4x4 float64 TIFF whose deflated strip holds 64 MB of zeros: read as its 128 bytes, not inflated whole."""
+    import tracemalloc
+
+    from pytest_leakcheck.signals import floattiff
+
+    bomb = zlib.compress(bytes(64 << 20), 9)
+    data = tiff_bytes(4, 4, bomb, deflate=True)
+    tracemalloc.start()
+    img = floattiff.image(data, 1 << 30)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert img is not None and img.size == (4, 4)
+    assert peak < 8 << 20, peak
