@@ -330,6 +330,10 @@ SOURCES: tuple[Source, ...] = (
            "random 80/20 split by file (seed 0, random_manifest); a captions table beside it",
            "none from names; by eye, BUSI holds one ultrasound frame under two numbers (benign (135) and "
            "benign (58)), some under two classes (malignant (145) is benign (433) byte for byte)"),
+    Source("hotdog", "truepositive/hotdog_nothotdog", "c719396d87a52102a78a683ac4394086a4a7190a", "",
+           "held out (stop 62, probe 10): a clean ImageFolder, 250 web food photos (about 224 px wide) in "
+           "train/{hotdog,not_hotdog}/ (200) and val/ (50), named by bare numbers",
+           "none from names; no byte copy; a clean set: every error is judged by eye"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
