@@ -326,6 +326,28 @@ SOURCES: tuple[Source, ...] = (
            "beside documents/), the same 74 files again in a second layout (Instruction-Tuning-Format/images/)",
            "each file of one layout is a byte copy of the same name in the other, in the same split; pages of "
            "document rzbj0037 are in train (1, 10) and test (3, 7, 8): one template, other numbers"),
+    Source("parking", "bogdnnx/kurss", "322ff3db623d65dccc1136844a2c683f9f6d7f6a", "Parking_space.v22i.yolov8",
+           "held out (stop 62, probe 10): fixed camera, a Roboflow YOLOv8 export of 218 frames of one parking-lot "
+           "video (parking_lot_1_mp4-<n>, 854x480), split by frame; 2 versions of each train source (flipped, "
+           "cropped up to 55 %, turned up to 45 degrees, sheared, some grey)",
+           "roboflow source names: none crosses splits; by eye, neighbouring frames of the still lot are one "
+           "picture (valid 138 and train 139 differ by 1.1 grey levels on average)"),
+    Source("pills", "thorchh/myPillBox", "b443c9334bdd46b1d8edf96b45b2f759dd33cb6c", "api/datasets/pushin-pill-1",
+           "held out (stop 62, probe 10): homogeneous objects, a Roboflow YOLOv8 export of 267 phone photos of pills "
+           "in a hand or on a table (IMG_<n> in shooting order), 3 versions of each train source (turned and "
+           "sheared up to 10 degrees)",
+           "roboflow source names: none crosses splits; by eye, neighbouring IMG numbers are re-shots of one pill "
+           "in one hand (IMG_6098 in test, IMG_6099 in train)"),
+    Source("busi", "TongxinWang0405/BMI702_project", "922c9469dff20e816d3144880eadd28cdad8efa2", "Dataset_BUSI_with_GT",
+           "held out (stop 62, probe 10): greyscale medical, the BUSI breast-ultrasound set (780 PNGs at 256x256 "
+           "in benign/, malignant/, normal/, masks left out by the user), no split: splits.csv is a user's "
+           "random 80/20 split by file (seed 0, random_manifest); a captions table beside it",
+           "none from names; by eye, BUSI holds one ultrasound frame under two numbers (benign (135) and "
+           "benign (58)), some under two classes (malignant (145) is benign (433) byte for byte)"),
+    Source("hotdog", "truepositive/hotdog_nothotdog", "c719396d87a52102a78a683ac4394086a4a7190a", "",
+           "held out (stop 62, probe 10): a clean ImageFolder, 250 web food photos (about 224 px wide) in "
+           "train/{hotdog,not_hotdog}/ (200) and val/ (50), named by bare numbers",
+           "none from names; no byte copy; a clean set: every error is judged by eye"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
@@ -365,7 +387,7 @@ def fetch(source: Source, dest: Path) -> None:
         inner.rmdir()
     if source.name == "deeppcb":
         deeppcb_manifest(dest)
-    if source.name == "eyes":
+    if source.name in ("eyes", "busi"):
         random_manifest(dest)
     if source.name == "signdigits":
         random_folders(dest, seed=59, test=0.2)
