@@ -56,7 +56,8 @@ def analyse(run: Any, matches: list[Any], args: argparse.Namespace) -> None:
     for line in args.pairs.read_text().splitlines():
         if not line.strip():
             continue
-        a, b = line.split()
+        # A tab separates the two paths when there is one: names may hold spaces (BUSI's `benign (1).png`).
+        a, b = line.split("\t") if "\t" in line else line.split()
         i, j = row[a], row[b]
         found = [(m.detector, m.value, m.orientation, m.weak) for m in matches if {m.i, m.j} == {i, j}]
         s, o, fine = best_view(run, data, i, j)
@@ -78,7 +79,7 @@ def analyse(run: Any, matches: list[Any], args: argparse.Namespace) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="a checked copy holding leakcheck.yaml")
-    ap.add_argument("--pairs", type=Path, required=True, help="one pair of relative paths a line")
+    ap.add_argument("--pairs", type=Path, required=True, help="one pair of relative paths a line, separated by a tab (or blanks when the names have none)")
     ap.add_argument("--random", type=int, default=0, help="random pairs of two sources to score")
     ap.add_argument("--under", default="", help="draw the random pairs from paths starting so")
     ap.add_argument("--show", type=int, default=10)
