@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image
 
 from .. import orientation as _orientation
 from . import dicom, imagedepth
@@ -50,12 +50,6 @@ COLOUR = 32
 #: Below DETAIL_FROM (CIFAR's 32 px, thumbnails) nothing changes.
 DETAIL = 160
 DETAIL_FROM = 200
-#: Long side of the largest grey a family reads from a photo: same-scene's keypoint image
-#: (``same_scene.features.SIDE``).  A JPEG photo whose DETAIL draft is coarser than WIDE's is
-#: decoded once, at WIDE's draft scale, in YCbCr: its luma is that grey (the bytes a luma-only draft
-#: gives), and the shared decode is it box-reduced to DETAIL's size (:func:`_open_drafted`).  Two
-#: decodes of the file, one per size, cost about a third more (``benchmarks/decode_shares.py``).
-WIDE = 320
 #: A border line's pixels may stray this far (0..255, any channel) from the
 #: border's colour: JPEG ringing and scanner noise, not content.
 BORDER_TOLERANCE = 16
@@ -69,8 +63,8 @@ MIN_CONTENT = 0.25
 #: Longest side the border search looks at; larger decodes are reduced first.
 PROBE = 128
 #: Changes whenever the decode path changes, invalidating cached signals.
-DECODE_PATH = (f"draft{DRAFT}-detail{DETAIL}from{DETAIL_FROM}-wide{WIDE}ycc-box-{imagedepth.PATH}-rgb-exif"
-               f"-trim{BORDER_TOLERANCE}own-lanczos{BASE}-v5")
+DECODE_PATH = (f"draft{DRAFT}-detail{DETAIL}from{DETAIL_FROM}-{imagedepth.PATH}-rgb-exif-trim{BORDER_TOLERANCE}own"
+               f"-lanczos{BASE}-v4")
 PIXELS_PARAMS = "rgba-exif-v2"
 #: Formats whose files may be animations; ``Decoded.memo[FRAMES]`` is how many frames one holds.
 ANIMATED_FORMATS = frozenset({"GIF", "PNG", "WEBP"})
@@ -103,9 +97,6 @@ class Decoded:
     content: Image.Image | None = None
     #: ``content`` in grey, converted once: ``grey``, the fine square and ``detail_grey`` all start from it.
     content_grey: Image.Image | None = None
-    #: The upright luma of a JPEG photo decoded at WIDE's draft scale, which ``upright`` is reduced
-    #: from (None where ``upright`` is the decode itself): same-scene's keypoint image.
-    wide: Image.Image | None = None
 
 
 @dataclass(frozen=True)
@@ -124,20 +115,17 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     With ``colour`` also a ``colour`` x ``colour`` RGB square from the same
     decode (descriptors that need colour; the grey path is unchanged).
     """
+    img = open_image(data, max_pixels)
+    w, h = img.size
     # Draft first: the memory bound applies to what is decoded, and reading
     # the EXIF of some formats (PNG) decodes the whole image.  The draft depends
     # on the file alone, never on the policy: a file is always decoded the same way.
-    img, factor, (w, h) = _open_drafted(data, max_pixels)
+    img.draft("RGB", _draft_size(w, h))
+    imagedepth.check_memory(img)
     orient = imagedepth.orientation(img)
     if orient in (5, 6, 7, 8):  # orientations that swap the axes
         w, h = h, w
-    wide = None
-    if factor > 1:
-        wide = ImageOps.exif_transpose(img)  # YCbCr or L, both 8-bit and opaque
-        rgb = wide.reduce(factor).convert("RGB")
-        wide = wide if wide.mode == "L" else wide.getchannel(0)
-    else:
-        rgb = imagedepth.upright_rgb(img, orient)
+    rgb = imagedepth.upright_rgb(img, orient)
     frames = _frames(img)  # after the decode: counting seeks, and the first frame is the one read
     # Signatures describe the content: padded photos look alike to a 16 px
     # thumbnail whatever they show, and a padded copy must match its original.
@@ -148,7 +136,7 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
     content_grey = rgb.convert("L")
     grey = content_grey.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
-    out = Decoded(grey, (w, h), small, upright=upright, content=rgb, content_grey=content_grey, wide=wide)
+    out = Decoded(grey, (w, h), small, upright=upright, content=rgb, content_grey=content_grey)
     out.memo[FRAMES] = frames
     out.memo[dicom.VALUES] = img.info.get(dicom.VALUES)  # DICOM only: its raw values' digest
     out.memo[dicom.DATASET] = img.info.get(dicom.DATASET)  # and its parsed header
@@ -170,52 +158,6 @@ def _frames(img: Image.Image) -> int:
         return 1
 
 
-def _open_drafted(data: bytes, max_pixels: int) -> tuple[Image.Image, int, tuple[int, int]]:
-    """The file opened and drafted for the shared decode, the factor its decode is to be reduced by,
-    and the file's own size.
-
-    A JPEG photo that WIDE's draft keeps more of than DETAIL's is drafted to WIDE, in YCbCr (or
-    luma, for a grey JPEG), and loaded here: factor 2 (or more) brings it to DETAIL's size.  A JPEG
-    libjpeg cannot give as YCbCr (RGB-coded: Adobe transform 0) takes the DETAIL draft, factor 1, as
-    every other file does.
-    """
-    img = open_image(data, max_pixels)
-    w, h = img.size
-    factor = _wide_factor(img)
-    if factor > 1:
-        img.draft("YCbCr" if img.mode == "RGB" else "L", _wide_size(w, h))
-        imagedepth.check_memory(img)
-        try:
-            img.load()
-            return img, factor, (w, h)
-        except Exception:  # noqa: BLE001 - RGB-coded, or damaged: the DETAIL path says which
-            img = open_image(data, max_pixels)
-    img.draft("RGB", _draft_size(w, h))
-    imagedepth.check_memory(img)
-    return img, 1, (w, h)
-
-
-def _draft_scale(size: tuple[int, int], want: tuple[int, int]) -> int:
-    """The reduction JPEG draft mode picks to keep ``want`` of ``size``: 8, 4, 2 or 1 (Pillow's rule)."""
-    s = min(size[0] // want[0], size[1] // want[1])
-    return next((k for k in (8, 4, 2) if s >= k), 1)
-
-
-def _wide_size(w: int, h: int) -> tuple[int, int]:
-    """The least size a WIDE draft keeps: what ``detail_grey(_, WIDE)`` asks, and DETAIL's size."""
-    long, (dw, dh) = max(w, h, 1), _draft_size(w, h)
-    return max(dw, WIDE * w // long, 1), max(dh, WIDE * h // long, 1)
-
-
-def _wide_factor(img: Image.Image) -> int:
-    """How many times finer a WIDE draft of ``img`` is than its DETAIL draft; 1 for all but JPEG photos."""
-    w, h = img.size
-    if (img.format not in ("JPEG", "MPO") or img.mode not in ("RGB", "L") or max(w, h) < DETAIL_FROM
-            or len(img.tile) != 1 or img.info.get("adobe_transform") == 0):
-        return 1
-    return _draft_scale((w, h), _draft_size(w, h)) // _draft_scale((w, h), _wide_size(w, h))
-
-
 def _draft_size(w: int, h: int) -> tuple[int, int]:
     """The least size JPEG draft mode must keep: DETAIL on the long side for photos, else DRAFT."""
     long = max(w, h, 1)
@@ -227,16 +169,13 @@ def _draft_size(w: int, h: int) -> tuple[int, int]:
 def detail_grey(decoded: Decoded, side: int) -> np.ndarray:
     """A grey image of the file at about ``side`` pixels on its long side (less if smaller), upright.
 
-    The decode every family shares keeps DETAIL px for photos (see ``_draft_size``), and WIDE px of
-    a JPEG photo's luma (``Decoded.wide``); only a larger ``side`` than they hold decodes the file
-    again (:func:`_grey_again`), once per draft scale however many families ask.
+    The decode every family shares keeps DETAIL px for photos (see ``_draft_size``);
+    only a larger ``side`` than it holds decodes the file again (:func:`_grey_again`), once
+    per draft scale however many families ask.
     """
-    want = min(side, max(decoded.size))
     img = decoded.upright
-    if img is not None and max(img.size) >= want:
+    if img is not None and max(img.size) >= min(side, max(decoded.size)):
         grey = decoded.content_grey if img is decoded.content and decoded.content_grey is not None else img.convert("L")
-    elif img is not None and decoded.wide is not None and max(decoded.wide.size) >= want:
-        grey = decoded.wide
     else:
         grey = _grey_again(decoded, side)
     if max(grey.size) > side:
@@ -246,16 +185,17 @@ def detail_grey(decoded: Decoded, side: int) -> np.ndarray:
     return np.asarray(grey)
 
 
-#: ``Decoded.memo`` key of the greys :func:`_grey_again` decoded, by draft scale.
+#: ``Decoded.memo`` key of the greys :func:`_grey_again` decoded, by the scale their draft took.
 AGAIN = "grey-again"
 
 
 def _grey_again(decoded: Decoded, side: int) -> Image.Image:
     """The file decoded again in draft mode at the smallest scale keeping ``side``, luma only, upright.
 
-    Kept in ``decoded.memo`` by the scale the draft took: a picture under DETAIL_FROM px is asked
-    for its whole size by same-scene, ``turned_copy`` and ``aligned``'s fine square, and every one
-    of them is served by the first decode (each decoded it again before).
+    Kept in ``decoded.memo`` by the scale the draft took (the same scale gives the same bytes): a
+    JPEG under DETAIL_FROM px is drafted small for the shared decode and then asked for its whole
+    size by same-scene, ``turned_copy`` and ``aligned``'s fine square, each of which decoded it
+    again (``signdigits``' 100 px photos: four decodes a file, now two; tests/signals/test_one_decode.py).
     """
     img = open_image(decoded.source, decoded.max_pixels)
     w, h = img.size

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...search import popcount
-from ...signals.decode import DETAIL_FROM, WIDE
+from ...signals.decode import DETAIL_FROM
 from .index import shared_words
 
 #: Keypoints kept per image (strongest first): the row size in the store.  384, not 192,
@@ -31,7 +31,7 @@ FEATURES = 384
 #: (``signals.decode.DETAIL``): a 325 x 243 holiday photo halved to 160 keeps too few
 #: corners of a scene seen again (docs/detectors.md, "Measured"); 320 verified as many
 #: re-shot pairs of the 1,024 px multi-view set as 480 did, at half its cost.
-SIDE = WIDE
+SIDE = 320
 #: Images whose long side is below this are not searched: too few keypoints to judge a
 #: geometry (CIFAR's 32 px, icons).  The shared decode keeps its small draft for them.
 MIN_SIDE = 96
