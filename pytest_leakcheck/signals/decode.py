@@ -45,9 +45,10 @@ DRAFT = 32
 COLOUR = 32
 #: Photos whose long side is at least DETAIL_FROM are drafted to DETAIL px on their long
 #: side instead (a 640 x 480 JPEG at 1/4 rather than 1/8, a 4000 x 3000 one still at 1/8):
-#: local features (``same_scene``, on by default) need that many pixels, and one decode
-#: serving every family costs far less than a second decode (``benchmarks/speed.py``).
-#: Below DETAIL_FROM (CIFAR's 32 px, thumbnails) nothing changes.
+#: ``aligned``'s fine square and ``turned_copy``'s grey read that many pixels.  Same-scene's
+#: 320 px luma is a second decode of a JPEG photo (:func:`detail_grey`): one decode at 320 px,
+#: box-reduced for the other families, changed their bytes and moved field findings (CHANGELOG,
+#: stop 62).  Below DETAIL_FROM (CIFAR's 32 px, thumbnails) nothing changes.
 DETAIL = 160
 DETAIL_FROM = 200
 #: A border line's pixels may stray this far (0..255, any channel) from the
