@@ -36,6 +36,8 @@ class IdenticalPixels(Detector):
     def families(self, settings: Any, policy: PolicyView) -> tuple[Family, ...]:
         from ..signals.families import drafted_family, hash_family, values_family
 
+        if settings.severity == "off":  # its own rows are read by its search alone
+            return ()
         ph = policy.detectors.phash  # the hash the phash detector computes anyway
         return (hash_family(ph.kind, ph.bits, "identity"), values_family(), drafted_family())
 

@@ -45,9 +45,10 @@ DRAFT = 32
 COLOUR = 32
 #: Photos whose long side is at least DETAIL_FROM are drafted to DETAIL px on their long
 #: side instead (a 640 x 480 JPEG at 1/4 rather than 1/8, a 4000 x 3000 one still at 1/8):
-#: local features (``same_scene``, on by default) need that many pixels, and one decode
-#: serving every family costs far less than a second decode (``benchmarks/speed.py``).
-#: Below DETAIL_FROM (CIFAR's 32 px, thumbnails) nothing changes.
+#: ``aligned``'s fine square and ``turned_copy``'s grey read that many pixels.  Same-scene's
+#: 320 px luma is a second decode of a JPEG photo (:func:`detail_grey`): one decode at 320 px,
+#: box-reduced for the other families, changed their bytes and moved field findings (CHANGELOG,
+#: stop 62).  Below DETAIL_FROM (CIFAR's 32 px, thumbnails) nothing changes.
 DETAIL = 160
 DETAIL_FROM = 200
 #: A border line's pixels may stray this far (0..255, any channel) from the
@@ -173,28 +174,44 @@ def detail_grey(decoded: Decoded, side: int) -> np.ndarray:
     """A grey image of the file at about ``side`` pixels on its long side (less if smaller), upright.
 
     The decode every family shares keeps DETAIL px for photos (see ``_draft_size``);
-    only a larger ``side`` than it holds decodes the file again, in draft mode at
-    the smallest scale keeping ``side``, luma only.
+    only a larger ``side`` than it holds decodes the file again (:func:`_grey_again`), once
+    per draft scale however many families ask.
     """
     img = decoded.upright
-    grey = decoded.content_grey if img is not None and img is decoded.content else None
-    if img is None or max(img.size) < min(side, max(decoded.size)):
-        grey = None
-        img = open_image(decoded.source, decoded.max_pixels)
-        w, h = img.size
-        long = max(w, h, 1)
-        img.draft("L", (max(1, side * w // long), max(1, side * h // long)))
-        imagedepth.check_memory(img)
-        grey = imagedepth.upright_grey(img)
-        if grey is None:
-            img = imagedepth.upright_rgb(img, imagedepth.orientation(img))
-    if grey is None:  # trimmed borders, or decoded again: the shared grey is not this image's
-        grey = img.convert("L")
+    if img is not None and max(img.size) >= min(side, max(decoded.size)):
+        grey = decoded.content_grey if img is decoded.content and decoded.content_grey is not None else img.convert("L")
+    else:
+        grey = _grey_again(decoded, side)
     if max(grey.size) > side:
         s = side / max(grey.size)
         grey = grey.resize((max(1, round(grey.width * s)), max(1, round(grey.height * s))),
                            Image.Resampling.BILINEAR)
     return np.asarray(grey)
+
+
+#: ``Decoded.memo`` key of the greys :func:`_grey_again` decoded, by the scale their draft took.
+AGAIN = "grey-again"
+
+
+def _grey_again(decoded: Decoded, side: int) -> Image.Image:
+    """The file decoded again in draft mode at the smallest scale keeping ``side``, luma only, upright.
+
+    Kept in ``decoded.memo`` by the scale the draft took (the same scale gives the same bytes): a
+    JPEG under DETAIL_FROM px is drafted small for the shared decode and then asked for its whole
+    size by same-scene, ``turned_copy`` and ``aligned``'s fine square, each of which decoded it
+    again (``signdigits``' 100 px photos: four decodes a file, now two; tests/signals/test_one_decode.py).
+    """
+    img = open_image(decoded.source, decoded.max_pixels)
+    w, h = img.size
+    long = max(w, h, 1)
+    drafted = img.draft("L", (max(1, side * w // long), max(1, side * h // long)))
+    key = round(w / drafted[1][2]) if drafted else 1
+    done = decoded.memo.setdefault(AGAIN, {})
+    if key not in done:
+        imagedepth.check_memory(img)
+        grey = imagedepth.upright_grey(img)
+        done[key] = grey if grey is not None else imagedepth.upright_rgb(img, imagedepth.orientation(img)).convert("L")
+    return done[key]
 
 
 def _uniform(lines: np.ndarray, colour: np.ndarray) -> np.ndarray:
