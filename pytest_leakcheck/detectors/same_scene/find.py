@@ -370,6 +370,7 @@ def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
         matches.append(Match(i, j, name, float(count), "identity", weak=count < max(err, judge.floor(i, j))))
         points[_pair_key(run, i, j)] = features.normalised(pts, search.feats, i, j, POINTS)
     if isinstance(run.stats.get("same_scene"), dict):
+        run.stats["same_scene"]["verified"] = len(every)
         run.stats["same_scene"]["glyph_pairs_held"] = int(held)
         run.stats["same_scene"]["ground_pairs_held"] = int(on_ground)
     known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
