@@ -108,8 +108,9 @@ GROUND_FAMILY = Family(
 )
 
 
-#: The version of same-scene's stored levels and points and of its matches' parameters.
-STORE_VERSION = "same-scene-v5"
+#: The version of same-scene's stored levels and points and of its matches' parameters (v6: a full
+#: search on a set of one scene spares the pairs only its note would hold, ``budget``).
+STORE_VERSION = "same-scene-v6"
 
 
 def params(det: Any) -> str:
