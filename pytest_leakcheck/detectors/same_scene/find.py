@@ -37,6 +37,10 @@ POINTS = 40
 #: every dataset of ``benchmarks/field.py`` was as fast or faster than at 2,000, ``chess`` 12.1
 #: s to 9.4 s).
 BACKGROUND_FROM = 500
+#: Pairs of a stage of the budget (``budget.plan``) from which they go to the check's workers: the
+#: search waits for a stage, so its pairs are not verified beside the next detectors' search as the
+#: rest are; ``chess``'s first stage (483 pairs) was verified here, one process of two busy.
+STAGE_FROM = 64
 #: Same-scene matches whose matched points the report carries (the strongest): the HTML page
 #: draws them for the pairs it shows; a fixed camera's thousands of matches (``chess`` of
 #: ``benchmarks/field.py``: 2 MB of points) made writing the report a tenth of the check.
@@ -317,7 +321,7 @@ def _first_stage(run: SearchRun, search: _Search, pairs: list[tuple[int, int]]) 
     """(whether a match, (inliers, points)) of each of ``pairs``: in the check's workers where
     ``SearchRun.forked_jobs`` allows, else here; the same either way (each RANSAC is seeded by its pair)."""
     global _SHARED
-    jobs = run.forked_jobs(len(pairs), BACKGROUND_FROM)
+    jobs = run.forked_jobs(len(pairs), STAGE_FROM)
     if not jobs:
         found = _verified(_Search(search.feats, search.cal, pairs))
     else:
