@@ -171,7 +171,7 @@ class _Search:
     cal: dict[str, Any]
     #: The pairs still to verify.
     pairs: list[tuple[int, int]]
-    #: Pairs verified already (the budget's first stage, ``budget.plan``): (inliers, points) of each.
+    #: Pairs verified already (the budget's stages, ``budget.plan``): (inliers, points) of each.
     done: dict[tuple[int, int], Any] = field(default_factory=dict)
 
 
@@ -305,7 +305,7 @@ def _prepare(run: SearchRun, settings: Any) -> _Search | None:
         return search
     pairs = search.pairs
     stages = [features.candidate_pairs(run, ix, k) for k in range(1, settings.candidates)]
-    done, left = budget.plan(pairs, stages, int(run.sigs.valid.sum()), lambda best: _first_stage(run, search, best))
+    done, left = budget.plan(pairs, stages, int(run.sigs.valid.sum()), lambda best: _stage(run, search, best))
     run.stats["same_scene"]["spared"] = len(pairs) - len(done) - len(left)
     return _Search(feats, cal, left, done)
 
@@ -317,8 +317,8 @@ def _budgeted(run: SearchRun, settings: Any, search: _Search) -> bool:
             and not settings.within_split)
 
 
-def _first_stage(run: SearchRun, search: _Search, pairs: list[tuple[int, int]]) -> list[tuple[bool, Any]]:
-    """(whether a match, (inliers, points)) of each of ``pairs``: in the check's workers where
+def _stage(run: SearchRun, search: _Search, pairs: list[tuple[int, int]]) -> list[tuple[bool, Any]]:
+    """(whether a match, (inliers, points)) of each of a stage's ``pairs``: in the check's workers where
     ``SearchRun.forked_jobs`` allows, else here; the same either way (each RANSAC is seeded by its pair)."""
     global _SHARED
     jobs = run.forked_jobs(len(pairs), STAGE_FROM)
