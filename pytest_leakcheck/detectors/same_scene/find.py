@@ -7,7 +7,7 @@ search: the detector imports this module where it computes.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ from ...signals.decode import DECODE_PATH, Decoded, detail_grey
 from ...signals.families import Family
 from ...signals.pool import Running
 from ...store import keys
-from . import features, ground, index
+from . import budget, features, ground, index
 from ..aligned.holds import sparse
 from ..base import Done
 
@@ -37,6 +37,10 @@ POINTS = 40
 #: every dataset of ``benchmarks/field.py`` was as fast or faster than at 2,000, ``chess`` 12.1
 #: s to 9.4 s).
 BACKGROUND_FROM = 500
+#: Pairs of a stage of the budget (``budget.plan``) from which they go to the check's workers: the
+#: search waits for a stage, so its pairs are not verified beside the next detectors' search as the
+#: rest are; ``chess``'s first stage (483 pairs) was verified here, one process of two busy.
+STAGE_FROM = 64
 #: Same-scene matches whose matched points the report carries (the strongest): the HTML page
 #: draws them for the pairs it shows; a fixed camera's thousands of matches (``chess`` of
 #: ``benchmarks/field.py``: 2 MB of points) made writing the report a tenth of the check.
@@ -108,8 +112,9 @@ GROUND_FAMILY = Family(
 )
 
 
-#: The version of same-scene's stored levels and points and of its matches' parameters.
-STORE_VERSION = "same-scene-v5"
+#: The version of same-scene's stored levels and points and of its matches' parameters (v6: a full
+#: search on a set of one scene spares the pairs only its note would hold, ``budget``).
+STORE_VERSION = "same-scene-v6"
 
 
 def params(det: Any) -> str:
@@ -164,7 +169,10 @@ class _Search:
 
     feats: features.Features
     cal: dict[str, Any]
+    #: The pairs still to verify.
     pairs: list[tuple[int, int]]
+    #: Pairs verified already (the budget's stages, ``budget.plan``): (inliers, points) of each.
+    done: dict[tuple[int, int], Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -292,29 +300,82 @@ def _prepare(run: SearchRun, settings: Any) -> _Search | None:
     popcount.available()  # faiss imported here, before the verification's workers fork, not in each
     cal = _calibration(run, settings, ix, rows)
     run.stats["same_scene"] = {**cal, **counts}
-    return _Search(feats, cal, features.candidate_pairs(run, ix, settings.candidates,
-                                                       within=settings.within_split))
+    search = _Search(feats, cal, features.candidate_pairs(run, ix, settings.candidates, within=settings.within_split))
+    if not _budgeted(run, settings, search):
+        return search
+    pairs = search.pairs
+    stages = [features.candidate_pairs(run, ix, k) for k in range(1, settings.candidates)]
+    done, left = budget.plan(pairs, stages, int(run.sigs.valid.sum()), lambda best: _stage(run, search, best))
+    run.stats["same_scene"]["spared"] = len(pairs) - len(done) - len(left)
+    return _Search(feats, cal, left, done)
+
+
+def _budgeted(run: SearchRun, settings: Any, search: _Search) -> bool:
+    """Whether a full search may spare the pairs a shared scene's note alone would hold (``budget``):
+    many pairs, links that are warnings, pairs across splits only."""
+    return (len(search.pairs) >= budget.BUDGET_FROM and run.focus is None and settings.severity == "warning"
+            and not settings.within_split)
+
+
+def _stage(run: SearchRun, search: _Search, pairs: list[tuple[int, int]]) -> list[tuple[bool, Any]]:
+    """(whether a match, (inliers, points)) of each of a stage's ``pairs``: in the check's workers where
+    ``SearchRun.forked_jobs`` allows, else here; the same either way (each RANSAC is seeded by its pair)."""
+    global _SHARED
+    jobs = run.forked_jobs(len(pairs), STAGE_FROM)
+    if not jobs:
+        found = _verified(_Search(search.feats, search.cal, pairs))
+    else:
+        _SHARED = search
+        try:
+            with Running(_verify_shared, pairs, jobs) as work:
+                found = work.results()
+        finally:
+            _SHARED = None
+    judge = _Judge(run, search)
+    return [(judge(i, j, count, pts) == "match", (count, pts)) for (i, j), (count, pts) in zip(pairs, found)]
+
+
+class _Judge:
+    """What a verified pair is: ``match``, ``held`` (a glyph pair under its own floor), ``ground``
+    (inliers around two objects, on neither: ``ground.held``) or ``""`` (under the level)."""
+
+    def __init__(self, run: SearchRun, search: _Search) -> None:
+        self.search = search
+        self.warn = search.cal["threshold"]
+        n = len(run.paths)
+        self.glyph = run.sigs.arrays["glyph"][:, 0] if run.sigs.has("glyph") else np.zeros(n, np.uint8)
+        self.masks = run.sigs.arrays["ground"] if run.sigs.has("ground") else None
+
+    def floor(self, i: int, j: int) -> int:
+        return GLYPH_INLIERS if self.glyph[i] and self.glyph[j] else 0
+
+    def __call__(self, i: int, j: int, count: int, pts: Any) -> str:
+        level = max(self.warn, self.floor(i, j))
+        if count < level:
+            return "held" if count >= self.warn else ""
+        if self.masks is not None and _off_object(self.search.feats, self.masks, i, j, pts):
+            return "ground"
+        return "match"
 
 
 def _finish(run: SearchRun, settings: Any, name: str, search: _Search,
             verified: list[tuple[int, Any]]) -> list[Match]:
     """Matches from each pair's (inliers, points); the points kept in the store for the report."""
     matches, points = [], {}
-    warn, err = search.cal["threshold"], search.cal["error_threshold"]
-    glyph = run.sigs.arrays["glyph"][:, 0] if run.sigs.has("glyph") else np.zeros(len(run.paths), np.uint8)
+    err = search.cal["error_threshold"]
+    judge = _Judge(run, search)
     held = on_ground = 0
-    masks = run.sigs.arrays["ground"] if run.sigs.has("ground") else None
-    for (i, j), (count, pts) in zip(search.pairs, verified):
-        floor = GLYPH_INLIERS if glyph[i] and glyph[j] else 0
-        held += max(warn, floor) > count >= warn
-        if count < max(warn, floor):
+    every = {**search.done, **dict(zip(search.pairs, verified))}
+    for (i, j), (count, pts) in sorted(every.items()):
+        verdict = judge(i, j, count, pts)
+        held += verdict == "held"
+        on_ground += verdict == "ground"
+        if verdict != "match":
             continue
-        if masks is not None and _off_object(search.feats, masks, i, j, pts):
-            on_ground += 1
-            continue
-        matches.append(Match(i, j, name, float(count), "identity", weak=count < max(err, floor)))
+        matches.append(Match(i, j, name, float(count), "identity", weak=count < max(err, judge.floor(i, j))))
         points[_pair_key(run, i, j)] = features.normalised(pts, search.feats, i, j, POINTS)
     if isinstance(run.stats.get("same_scene"), dict):
+        run.stats["same_scene"]["verified"] = len(every)
         run.stats["same_scene"]["glyph_pairs_held"] = int(held)
         run.stats["same_scene"]["ground_pairs_held"] = int(on_ground)
     known = json.loads(run.store.get_meta(store_key("points", settings, run.comparisons)) or "{}")
