@@ -33,6 +33,15 @@ MAX_MEMBERS = 25
 #: goes to the check's workers): below, every candidate is verified as before.
 BUDGET_FROM = 500
 
+#: Pairs of the first stage verified before it, spread over it, and the share of them that must
+#: match for the stages to go on: the stages are verified while the search waits, so on a set of many
+#: scenes they cost wall time the background verification would not (``tracks`` of
+#: ``benchmarks/field.py``: 3,432 photos, 5,633 pairs verified, none spared, same-scene's search
+#: 7.5 s -> 16-20 s wall in a same-run pair). On one scene nearly every pair matches (``chess``: 1,331 of
+#: 1,399), and a web over half the images needs a match for about a third of the first stage's pairs.
+PROBE = 64
+PROBE_SHARE = 0.6
+
 Pair = tuple[int, int]
 
 
@@ -87,10 +96,18 @@ def plan(pairs: Sequence[Pair], stages: Sequence[Sequence[Pair]], images: int,
     ``verify`` gives, per pair, whether it is a match and what the search keeps of it.  The first
     stage is verified whole.  Each later stage, and the pairs left, verify only the pairs that touch a
     row outside the web of the note's size where there is one (one link into it makes the row part of
-    it).  A stage whose matches make no such web ends the stages: every pair left is verified."""
+    it).  A stage whose matches make no such web ends the stages: every pair left is verified.  Before
+    the stages, :data:`PROBE` pairs of the first: under :data:`PROBE_SHARE` of them matches, no stage is
+    run."""
     done: dict[Pair, object] = {}
     matched: dict[Pair, bool] = {}
     inside = np.zeros(0, np.int64)
+    first = staged(pairs, stages[0])[0] if stages else []
+    probe = first[::max(1, len(first) // PROBE)][:PROBE]
+    for p, (ok, kept) in zip(probe, verify(probe) if probe else []):
+        done[p], matched[p] = kept, ok
+    if sum(matched.values()) < PROBE_SHARE * len(probe):
+        return done, [p for p in pairs if p not in done]  # many scenes: the rest beside the next search
     for stage in stages:
         todo = [p for p in staged(pairs, stage)[0] if p not in done]
         todo = spare(todo, inside)

@@ -101,3 +101,21 @@ def test_the_scene_rule_is_the_notes() -> None:
     from pytest_leakcheck.detectors.same_scene import budget
 
     assert (budget.SCENE_SHARE, budget.MAX_MEMBERS) == (clusters.SCENE_SHARE, clusters.MAX_MEMBERS)
+
+
+def test_a_first_stage_that_mostly_fails_to_match_runs_no_stage() -> None:
+    """Where few of the first stage's pairs match (many scenes), only its probe is verified ahead:
+    every other pair goes to the background verification, as without the budget."""
+    from pytest_leakcheck.detectors.same_scene import budget
+
+    first = [(i, i + 200) for i in range(200)]
+    pairs = first + [(i, i + 201) for i in range(199)]
+    asked: list[list[tuple[int, int]]] = []
+
+    def verify(ps: list[tuple[int, int]]) -> list[tuple[bool, None]]:
+        asked.append(ps)
+        return [(i % 5 == 0, None) for i, _ in ps]  # a fifth match
+
+    done, left = budget.plan(pairs, [first], 400, verify)
+    assert len(asked) == 1 and len(asked[0]) == budget.PROBE
+    assert len(done) == budget.PROBE and sorted(left + list(done)) == sorted(pairs)
