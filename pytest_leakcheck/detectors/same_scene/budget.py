@@ -20,7 +20,7 @@ the web).  The pairs spared are counted (``stats["same_scene"]["spared"]``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -33,12 +33,12 @@ MAX_MEMBERS = 25
 #: goes to the check's workers): below, every candidate is verified as before.
 BUDGET_FROM = 500
 
-#: Pairs of the first stage verified before it, spread over it, and the share of them that must
-#: match for the stages to go on: the stages are verified while the search waits, so on a set of many
-#: scenes they cost wall time the background verification would not (``tracks`` of
-#: ``benchmarks/field.py``: 3,432 photos, 5,633 pairs verified, none spared, same-scene's search
-#: 7.5 s -> 16-20 s wall in a same-run pair). On one scene nearly every pair matches (``chess``: 1,331 of
-#: 1,399), and a web over half the images needs a match for about a third of the first stage's pairs.
+#: Candidate pairs verified before any stage, spread over them, and the share of them that must
+#: match for the stages to be retrieved and verified: stages are retrieved and verified while the
+#: search waits, so on a set of many scenes they cost wall time the background verification would
+#: not (``tracks`` of ``benchmarks/field.py``: 3,432 photos, 5,633 pairs, none spared, same-scene's
+#: search 6.0-7.5 s -> 12.9-19.8 s wall in same-run pairs; 13 of its 64 probed pairs match). On one
+#: scene nearly every candidate pair matches (``chess``: 1,331 of 1,399).
 PROBE = 64
 PROBE_SHARE = 0.6
 
@@ -88,7 +88,7 @@ def spare(rest: Sequence[Pair], inside: np.ndarray) -> list[Pair]:
     return [(i, j) for i, j in rest if i not in within or j not in within]
 
 
-def plan(pairs: Sequence[Pair], stages: Sequence[Sequence[Pair]], images: int,
+def plan(pairs: Sequence[Pair], stages: Iterable[Sequence[Pair]], images: int,
          verify: Callable[[list[Pair]], list[tuple[bool, object]]]) -> tuple[dict[Pair, object], list[Pair]]:
     """The pairs verified in stages (each image's best candidate, then its best two, ...: ``stages``)
     and what the search keeps of each, and the pairs left to verify.
@@ -97,13 +97,12 @@ def plan(pairs: Sequence[Pair], stages: Sequence[Sequence[Pair]], images: int,
     stage is verified whole.  Each later stage, and the pairs left, verify only the pairs that touch a
     row outside the web of the note's size where there is one (one link into it makes the row part of
     it).  A stage whose matches make no such web ends the stages: every pair left is verified.  Before
-    the stages, :data:`PROBE` pairs of the first: under :data:`PROBE_SHARE` of them matches, no stage is
-    run."""
+    the stages, :data:`PROBE` of ``pairs``: where under :data:`PROBE_SHARE` of them match, no stage is
+    retrieved (``stages`` may be lazy) or verified."""
     done: dict[Pair, object] = {}
     matched: dict[Pair, bool] = {}
     inside = np.zeros(0, np.int64)
-    first = staged(pairs, stages[0])[0] if stages else []
-    probe = first[::max(1, len(first) // PROBE)][:PROBE]
+    probe = list(pairs[::max(1, len(pairs) // PROBE)][:PROBE])  # before any stage is retrieved
     for p, (ok, kept) in zip(probe, verify(probe) if probe else []):
         done[p], matched[p] = kept, ok
     if sum(matched.values()) < PROBE_SHARE * len(probe):

@@ -304,7 +304,7 @@ def _prepare(run: SearchRun, settings: Any) -> _Search | None:
     if not _budgeted(run, settings, search):
         return search
     pairs = search.pairs
-    stages = [features.candidate_pairs(run, ix, k) for k in range(1, settings.candidates)]
+    stages = (features.candidate_pairs(run, ix, k) for k in range(1, settings.candidates))  # lazily: see budget.PROBE
     done, left = budget.plan(pairs, stages, int(run.sigs.valid.sum()), lambda best: _stage(run, search, best))
     run.stats["same_scene"]["spared"] = len(pairs) - len(done) - len(left)
     return _Search(feats, cal, left, done)

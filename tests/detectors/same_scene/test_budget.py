@@ -88,13 +88,16 @@ def test_nothing_is_spared_where_a_link_may_be_an_error(fixed_camera: Path, monk
 
 
 def test_a_set_of_many_scenes_spares_nothing() -> None:
-    """Pairs whose best-candidate links make no web over half the images are all left to verify."""
+    """Pairs whose best-candidate links make no web over half the images are all left to verify:
+    20 small scenes of 7 images, every pair a match (so the probe lets the first stage run)."""
     from pytest_leakcheck.detectors.same_scene import budget
 
-    pairs = [(0, 1), (0, 2), (2, 3), (4, 5), (4, 6)]
-    stages = [[(0, 1), (2, 3), (4, 5)]]
-    done, left = budget.plan(pairs, stages, 60, lambda ps: [(True, None) for _ in ps])
-    assert sorted(done) == [(0, 1), (2, 3), (4, 5)] and left == [(0, 2), (4, 6)]
+    scene = [(0, 1), (0, 2), (2, 3), (4, 5), (4, 6)]
+    best = [(0, 1), (2, 3), (4, 5)]
+    pairs = sorted((i + 7 * k, j + 7 * k) for k in range(20) for i, j in scene)
+    first = [(i + 7 * k, j + 7 * k) for k in range(20) for i, j in best]
+    done, left = budget.plan(pairs, [first], 140, lambda ps: [(True, None) for _ in ps])
+    assert sorted(list(done) + left) == pairs and set(first) <= set(done)
 
 
 def test_the_scene_rule_is_the_notes() -> None:
@@ -103,9 +106,9 @@ def test_the_scene_rule_is_the_notes() -> None:
     assert (budget.SCENE_SHARE, budget.MAX_MEMBERS) == (clusters.SCENE_SHARE, clusters.MAX_MEMBERS)
 
 
-def test_a_first_stage_that_mostly_fails_to_match_runs_no_stage() -> None:
-    """Where few of the first stage's pairs match (many scenes), only its probe is verified ahead:
-    every other pair goes to the background verification, as without the budget."""
+def test_candidates_that_mostly_fail_to_match_run_no_stage() -> None:
+    """Where few candidate pairs match (many scenes), only a probe of them is verified ahead and no
+    stage is retrieved: every other pair goes to the background verification, as without the budget."""
     from pytest_leakcheck.detectors.same_scene import budget
 
     first = [(i, i + 200) for i in range(200)]
@@ -116,6 +119,10 @@ def test_a_first_stage_that_mostly_fails_to_match_runs_no_stage() -> None:
         asked.append(ps)
         return [(i % 5 == 0, None) for i, _ in ps]  # a fifth match
 
-    done, left = budget.plan(pairs, [first], 400, verify)
+    def stages():
+        raise AssertionError("a stage retrieved")
+        yield first
+
+    done, left = budget.plan(pairs, stages(), 400, verify)
     assert len(asked) == 1 and len(asked[0]) == budget.PROBE
     assert len(done) == budget.PROBE and sorted(left + list(done)) == sorted(pairs)
