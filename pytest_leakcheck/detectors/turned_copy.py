@@ -68,8 +68,20 @@ LEVEL = 0.86
 #: otherwise) agrees on average where its tiles of other content do not: on the field sets,
 #: copies' least tile 0.57-0.93, such templates' 0.09-0.32.
 BLOCKS, BLOCK_LEVEL = 4, 0.5
+#: A tile's detail energy (the two high passes' mean squares, summed, grey levels squared at SIDE) under
+#: which it is flat, whatever the other tiles: JPEG noise on open sea is 0.2-0.3 there, a whale's
+#: back 40-230 (``whales`` of ``benchmarks/field.py``: a photo cropped to two heights, 12 of its 16
+#: tiles sea, agreed at 0.976 overall, yet a sea tile's noise at 0.14 made it no copy).
+FLAT_ENERGY = 1.0
 #: Degrees off every quarter turn from which ``aligned`` cannot have lined the pair up.
 TURN_FROM = 1.0
+#: How much wider or taller one picture's frame must be than the other's (its width over height, over
+#: the other's, less one) for ``aligned`` to have been unable to line them up.  It squashes each to a
+#: 32 px square, so a crop to another height is a zoom of one axis there; 0.05 moves the square's edge
+#: 0.8 px from its centre, under the pixel its search reaches.  Aerial photos cropped to another
+#: height (``whales`` of ``benchmarks/field.py``: 72 against 86 px tall at 128 px, 0.84, 112 inliers,
+#: pHash 4) were same-scene warnings only.
+ASPECT_FROM = 0.05
 #: Zooms ``aligned`` searches (its largest is 1.25): beyond them, as unsearched as a turn.
 ZOOM_RANGE = (0.8, 1.25)
 #: A quarter turn zoomed this much or more (either way) is searched by no detector: the hashes turn
@@ -112,12 +124,21 @@ class Turn:
     explained: float  # share of the points it explains
     #: How far the second image's centre lands from the first's (share of the first's width or height).
     shift: float = 0.0
+    #: The second image's width over height, over the first's: ``aligned`` squashes each picture to a
+    #: square, so there the similarity stretches one axis by this much more than the other.
+    aspect: float = 1.0
 
     @property
     def unsearched(self) -> bool:
         off = abs(self.angle) % 90.0
         return (min(off, 90.0 - off) >= TURN_FROM or not ZOOM_RANGE[0] <= self.scale <= ZOOM_RANGE[1]
-                or self.quarter)
+                or self.quarter or self.squashed)
+
+    @property
+    def squashed(self) -> bool:
+        """A crop to another aspect (ASPECT_FROM): in ``aligned``'s squares a zoom of one axis alone,
+        which it never searches (its zooms are the same along both)."""
+        return max(self.aspect, 1 / self.aspect) - 1 >= ASPECT_FROM
 
     @property
     def quarter(self) -> bool:
@@ -187,7 +208,7 @@ def turn(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]) -
     (wa, ha), (wb, hb) = size_a, size_b
     cx, cy = m[:, :2] @ (wb / 2, hb / 2) + m[:, 2]
     shift = max(abs(cx - wa / 2) / wa, abs(cy - ha / 2) / ha)
-    return Turn(angle, scale, float(inliers.mean()), float(shift)), m
+    return Turn(angle, scale, float(inliers.mean()), float(shift), (wb / hb) / (wa / ha)), m
 
 
 #: The detail a pair mapped by a shear must reach to be judged at all: a shear is fitted where no
@@ -269,7 +290,9 @@ def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, edge: int = 1) -> float 
             if keep.mean() >= 0.5 and (v := _correlation(da[tile][keep], db[tile][keep])) is not None:
                 tiles.append((float((da[tile][keep] ** 2).mean() + (db[tile][keep] ** 2).mean()), v))
     if tiles:
-        floor = 0.25 * float(np.median([e for e, _ in tiles]))  # flat tiles (sky, blank paper) say nothing
+        # Flat tiles (sky, blank paper, open sea) say nothing: under a quarter of the median tile's
+        # energy, or under FLAT_ENERGY where most tiles are flat and the median is itself noise.
+        floor = max(0.25 * float(np.median([e for e, _ in tiles])), FLAT_ENERGY)
         least = min(v for e, v in tiles if e >= floor)
         if least < BLOCK_LEVEL:
             return min(whole, least)
