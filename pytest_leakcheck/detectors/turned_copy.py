@@ -335,7 +335,7 @@ class TurnedCopy(Detector):
         todo = [m for m in matches if m.detector == "same-scene" and (m.i, m.j) in points]
         greys = _greys(run, {r for m in todo for r in (m.i, m.j)})
         judged = {id(m): v for m in todo if (v := _verdict(m, greys, points)) is not None}
-        verdicts = {k: v for k, (v, _) in judged.items()}
+        verdicts = {k: v[0] for k, v in judged.items()}
         stats: dict[str, Any] = {"judged": len(verdicts), "level": LEVEL, "error_level": LEVEL}
         stats.update(impostor_level(list(verdicts.values())))
         copies = {k for k, v in verdicts.items() if v >= LEVEL}
@@ -343,8 +343,10 @@ class TurnedCopy(Detector):
         # circuit design (``deeppcb``: 0.92-0.98 for crops a user called no copies). Said, never failed.
         shifted = {k for k in copies if judged[k][1]}
         weak = {k for k in copies if verdicts[k] < stats["error_level"]} | shifted
+        template = _template_held(run, [m for m in todo if id(m) in copies - weak], judged)
+        weak |= template
         run.stats["turned_copy"] = {**stats, "copies": len(copies) - len(weak), "weak": len(weak),
-                                    "shifted": len(shifted)}
+                                    "shifted": len(shifted), "template_held": len(template)}
         return [_as_copy(m, verdicts[id(m)], id(m) in weak) if id(m) in copies else m for m in matches]
 
     def strength(self, match: Match, settings: Severity) -> float:
@@ -369,6 +371,26 @@ class TurnedCopy(Detector):
                 f"so turned-copy cannot tell copies under {raised:.2f} from them: those {weak} are warnings")
 
 
+def _template_held(run: SearchRun, errors: list[Match], judged: dict) -> set[int]:
+    """The ids of those ``errors`` (judged copies at the error level) that join two documents of one
+    template (``aligned.holds.documents``, asked in the pair's own turn): other text, one layout.  A
+    pair the policy ties (both files in one group) is not asked, as in ``aligned.hashed``."""
+    import numpy as np
+
+    from ..files.remote import read_bytes
+    from .aligned.holds import documents
+
+    groups = run.groups or [None] * len(run.paths)
+    ask = [n for n, m in enumerate(errors) if groups[m.i] is None or groups[m.i] != groups[m.j]]
+    if not ask:
+        return set()
+    ij = np.array([(m.i, m.j) for m in errors], np.int64)
+    pictures = documents.from_files(lambda r: read_bytes(str(run.root / run.paths[r])), lambda: run.max_pixels)
+    held = documents.held_turned(pictures, ij[ask, 0], ij[ask, 1],
+                                 [judged[id(errors[n])][2] for n in ask], [judged[id(errors[n])][3] for n in ask])
+    return {id(errors[ask[k]]) for k in np.flatnonzero(held).tolist()}
+
+
 def _greys(run: SearchRun, rows: set[int]) -> dict[int, np.ndarray]:
     digests = run.sigs.digests
     family = grey_family()
@@ -382,9 +404,9 @@ def _greys(run: SearchRun, rows: set[int]) -> dict[int, np.ndarray]:
     return out
 
 
-def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> tuple[float, bool] | None:
+def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> tuple[float, bool, np.ndarray, tuple] | None:
     """The pair's detail correlation when a turn, shear or shift no other detector searched explains its
-    points, and whether it was only a shift; else None."""
+    points, whether it was only a shift, the map (b onto a) and the two greys' sizes; else None."""
     import numpy as np
 
     a, b = greys.get(m.i), greys.get(m.j)
@@ -407,7 +429,7 @@ def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> tuple[floa
     value = _quarter_detail(a, b, geometry) if not shear and found[0].quarter else detail(a, b, geometry)
     if value is None or ((shear or only_shifted) and value < SHEARED_LEVEL):
         return None
-    return round(value, 4), only_shifted
+    return round(value, 4), only_shifted, geometry, (size_a, size_b)
 
 
 def _quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None:
