@@ -46,7 +46,7 @@ PAPER_LEVELS = 8.0
 #: sign), and 3 of ``screws``' training plots.
 #: ``along``: lines over the same variation of columns; text runs along rows, a grid (a
 #: transparency checkerboard behind a paw print, ``tracks``: 0.9-1.0) or a blot both ways.
-CARD = {"axis": 0.36, "lines": 0.35, "detail": 0.6, "along": 1.3}
+CARD = {"axis": 0.36, "lines": 0.25, "detail": 0.6, "along": 1.3}
 PAGE = {"axis": 0.55, "paper": 0.3, "lines": 0.15, "along": 1.3}
 #: The residuals (``residual.rmax``) over which two documents differ somewhere, both: ``rmax`` over
 #: the median block, on ``prado`` one MRZ's pairs 0.44-0.45, documents of one template 1.67 and more
