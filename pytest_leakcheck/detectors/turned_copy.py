@@ -124,8 +124,7 @@ class Turn:
     explained: float  # share of the points it explains
     #: How far the second image's centre lands from the first's (share of the first's width or height).
     shift: float = 0.0
-    #: The second image's width over height, over the first's: ``aligned`` squashes each picture to a
-    #: square, so there the similarity stretches one axis by this much more than the other.
+    #: The second image's width over height, over the first's (``squashed``).
     aspect: float = 1.0
 
     @property
@@ -136,8 +135,7 @@ class Turn:
 
     @property
     def squashed(self) -> bool:
-        """A crop to another aspect (ASPECT_FROM): in ``aligned``'s squares a zoom of one axis alone,
-        which it never searches (its zooms are the same along both)."""
+        """A crop to another aspect (ASPECT_FROM): a zoom of one axis in ``aligned``'s squares."""
         return max(self.aspect, 1 / self.aspect) - 1 >= ASPECT_FROM
 
     @property
@@ -343,7 +341,9 @@ class TurnedCopy(Detector):
         # circuit design (``deeppcb``: 0.92-0.98 for crops a user called no copies). Said, never failed.
         shifted = {k for k in copies if judged[k][1]}
         weak = {k for k in copies if verdicts[k] < stats["error_level"]} | shifted
-        template = _template_held(run, [m for m in todo if id(m) in copies - weak], judged)
+        from . import turned_template  # documents decoded again: numpy, PIL, only when asked
+
+        template = turned_template.held(run, [m for m in todo if id(m) in copies - weak], judged)
         weak |= template
         run.stats["turned_copy"] = {**stats, "copies": len(copies) - len(weak), "weak": len(weak),
                                     "shifted": len(shifted), "template_held": len(template)}
@@ -369,26 +369,6 @@ class TurnedCopy(Detector):
             return text
         return (f"{text}; {near} other turned pairs of this dataset agree in detail just under {LEVEL}, "
                 f"so turned-copy cannot tell copies under {raised:.2f} from them: those {weak} are warnings")
-
-
-def _template_held(run: SearchRun, errors: list[Match], judged: dict) -> set[int]:
-    """The ids of those ``errors`` (judged copies at the error level) that join two documents of one
-    template (``aligned.holds.documents``, asked in the pair's own turn): other text, one layout.  A
-    pair the policy ties (both files in one group) is not asked, as in ``aligned.hashed``."""
-    import numpy as np
-
-    from ..files.remote import read_bytes
-    from .aligned.holds import documents
-
-    groups = run.groups or [None] * len(run.paths)
-    ask = [n for n, m in enumerate(errors) if groups[m.i] is None or groups[m.i] != groups[m.j]]
-    if not ask:
-        return set()
-    ij = np.array([(m.i, m.j) for m in errors], np.int64)
-    pictures = documents.from_files(lambda r: read_bytes(str(run.root / run.paths[r])), lambda: run.max_pixels)
-    held = documents.held_turned(pictures, ij[ask, 0], ij[ask, 1],
-                                 [judged[id(errors[n])][2] for n in ask], [judged[id(errors[n])][3] for n in ask])
-    return {id(errors[ask[k]]) for k in np.flatnonzero(held).tolist()}
 
 
 def _greys(run: SearchRun, rows: set[int]) -> dict[int, np.ndarray]:
