@@ -256,7 +256,7 @@ def _correlation(x: np.ndarray, y: np.ndarray) -> float | None:
     return None if norm == 0 else float((x * y).sum()) / norm
 
 
-def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, edge: int = 1) -> float | None:
+def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, edge: int = 1, flat: float = FLAT_ENERGY) -> float | None:
     """Correlation of the fine detail of ``a`` and of ``b`` turned onto it by ``m``, where both are:
     over the whole overlap (less ``edge`` px along its border), or its least in a BLOCKS x BLOCKS tile
     holding detail if that is lower than BLOCK_LEVEL (then the pair is no copy: see BLOCK_LEVEL)."""
@@ -290,7 +290,7 @@ def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, edge: int = 1) -> float 
     if tiles:
         # Flat tiles (sky, blank paper, open sea) say nothing: under a quarter of the median tile's
         # energy, or under FLAT_ENERGY where most tiles are flat and the median is itself noise.
-        floor = max(0.25 * float(np.median([e for e, _ in tiles])), FLAT_ENERGY)
+        floor = max(0.25 * float(np.median([e for e, _ in tiles])), flat)
         least = min(v for e, v in tiles if e >= floor)
         if least < BLOCK_LEVEL:
             return min(whole, least)
@@ -412,7 +412,7 @@ def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> tuple[floa
     return round(value, 4), only_shifted, geometry, (size_a, size_b)
 
 
-def _quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None:
+def _quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, flat: float = FLAT_ENERGY) -> float | None:
     """:func:`detail` of a quarter turn zoomed: the larger view shrunk onto the smaller, the edge left out
     (EDGE), at the keypoints' similarity or at its refinement (:func:`_refined`), whichever agrees more.
 
@@ -421,12 +421,15 @@ def _quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None
     geometries are judged, a median of 0.79 and 18 pairs in the BAND under LEVEL; shrunk, 0.475 (the
     false edge); the edge left out, 0.88 and 13 in the band; refined, 0.955 and 1."""
     a, b, m = _shrunk(a, b, m)
-    found = [v for g in (m, _refined(a, b, m)) if g is not None and (v := detail(a, b, g, edge=EDGE)) is not None]
+    found = [v for g in (m, _refined(a, b, m)) if g is not None and (v := detail(a, b, g, EDGE, flat)) is not None]
     return max(found, default=None)
 
 
-#: Public for ``aligned/confirmed.py``, which judges an impostor that is a half turn zoomed of its candidate so.
-quarter_detail = _quarter_detail
+def quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None:
+    """For ``aligned/confirmed.py``, which judges an impostor that is a half turn zoomed of its candidate so:
+    without FLAT_ENERGY, as its levels were measured (with it, ``eyes``' fundus photos on black shifted
+    aligned's calibration and one copy's link fell to a warning, ``benchmarks/field.py``)."""
+    return _quarter_detail(a, b, m, flat=0.0)
 
 
 def _refined(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray | None:
