@@ -68,8 +68,20 @@ LEVEL = 0.86
 #: otherwise) agrees on average where its tiles of other content do not: on the field sets,
 #: copies' least tile 0.57-0.93, such templates' 0.09-0.32.
 BLOCKS, BLOCK_LEVEL = 4, 0.5
+#: A tile's detail energy (the two high passes' mean squares, summed, grey levels squared at SIDE) under
+#: which it is flat, whatever the other tiles: JPEG noise on open sea is 0.2-0.3 there, a whale's
+#: back 40-230 (``whales`` of ``benchmarks/field.py``: a photo cropped to two heights, 12 of its 16
+#: tiles sea, agreed at 0.976 overall, yet a sea tile's noise at 0.14 made it no copy).
+FLAT_ENERGY = 1.0
 #: Degrees off every quarter turn from which ``aligned`` cannot have lined the pair up.
 TURN_FROM = 1.0
+#: How much wider or taller one picture's frame must be than the other's (its width over height, over
+#: the other's, less one) for ``aligned`` to have been unable to line them up.  It squashes each to a
+#: 32 px square, so a crop to another height is a zoom of one axis there; 0.05 moves the square's edge
+#: 0.8 px from its centre, under the pixel its search reaches.  Aerial photos cropped to another
+#: height (``whales`` of ``benchmarks/field.py``: 72 against 86 px tall at 128 px, 0.84, 112 inliers,
+#: pHash 4) were same-scene warnings only.
+ASPECT_FROM = 0.05
 #: Zooms ``aligned`` searches (its largest is 1.25): beyond them, as unsearched as a turn.
 ZOOM_RANGE = (0.8, 1.25)
 #: A quarter turn zoomed this much or more (either way) is searched by no detector: the hashes turn
@@ -112,12 +124,19 @@ class Turn:
     explained: float  # share of the points it explains
     #: How far the second image's centre lands from the first's (share of the first's width or height).
     shift: float = 0.0
+    #: The second image's width over height, over the first's (``squashed``).
+    aspect: float = 1.0
 
     @property
     def unsearched(self) -> bool:
         off = abs(self.angle) % 90.0
         return (min(off, 90.0 - off) >= TURN_FROM or not ZOOM_RANGE[0] <= self.scale <= ZOOM_RANGE[1]
-                or self.quarter)
+                or self.quarter or self.squashed)
+
+    @property
+    def squashed(self) -> bool:
+        """A crop to another aspect (ASPECT_FROM): a zoom of one axis in ``aligned``'s squares."""
+        return max(self.aspect, 1 / self.aspect) - 1 >= ASPECT_FROM
 
     @property
     def quarter(self) -> bool:
@@ -187,7 +206,7 @@ def turn(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]) -
     (wa, ha), (wb, hb) = size_a, size_b
     cx, cy = m[:, :2] @ (wb / 2, hb / 2) + m[:, 2]
     shift = max(abs(cx - wa / 2) / wa, abs(cy - ha / 2) / ha)
-    return Turn(angle, scale, float(inliers.mean()), float(shift)), m
+    return Turn(angle, scale, float(inliers.mean()), float(shift), (wb / hb) / (wa / ha)), m
 
 
 #: The detail a pair mapped by a shear must reach to be judged at all: a shear is fitted where no
@@ -237,7 +256,7 @@ def _correlation(x: np.ndarray, y: np.ndarray) -> float | None:
     return None if norm == 0 else float((x * y).sum()) / norm
 
 
-def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, edge: int = 1) -> float | None:
+def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, edge: int = 1, flat: float = FLAT_ENERGY) -> float | None:
     """Correlation of the fine detail of ``a`` and of ``b`` turned onto it by ``m``, where both are:
     over the whole overlap (less ``edge`` px along its border), or its least in a BLOCKS x BLOCKS tile
     holding detail if that is lower than BLOCK_LEVEL (then the pair is no copy: see BLOCK_LEVEL)."""
@@ -269,7 +288,9 @@ def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, edge: int = 1) -> float 
             if keep.mean() >= 0.5 and (v := _correlation(da[tile][keep], db[tile][keep])) is not None:
                 tiles.append((float((da[tile][keep] ** 2).mean() + (db[tile][keep] ** 2).mean()), v))
     if tiles:
-        floor = 0.25 * float(np.median([e for e, _ in tiles]))  # flat tiles (sky, blank paper) say nothing
+        # Flat tiles (sky, blank paper, open sea) say nothing: under a quarter of the median tile's
+        # energy, or under FLAT_ENERGY where most tiles are flat and the median is itself noise.
+        floor = max(0.25 * float(np.median([e for e, _ in tiles])), flat)
         least = min(v for e, v in tiles if e >= floor)
         if least < BLOCK_LEVEL:
             return min(whole, least)
@@ -312,7 +333,7 @@ class TurnedCopy(Detector):
         todo = [m for m in matches if m.detector == "same-scene" and (m.i, m.j) in points]
         greys = _greys(run, {r for m in todo for r in (m.i, m.j)})
         judged = {id(m): v for m in todo if (v := _verdict(m, greys, points)) is not None}
-        verdicts = {k: v for k, (v, _) in judged.items()}
+        verdicts = {k: v[0] for k, v in judged.items()}
         stats: dict[str, Any] = {"judged": len(verdicts), "level": LEVEL, "error_level": LEVEL}
         stats.update(impostor_level(list(verdicts.values())))
         copies = {k for k, v in verdicts.items() if v >= LEVEL}
@@ -320,8 +341,12 @@ class TurnedCopy(Detector):
         # circuit design (``deeppcb``: 0.92-0.98 for crops a user called no copies). Said, never failed.
         shifted = {k for k in copies if judged[k][1]}
         weak = {k for k in copies if verdicts[k] < stats["error_level"]} | shifted
+        from . import turned_template  # documents decoded again: numpy, PIL, only when asked
+
+        template = turned_template.held(run, [m for m in todo if id(m) in copies - weak], judged)
+        weak |= template
         run.stats["turned_copy"] = {**stats, "copies": len(copies) - len(weak), "weak": len(weak),
-                                    "shifted": len(shifted)}
+                                    "shifted": len(shifted), "template_held": len(template)}
         return [_as_copy(m, verdicts[id(m)], id(m) in weak) if id(m) in copies else m for m in matches]
 
     def strength(self, match: Match, settings: Severity) -> float:
@@ -359,9 +384,9 @@ def _greys(run: SearchRun, rows: set[int]) -> dict[int, np.ndarray]:
     return out
 
 
-def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> tuple[float, bool] | None:
+def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> tuple[float, bool, np.ndarray, tuple] | None:
     """The pair's detail correlation when a turn, shear or shift no other detector searched explains its
-    points, and whether it was only a shift; else None."""
+    points, whether it was only a shift, the map (b onto a) and the two greys' sizes; else None."""
     import numpy as np
 
     a, b = greys.get(m.i), greys.get(m.j)
@@ -384,10 +409,10 @@ def _verdict(m: Match, greys: dict[int, np.ndarray], points: dict) -> tuple[floa
     value = _quarter_detail(a, b, geometry) if not shear and found[0].quarter else detail(a, b, geometry)
     if value is None or ((shear or only_shifted) and value < SHEARED_LEVEL):
         return None
-    return round(value, 4), only_shifted
+    return round(value, 4), only_shifted, geometry, (size_a, size_b)
 
 
-def _quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None:
+def _quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, flat: float = FLAT_ENERGY) -> float | None:
     """:func:`detail` of a quarter turn zoomed: the larger view shrunk onto the smaller, the edge left out
     (EDGE), at the keypoints' similarity or at its refinement (:func:`_refined`), whichever agrees more.
 
@@ -396,12 +421,15 @@ def _quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None
     geometries are judged, a median of 0.79 and 18 pairs in the BAND under LEVEL; shrunk, 0.475 (the
     false edge); the edge left out, 0.88 and 13 in the band; refined, 0.955 and 1."""
     a, b, m = _shrunk(a, b, m)
-    found = [v for g in (m, _refined(a, b, m)) if g is not None and (v := detail(a, b, g, edge=EDGE)) is not None]
+    found = [v for g in (m, _refined(a, b, m)) if g is not None and (v := detail(a, b, g, EDGE, flat)) is not None]
     return max(found, default=None)
 
 
-#: Public for ``aligned/confirmed.py``, which judges an impostor that is a half turn zoomed of its candidate so.
-quarter_detail = _quarter_detail
+def quarter_detail(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float | None:
+    """For ``aligned/confirmed.py``, which judges an impostor that is a half turn zoomed of its candidate so:
+    without FLAT_ENERGY, as its levels were measured (with it, ``eyes``' fundus photos on black shifted
+    aligned's calibration and one copy's link fell to a warning, ``benchmarks/field.py``)."""
+    return _quarter_detail(a, b, m, flat=0.0)
 
 
 def _refined(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray | None:

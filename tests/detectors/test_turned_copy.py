@@ -194,7 +194,7 @@ def test_a_page_with_one_field_filled_otherwise_is_no_copy(tmp_path: Path) -> No
     assert _links(report)[pair][0] == "same-scene"
     assert report.stats["turned_copy"] == {"judged": 1, "copies": 0, "weak": 0, "level": turned_copy.LEVEL,
                                            "error_level": turned_copy.LEVEL, "impostors_near": 0,
-                                           "impostors_further": 0, "shifted": 0}
+                                           "impostors_further": 0, "shifted": 0, "template_held": 0}
 
 
 def test_impostors_crowding_under_the_level_raise_it() -> None:
@@ -228,7 +228,10 @@ def test_turned_copies_under_a_raised_level_are_warnings(monkeypatch: pytest.Mon
     run = SimpleNamespace(memo={turned_copy.POINTS_MEMO: dict.fromkeys(scores)}, stats={},
                           sigs=SimpleNamespace(has=lambda *names: True))
     monkeypatch.setattr(turned_copy, "_greys", lambda run, rows: {})
-    monkeypatch.setattr(turned_copy, "_verdict", lambda m, greys, points: (scores[m.i, m.j], False))
+    monkeypatch.setattr(turned_copy, "_verdict", lambda m, greys, points: (scores[m.i, m.j], False, None, None))
+    from pytest_leakcheck.detectors import turned_template
+
+    monkeypatch.setattr(turned_template, "held", lambda run, errors, judged: set())  # no files to read
     out = {(m.i, m.j): m for m in turned_copy.DETECTOR.refine(run, turned_copy.DETECTOR.default, matches)}
     assert (out[0, 1].detector, out[0, 1].weak) == ("turned-copy", True)
     assert (out[2, 3].detector, out[2, 3].weak) == ("turned-copy", False)

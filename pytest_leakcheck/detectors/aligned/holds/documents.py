@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ....signals.decode import COLOUR, decode
+from .. import hires
 from . import residual
 
 #: An edge is axis-aligned within this many degrees of a row or a column.
@@ -44,7 +46,7 @@ PAPER_LEVELS = 8.0
 #: sign), and 3 of ``screws``' training plots.
 #: ``along``: lines over the same variation of columns; text runs along rows, a grid (a
 #: transparency checkerboard behind a paw print, ``tracks``: 0.9-1.0) or a blot both ways.
-CARD = {"axis": 0.36, "lines": 0.35, "detail": 0.6, "along": 1.3}
+CARD = {"axis": 0.36, "lines": 0.25, "detail": 0.6, "along": 1.3}
 PAGE = {"axis": 0.55, "paper": 0.3, "lines": 0.15, "along": 1.3}
 #: The residuals (``residual.rmax``) over which two documents differ somewhere, both: ``rmax`` over
 #: the median block, on ``prado`` one MRZ's pairs 0.44-0.45, documents of one template 1.67 and more
@@ -118,6 +120,24 @@ class Pictures:
     memo: dict[tuple[int, int, str], dict[str, float] | None]
 
 
+def from_files(read: Callable[[int], bytes], max_pixels: Callable[[], int]) -> Pictures:
+    """:class:`Pictures` whose 96 px squares are made from the files themselves, as ``hires.row`` stores
+    them, for a detector that keeps none (``turned_copy``, asked about a few error links)."""
+
+    def fine(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        out, found = np.zeros((len(rows), hires.F, hires.F), np.uint8), np.zeros(len(rows), bool)
+        for k, r in enumerate(np.asarray(rows).tolist()):
+            try:
+                sq = hires.square(hires.row(decode(read(r), max_pixels(), COLOUR), None))  # type: ignore[arg-type]
+            except Exception:  # noqa: BLE001 - unreadable now: no document, the verdict stands
+                sq = None
+            if sq is not None:
+                out[k], found[k] = sq, True
+        return out, found
+
+    return Pictures(fine, read, max_pixels, {})
+
+
 def held(pictures: Pictures | None, i: np.ndarray, j: np.ndarray, how: Sequence[str]) -> np.ndarray:
     """Pairs of two documents whose 288 px residual says they differ (:data:`SIBLING`): at most warnings.
 
@@ -126,19 +146,44 @@ def held(pictures: Pictures | None, i: np.ndarray, j: np.ndarray, how: Sequence[
     out = np.zeros(len(i), bool)
     if pictures is None or not len(i):
         return out
-    rows = np.unique(np.concatenate([i, j]))
-    doc = np.zeros(rows.max() + 1, bool)
-    for a in range(0, len(rows), BLOCK):  # in blocks: the features hold ~0.4 MB a square at once
-        block = rows[a:a + BLOCK]
-        squares, found = pictures.fine(block)
-        doc[block[found]] = documents(squares[found])
-    both = np.flatnonzero(doc[i] & doc[j])[:MAX_PAIRS]
+    both = _both(pictures, i, j)
     kept: collections.OrderedDict[int, residual.Squares | None] = collections.OrderedDict()
     for n in both[np.lexsort((j[both], i[both]))].tolist():  # by row, so a file's squares serve its pairs
         key = (int(i[n]), int(j[n]), how[n])
         if key not in pictures.memo:
             pictures.memo[key] = _residual(pictures, kept, key)
         r = pictures.memo[key]
+        out[n] = r is not None and all(r[k] > v for k, v in SIBLING.items())
+    return out
+
+
+def _both(pictures: Pictures, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """The pairs (at most MAX_PAIRS) whose two pictures are documents (:func:`documents`)."""
+    rows = np.unique(np.concatenate([i, j]))
+    doc = np.zeros(rows.max() + 1, bool)
+    for a in range(0, len(rows), BLOCK):  # in blocks: the features hold ~0.4 MB a square at once
+        block = rows[a:a + BLOCK]
+        squares, found = pictures.fine(block)
+        doc[block[found]] = documents(squares[found])
+    return np.flatnonzero(doc[i] & doc[j])[:MAX_PAIRS]
+
+
+def held_turned(pictures: Pictures | None, i: np.ndarray, j: np.ndarray, maps: Sequence[np.ndarray],
+                sizes: Sequence[tuple[tuple[int, int], tuple[int, int]]]) -> np.ndarray:
+    """:func:`held` for ``turned_copy``'s error links, each lined up by its own map (``residual.turned``:
+    ``maps[n]`` takes the grey of ``j[n]`` onto that of ``i[n]``, of ``sizes[n]``).  Two documents of one
+    template turned a degree apart (``prado``: a Belgian residence card in Dutch and in French, detail
+    0.861 at 128 px over the level 0.86) differ in their text as siblings lined up by a hash do."""
+    i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+    out = np.zeros(len(i), bool)
+    if pictures is None or not len(i):
+        return out
+    for n in _both(pictures, i, j).tolist():
+        try:
+            r = residual.turned(pictures.read(int(i[n])), pictures.read(int(j[n])), maps[n], sizes[n],
+                                pictures.max_pixels())
+        except Exception:  # noqa: BLE001 - a file changed or gone since the decode: the verdict stands
+            r = None
         out[n] = r is not None and all(r[k] > v for k, v in SIBLING.items())
     return out
 

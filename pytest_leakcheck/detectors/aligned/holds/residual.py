@@ -25,7 +25,7 @@ import numpy as np
 from PIL import Image
 
 from ....signals import imagedepth
-from ....signals.decode import COLOUR, DETAIL_FROM, content_box, decode, open_image
+from ....signals.decode import COLOUR, DETAIL_FROM, content_box, decode, detail_grey, open_image
 from .. import alignment, hires
 from ..descriptors import describe
 
@@ -194,4 +194,40 @@ def rmax(a: bytes | Squares, b: bytes | Squares, orientation: str, max_pixels: i
         return None
     _, geom, _, _, ah, bh = got
     got = blocks_hi(ah, bh, orientation == "hflip", geom)
+    return {"rmax": got["rmax"], "rtex": got["rtex"]}
+
+
+#: Long side of the grey each file of a turned pair is decoded to (``turned``): twice HI, so the squash to
+#: HI averages rather than interpolates.
+TURN_SIDE = 2 * HI
+
+
+def turned(a: bytes, b: bytes, m: np.ndarray, sizes: tuple[tuple[int, int], tuple[int, int]],
+           max_pixels: int) -> dict[str, float] | None:
+    """:func:`rmax` of a pair lined up by a map no orientation names (``turned_copy``: a turn of a few
+    degrees, a shear): ``m`` (2 x 3) takes pixels of ``b`` onto pixels of ``a`` in their greys of
+    ``sizes`` (width, height each).  Both files are decoded again at TURN_SIDE, ``b`` is turned onto
+    ``a``, both squashed to HI and band-passed as :func:`squares` does, and their blocks compared at
+    identity (:func:`blocks_hi`); where ``b`` shows nothing, ``a``'s own pixels stand in, so a crop's
+    missing margin says nothing.  None where a file's frame at TURN_SIDE is not the one ``m`` was
+    found in (a trimmed border decoded again)."""
+    import cv2
+
+    greys = []
+    for data, (w, h) in ((a, sizes[0]), (b, sizes[1])):
+        d = decode(data, max_pixels, COLOUR)
+        d.source, d.max_pixels = data, max_pixels  # as the check's decode leaves it: read again at TURN_SIDE
+        g = detail_grey(d, TURN_SIDE).astype(np.float32)
+        if abs(g.shape[1] / g.shape[0] - w / h) > 1.5 / min(w, h):  # not the frame m was found in
+            return None
+        greys.append((g, np.diag([g.shape[1] / w, g.shape[0] / h, 1.0])))
+    (ga, sa), (gb, sb) = greys
+    big = (sa @ np.vstack([m, (0.0, 0.0, 1.0)]) @ np.linalg.inv(sb))[:2]
+    size = (ga.shape[1], ga.shape[0])
+    onto = cv2.warpAffine(gb, big, size, flags=cv2.INTER_LINEAR)
+    inside = cv2.warpAffine(np.ones(gb.shape, np.uint8), big, size, flags=cv2.INTER_NEAREST) > 0
+    onto = np.where(inside, onto, ga)
+    sq = [band(cv2.resize(x, (HI, HI), interpolation=cv2.INTER_AREA)) for x in (onto, ga)]
+    off = (hires.F - hires.TF) // 2  # the 96 px window at identity: the central template, as at 32 px
+    got = blocks_hi(sq[0], sq[1], False, (1.0, off, off))
     return {"rmax": got["rmax"], "rtex": got["rtex"]}
