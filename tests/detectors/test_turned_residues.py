@@ -16,18 +16,10 @@ from pytest_leakcheck.detectors.aligned.holds import documents
 from pytest_leakcheck.signals.decode import COLOUR, decode
 from pytest_leakcheck.testing import id_card, photo, save, scene, view
 
+from .test_turned_copy import _links, _others
+
 POLICY = ("version: 1\nsplits: {train: [train/**], test: [test/**]}\n"
           "detectors:\n  same_scene: {severity: warning}\n")
-
-
-def _others(root: Path) -> None:
-    for k in range(6):
-        save(scene(300 + k).resize((640, 480)), root / f"{'test' if k % 3 == 0 else 'train'}/other_{k}.jpg",
-             quality=90)
-
-
-def _links(report) -> dict[frozenset[str], tuple[str, str, str]]:
-    return {frozenset((p.a, p.b)): (p.detector, f.kind, f.severity) for f in report.findings for p in f.pairs}
 
 
 def test_a_photo_cropped_to_another_height_fails_the_build(tmp_path: Path) -> None:
