@@ -9,11 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..files.remote import read_bytes
-from .aligned.holds import documents
-
 if TYPE_CHECKING:
     from ..search.kernels import Match
     from ..search.run import SearchRun
@@ -23,6 +18,11 @@ def held(run: SearchRun, errors: list[Match], judged: dict) -> set[int]:
     """The ids of those ``errors`` (judged copies at the error level) that join two documents of one
     template (``aligned.holds.documents``, asked in the pair's own turn): other text, one layout.  A
     pair the policy ties (both files in one group) is not asked, as in ``aligned.hashed``."""
+    import numpy as np  # here, not at import: the detector registry imports every module of detectors/
+
+    from ..files.remote import read_bytes
+    from .aligned.holds import documents
+
     groups = run.groups or [None] * len(run.paths)
     ask = [n for n, m in enumerate(errors) if groups[m.i] is None or groups[m.i] != groups[m.j]]
     if not ask:
