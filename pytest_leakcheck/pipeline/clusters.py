@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..search.kernels import Match
+from ..search.unionfind import UnionFind
 
 #: No cluster of near matches grows past this many files.
 MAX_MEMBERS = 25
@@ -42,30 +43,6 @@ SCENE_SHARE = 0.5
 #: Error-level links inside a whole-dataset web are copies standing out of it while they touch at
 #: most this share of its files (chest X-rays: 40 of 5,355; a fixed camera's shots: 13 of 32).
 STAND_OUT = 0.1
-
-
-class UnionFind:
-    def __init__(self) -> None:
-        self.parent: dict[int, int] = {}
-        self.size: dict[int, int] = {}
-
-    def find(self, x: int) -> int:
-        if x not in self.parent:
-            self.parent[x], self.size[x] = x, 1
-            return x
-        root = x
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[x] != root:
-            self.parent[x], x = root, self.parent[x]
-        return root
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            keep, gone = min(ra, rb), max(ra, rb)
-            self.parent[gone] = keep
-            self.size[keep] += self.size.pop(gone)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from .. import detectors
 from ..dataset.inventory import FileIssue, Inventory
 from ..search.kernels import Match
+from ..search.unionfind import UnionFind
 from ..report.model import EXACT_KINDS, KINDS, Finding, Link, Member, Pair, Report, finding_id
 from ..policy.load import Policy
 from ..orientation import inverse
@@ -221,7 +222,7 @@ def _tree(group: Sequence[Match], rows: Sequence[int], policy: Policy,
     so every member is stated by the strongest chain that reaches it.
     """
     ordered = sorted(group, key=lambda m: _link_order(m, policy, rank))
-    uf = clusters.UnionFind()
+    uf = UnionFind()
     adjacent: dict[int, list[tuple[int, Match]]] = {}
     for m in ordered:
         if uf.find(m.i) != uf.find(m.j):

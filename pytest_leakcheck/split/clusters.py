@@ -86,7 +86,7 @@ def keep_warned(comp: np.ndarray, warned: Sequence[Sequence[int]], most: int = W
     it would move files for a warning."""
     if not len(comp) or not any(len(rows) > 1 for rows in warned):
         return comp  # nothing to join: a million-file plan pays no Python loop over its components
-    from ..pipeline.clusters import UnionFind
+    from ..search.unionfind import UnionFind
 
     uf = UnionFind()
     size = np.bincount(comp).tolist()

@@ -53,23 +53,13 @@ def staged(pairs: Sequence[Pair], first: Sequence[Pair]) -> tuple[list[Pair], li
 
 def largest(pairs: Sequence[Pair], matched: Sequence[bool]) -> np.ndarray:
     """Rows of the largest web the ``matched`` pairs make (the first of equals by its smallest row)."""
-    parent: dict[int, int] = {}
+    from ...search.unionfind import UnionFind
 
-    def root(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    uf = UnionFind()
     for (i, j), ok in zip(pairs, matched):
         if ok:
-            a, b = root(i), root(j)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    webs: dict[int, list[int]] = {}
-    for x in sorted(parent):
-        webs.setdefault(root(x), []).append(x)
+            uf.union(i, j)
+    webs = uf.webs()
     best = max(webs.values(), key=len, default=[])
     return np.array(best, np.int64)
 
