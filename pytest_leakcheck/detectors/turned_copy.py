@@ -175,7 +175,9 @@ def small(width: int, height: int) -> bytes | None:
 
 def turn(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]) -> tuple[Turn, np.ndarray] | None:
     """The similarity (2 x 3, pixels of b to pixels of a) explaining ``points`` (x_a, y_a, x_b, y_b, 0..1)."""
-    import cv2
+    from ..signals.opencv import opencv
+
+    cv2 = opencv()
 
     if len(points) < MIN_POINTS:
         return None
@@ -208,8 +210,11 @@ def sheared(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]
     similarity does, when it is no similarity itself (SHEAR_FROM): a copy sheared as well as turned
     (a held-out ultrasound export augmented by rotation and shear: 12 of 12 sampled same-scene
     warnings were such copies).  Else None."""
-    import cv2
     import numpy as np
+
+    from ..signals.opencv import opencv
+
+    cv2 = opencv()
 
     if len(points) < MIN_POINTS:
         return None
@@ -224,8 +229,11 @@ def sheared(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]
 def _in_pixels(points: np.ndarray, size_a: tuple[int, int], size_b: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     """Points of a and of b (x_a, y_a, x_b, y_b, 0..1) in pixels, as OpenCV's estimators take them; RANSAC
     seeded by their count, so the same pair gets the same verdict every run."""
-    import cv2
     import numpy as np
+
+    from ..signals.opencv import opencv
+
+    cv2 = opencv()
 
     pa = (points[:, 0:2] * np.array(size_a, np.float32)).astype(np.float32).reshape(-1, 1, 2)
     pb = (points[:, 2:4] * np.array(size_b, np.float32)).astype(np.float32).reshape(-1, 1, 2)

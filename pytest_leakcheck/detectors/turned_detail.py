@@ -46,8 +46,11 @@ def detail(a: np.ndarray, b: np.ndarray, m: np.ndarray, edge: int = 1, flat: flo
     """Correlation of the fine detail of ``a`` and of ``b`` turned onto it by ``m``, where both are:
     over the whole overlap (less ``edge`` px along its border), or its least in a BLOCKS x BLOCKS tile
     holding detail if that is lower than BLOCK_LEVEL (then the pair is no copy: see BLOCK_LEVEL)."""
-    import cv2
     import numpy as np
+
+    from ..signals.opencv import opencv
+
+    cv2 = opencv()
 
     h, w = a.shape
     fa = a.astype(np.float32)
@@ -108,8 +111,11 @@ def _refined(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray | None:
     or None where it does not converge.  Keypoints place a quarter turn to a few tenths of a pixel at
     SIDE (a pixel's centre is half a pixel off its corner, and a quarter turn moves that offset), and
     a copy's detail is finer than that."""
-    import cv2
     import numpy as np
+
+    from ..signals.opencv import opencv
+
+    cv2 = opencv()
 
     fa, fb = (cv2.GaussianBlur(x.astype(np.float32), (0, 0), 1.0) for x in (a, b))
     back = _inverse(m).astype(np.float32)  # ECC maps a's pixels into b

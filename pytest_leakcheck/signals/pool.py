@@ -115,6 +115,9 @@ def map_all(fn: Callable, items: Sequence, chunksize: int, jobs: int) -> Iterato
 
 
 def _start(workers: list, count: int) -> None:
+    from .opencv import before_fork
+
+    before_fork()  # OpenCV's thread limit is set here, never first in a worker (signals/opencv.py)
     ctx = multiprocessing.get_context()
     # Forked workers would take a Ctrl-C like the driver until their
     # initializer runs: hold signals over the fork.

@@ -129,7 +129,9 @@ def half_turned(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _points(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     """Mutual ratio-test ORB matches of ``a`` and ``b`` as (x_a, y_a, x_b, y_b), fractions of each image."""
-    import cv2
+    from ...signals.opencv import opencv
+
+    cv2 = opencv()
 
     from ..same_scene import features
 

@@ -84,7 +84,9 @@ def working_side(width: int, height: int) -> int:
 
 def at_side(grey: np.ndarray, side: int) -> np.ndarray:
     """``grey`` enlarged so that its long side is ``side`` (a small image), else as it is."""
-    import cv2
+    from ...signals.opencv import opencv
+
+    cv2 = opencv()
 
     h, w = grey.shape
     if max(h, w) >= side:
@@ -101,9 +103,9 @@ def extract(grey: np.ndarray, features: int = FEATURES) -> bytes:
     descriptors, strongest keypoint first: 36 bytes a keypoint, nothing for
     an image without any.
     """
-    import cv2
+    from ...signals.opencv import opencv
 
-    cv2.setNumThreads(1)  # the workers are processes already; threads would oversubscribe
+    cv2 = opencv()  # one thread: the workers are processes already
     h, w = grey.shape
     if max(h, w) < MIN_SIDE // 2:  # the caller skips originals under MIN_SIDE; this guards the reduction
         return empty_row()
@@ -226,7 +228,9 @@ def consensus(pa: np.ndarray, pb: np.ndarray, seed: int) -> np.ndarray:
     refitted twice on its own inliers (a local optimisation, as LO-RANSAC
     does), so perspective between two viewpoints is followed.
     """
-    import cv2
+    from ...signals.opencv import opencv
+
+    cv2 = opencv()
 
     pa = pa.astype(np.float64)
     pb = pb.astype(np.float64)

@@ -211,7 +211,9 @@ def turned(a: bytes, b: bytes, m: np.ndarray, sizes: tuple[tuple[int, int], tupl
     identity (:func:`blocks_hi`); where ``b`` shows nothing, ``a``'s own pixels stand in, so a crop's
     missing margin says nothing.  None where a file's frame at TURN_SIDE is not the one ``m`` was
     found in (a trimmed border decoded again)."""
-    import cv2
+    from ....signals.opencv import opencv
+
+    cv2 = opencv()
 
     greys = []
     for data, (w, h) in ((a, sizes[0]), (b, sizes[1])):
