@@ -348,6 +348,14 @@ SOURCES: tuple[Source, ...] = (
            "held out (stop 62, probe 10): a clean ImageFolder, 250 web food photos (about 224 px wide) in "
            "train/{hotdog,not_hotdog}/ (200) and val/ (50), named by bare numbers",
            "none from names; no byte copy; a clean set: every error is judged by eye"),
+    Source("xray-pneu", "szallik/Neural_networks_binary_classification", "13b5ee8c7a77d1244a1d4e00c8d0a9f8819423db",
+           "data",
+           "held out (stop 63, probe 13): greyscale medical, Kaggle's pediatric pneumonia chest X-rays (5,856 "
+           "at 224x224, stored as RGB JPEG) re-split by the user 70/15/15 by file (seed 42) into "
+           "{train,val,test}/{NORMAL,PNEUMONIA}/; names person<n>_<bacteria|virus>_<counter> and "
+           "(NORMAL2-)IM-<n>-<k>",
+           "none from pixels; person<n>_<kind> is one child (each kind numbers its persons from 1): 411 of "
+           "2,653 such ids have X-rays in two splits; IM ids rarely repeat"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),

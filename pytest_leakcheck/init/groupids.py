@@ -40,7 +40,7 @@ from functools import partial
 from ..files import exportnames, sidenames
 from ..files.escape import yaml_comment
 from ..policy.grouprules import names_people
-from . import framenames, idsplits, nameids, nametokens, tiles
+from . import framenames, idsplits, nameids, nametokens, subjectnames, tiles
 from .idsplits import COVER, EVERY_SPLIT, MAX_FOLDERS
 
 #: Column names that carry a subject, patient, video or session id.
@@ -80,6 +80,8 @@ class Candidate:
     numbered: bool = False
     #: A scene before its tiles' coordinates (``tiles``): in every split when split by tile, the leak.
     tiled: bool = False
+    #: A person's word and number leading the name (``subjectnames``): weighed as a column is.
+    named: bool = False
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,9 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]],
         ids = {p: g for p, g in _by_regex(paths, folder_regex(level)).items() if any(c.isdigit() for c in g)}
         refused = _refused(ids, lambda g, _: nametokens.folder_not_an_id(g))
         out.append(Candidate(f"folder names ({level} up)", folder_regex(level), None, ids, refused))
+    named = subjectnames.ids(paths)  # last: any rule found above stays as it was
+    out.append(Candidate("file names (a person's word and number: person<n>, patient<n>, subject<n>)",
+                         subjectnames.REGEX, None, named, named=True))
     if not _one_token(sides):  # ``p12_scan3_left``: a leading token may read the coarser subject first
         out.append(sides)
     return out
@@ -264,7 +269,7 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
     counts = Counter(c.ids.values())
     if c.refused:
         return c.refused
-    if len(c.ids) < (COVER_COLUMN if c.column or c.numbered else COVER) * n and not c.rule:
+    if len(c.ids) < (COVER_COLUMN if c.column or c.numbered or c.named else COVER) * n and not c.rule:
         if not c.ids:
             return "no id with a digit"
         return f"found for {len(c.ids)} of {n} files" + idsplits.bare_splits(c.ids, splits)
@@ -314,7 +319,8 @@ def propose(splits: dict[str, str], labels: dict[str, str], extra: dict[str, dic
             if (c.ids or c.rule) and why != "no id with a digit":
                 passed.append(f"{c.where}: {why}")
             continue
-        return proposal(_prefer(c, found, splits, classes), splits, tuple(dict.fromkeys(passed)))
+        chosen = _rest(c, splits, labels) if c.named else _prefer(c, found, splits, classes)
+        return proposal(chosen, splits, tuple(dict.fromkeys(passed)))
     detail = "; ".join(dict.fromkeys(passed[:4]))
     frames = framenames.note(splits)
     # Ids that name whole splits and no file of the others are there, and repeat: "no repeated id" was untrue.
@@ -354,6 +360,26 @@ def _prefer(chosen: Candidate, found: list[Candidate], splits: dict[str, str], c
     return best
 
 
+def _rest(chosen: Candidate, splits: dict[str, str], labels: dict[str, str]) -> Candidate:
+    """``chosen`` (a person's word in the names) with a rule for the files it leaves, found among them alone.
+
+    A set named two ways (``person1004_bacteria_2935`` beside the normal X-rays' ``IM-0115-0001``) has
+    no rule for all of it; weighed on the other files alone, their own id is found (``IM-0115``) and
+    listed after the person rule, which reads none of them."""
+    rest = {p: s for p, s in splits.items() if p not in chosen.ids}
+    if not rest:
+        return chosen
+    classes = _classes(rest, {p: v for p, v in labels.items() if p in rest})
+    for c in candidates(rest, {}, labels):
+        if c.named or not c.applies or not (c.regex or c.rule) or judge(c, rest, classes) is not None:
+            continue
+        return replace(chosen, where=f"{chosen.where}, then {c.where} for the other {len(rest)} files",
+                       ids={**chosen.ids, **c.ids}, fallback=c.rule or f"regex: '{c.regex}'")
+    # Files with no id at all are each a group of their own, as under any rule (a warning for each of a
+    # quarter of the set would bury the findings); init says how many.
+    return replace(chosen, where=f"{chosen.where}; the other {len(rest)} files have no such id, each its own group")
+
+
 #: Candidates passed over before the proposed one that init names, first first.
 PASSED_SHOWN = 3
 
@@ -375,7 +401,7 @@ def proposal(c: Candidate, splits: dict[str, str], passed: tuple[str, ...] = ())
     repeat = sum(1 for k in counts.values() if k > 1)
     line = (f"group ids in {c.where}: {len(counts)} ids over {len(c.ids)} files, {repeat} with several files"
             + ("" if people else f", e.g. {', '.join(list(counts)[:3])}") + f"; {evidence}")
-    ungrouped = "own-group" if len(c.ids) == len(splits) or c.rule else "warning"
+    ungrouped = "own-group" if len(c.ids) == len(splits) or c.rule or c.named else "warning"
     head = ("\n# Files that share an id (subject, video, session) must stay in one split;\n"
             f"# proposed by `leakcheck init` from {c.where} ({yaml_comment(evidence)}).\n")
     shown = tuple(f"passed over {why}" for why in passed[:PASSED_SHOWN])
