@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import re
 
-from . import sidenames
+from . import personnames, sidenames
 
 #: Export tools whose names this module reads (the values of ``source_name:``), and ``laterality``: the
 #: person a left or right picture is named after (``sidenames.py``).
-TOOLS = ("roboflow", "phone", "video", "laterality")
+TOOLS = ("roboflow", "phone", "video", "laterality", "person")
 
 #: ``<source>[_<ext>].rf.<32 hex>.<ext>``; the upload's extension is one an image has
 #: (``photo_12.rf.…`` is ``photo_12``).
@@ -122,4 +122,6 @@ def source_name(tool: str, path: str) -> str | None:
         return video_source(path)
     if tool == "laterality":
         return sidenames.person(path)
+    if tool == "person":
+        return personnames.person(path)
     raise ValueError(f"unknown export tool {tool!r}")

@@ -37,10 +37,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
-from ..files import exportnames, sidenames
+from ..files import exportnames, personnames, sidenames
 from ..files.escape import yaml_comment
 from ..policy.grouprules import names_people
-from . import framenames, idsplits, nameids, nametokens, subjectnames, tiles
+from . import framenames, idsplits, nameids, nametokens, tiles
 from .idsplits import COVER, EVERY_SPLIT, MAX_FOLDERS
 
 #: Column names that carry a subject, patient, video or session id.
@@ -80,7 +80,7 @@ class Candidate:
     numbered: bool = False
     #: A scene before its tiles' coordinates (``tiles``): in every split when split by tile, the leak.
     tiled: bool = False
-    #: A person's word and number leading the name (``subjectnames``): weighed as a column is.
+    #: A person's word and number leading the name (``files/personnames``): weighed as a column is.
     named: bool = False
 
 
@@ -154,9 +154,9 @@ def candidates(splits: dict[str, str], extra: dict[str, dict[str, str]],
         ids = {p: g for p, g in _by_regex(paths, folder_regex(level)).items() if any(c.isdigit() for c in g)}
         refused = _refused(ids, lambda g, _: nametokens.folder_not_an_id(g))
         out.append(Candidate(f"folder names ({level} up)", folder_regex(level), None, ids, refused))
-    named = subjectnames.ids(paths)  # last: any rule found above stays as it was
+    named = personnames.ids(paths)  # last: any rule found above stays as it was
     out.append(Candidate("file names (a person's word and number: person<n>, patient<n>, subject<n>)",
-                         subjectnames.REGEX, None, named, named=True))
+                         None, None, named, rule="source_name: person", applies=bool(named), named=True))
     if not _one_token(sides):  # ``p12_scan3_left``: a leading token may read the coarser subject first
         out.append(sides)
     return out
@@ -302,7 +302,8 @@ def judge(c: Candidate, splits: dict[str, str], classes: dict[str, str]) -> str 
 def _people(c: Candidate) -> bool:
     """Whether ``c`` is a table column of people's names or ids: init then gives counts, never a value
     (the check shows them as pseudonyms, ``policy/grouprules.py``)."""
-    return c.column is not None and names_people(c.column) or c.rule == "source_name: laterality"
+    return c.column is not None and names_people(c.column) or c.rule in ("source_name: laterality",
+                                                                         "source_name: person")
 
 
 

@@ -68,12 +68,12 @@ def names_people(column: str) -> bool:
 
 
 #: The ``source_name:`` whose ids are people (``files/sidenames.py``), and how its pseudonyms are prefixed.
-PEOPLE_NAMES = {"laterality": "patient"}
+PEOPLE_NAMES = {"laterality": "patient", "person": "person"}
 
 
 def reads_people(rule: GroupRule) -> bool:
     """Whether ``rule`` takes its group ids from a table column that names people, or from the person a
-    file name names (``source_name: laterality``)."""
+    file name names (``source_name: laterality`` or ``person``)."""
     if rule.source == "source_name":
         return rule.value in PEOPLE_NAMES
     if rule.source not in TABLES:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from pytest_leakcheck.dataset import groups, inventory
+from pytest_leakcheck.files import personnames
 from pytest_leakcheck.policy.load import load
 
 
@@ -45,18 +46,22 @@ def test_init_groups_by_the_person_a_name_begins_with(tmp_path: Path, run_cli) -
     assert code == 0, out
     assert "Found: group ids in file names (a person's word and number" in out, out
     assert "the other 420 files have no such id, each its own group" in out, out
+    assert "person12" not in out and "e.g. person" not in out  # init gives counts for people's ids
     policy = load(tmp_path / "leakcheck.yaml")
-    regex = re.compile(str(policy.groups[0].value))
+    assert (policy.groups[0].source, policy.groups[0].value) == ("source_name", "person")
     # The kind stays in the id: bacteria and virus number their persons apart (other children).
-    assert regex.search("train/PNEUMONIA/person12_bacteria_31.jpeg")["group"] == "person12_bacteria"
-    assert regex.search("test/PNEUMONIA/person12_virus_18.jpeg")["group"] == "person12_virus"
-    assert regex.search("test/NORMAL/IM-0012-0001.jpeg") is None
+    assert personnames.person("train/PNEUMONIA/person12_bacteria_31.jpeg") == "person12_bacteria"
+    assert personnames.person("test/PNEUMONIA/person12_virus_18.jpeg") == "person12_virus"
+    assert personnames.person("test/NORMAL/IM-0012-0001.jpeg") is None
     assert policy.ungrouped == "own-group"
     split_groups = [f for f in groups.findings(groups.resolve(inventory.scan(policy))) if f.kind == "group-split"]
     spanning = {re.match(r"(person\d+_[a-z]+)_", name).group(1) for name in where}
     crossing = {g for g in spanning if len({s for n, s in where.items() if n.startswith(g + "_")}) > 1}
     assert len(split_groups) == len(crossing) > 0
     assert all(f.severity == "error" for f in split_groups)
+    # Each group is named by a pseudonym, never by the person's number (the files keep their names).
+    assert all(re.search(r"group 'person-[0-9a-f]{12}'", f.message) for f in split_groups)
+    assert not any("person" + str(n) + "_" in f.message for f in split_groups for n in range(1, 121))
 
 
 def test_a_person_rule_lists_the_rule_of_the_files_it_leaves(tmp_path: Path, run_cli) -> None:
@@ -74,4 +79,5 @@ def test_a_person_rule_lists_the_rule_of_the_files_it_leaves(tmp_path: Path, run
     rules = load(tmp_path / "leakcheck.yaml").groups
     assert len(rules) == 2
     assert re.search(str(rules[1].value), "test/IM-0007-0002.png")["group"] == "IM-0007"
-    assert re.search(str(rules[0].value), "test/patient7_scan_15.png")["group"] == "patient7_scan"
+    assert (rules[0].source, rules[0].value) == ("source_name", "person")
+    assert personnames.person("test/patient7_scan_15.png") == "patient7_scan"

@@ -10,13 +10,12 @@ person numbers in two splits, and `init` proposed no group).
 A name that begins with a word that can only mean a person (``person``, ``patient``, ``subject``,
 ``participant``) and its number says its subject as plainly as an id column does, so it is weighed as a
 column is (half the files suffice, ``groupids.COVER_COLUMN``), and a rule for the files it leaves is
-looked for among those files alone (``groupids``).  The id keeps the words between the number and the
+looked for among those files alone (``init/groupids``).  The rule is ``source_name: person``, so the
+check names each group by a keyed pseudonym, as it does a patient column's (``policy/grouprules``).  The id keeps the words between the number and the
 counter, so two series that number their people alike stay apart: in that set bacterial and viral
 pneumonia each count persons from 1, with image counters of their own, and most numbers are under
 both, on X-rays that look like other children (docs/field.md, "Held-out probe 13").  Joining them
 would make group-split errors between different children; keeping them apart misses at most a leak.
-
-The regex holds character classes and literals only, as RE2 (``policy/userregex.py``) reads it.
 """
 
 from __future__ import annotations
@@ -32,11 +31,12 @@ REGEX = (r"(?:^|[/#])(?P<group>(?i:" + "|".join(WORDS) + r")[_-]?[0-9]+(?:[_-][A
 _SEARCH = re.compile(REGEX).search
 
 
+def person(path: str) -> str | None:
+    """The subject ``path`` names (a person's word, its number, the words after it), or None."""
+    m = _SEARCH(path)
+    return m.group("group") if m else None
+
+
 def ids(paths: list[str]) -> dict[str, str]:
-    """The subject id of each path named so (a person's word, its number, the words after it)."""
-    out = {}
-    for p in paths:
-        m = _SEARCH(p)
-        if m:
-            out[p] = m.group("group")
-    return out
+    """The subject id of each path named so."""
+    return {p: g for p in paths if (g := person(p)) is not None}
