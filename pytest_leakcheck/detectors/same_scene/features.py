@@ -228,7 +228,7 @@ def consensus(pa: np.ndarray, pb: np.ndarray, seed: int) -> np.ndarray:
 
     Hypotheses are affine maps through 3 random matches, all scored at once;
     the best one's inliers seed a homography fitted by least squares and
-    refitted twice on its own inliers (a local optimisation, as LO-RANSAC
+    refitted up to twice on its own inliers (a local optimisation, as LO-RANSAC
     does), so perspective between two viewpoints is followed.
     """
     from ...signals.opencv import opencv
