@@ -40,6 +40,9 @@ class Source:
     truth: str  # what provenance says about leaks (see field_truth.py)
     numbers_identify: bool = True  # False: bare-number source names (25_jpg.rf.…) repeat across uploads
     exclude: tuple[str, ...] = ()  # paths left out of the archive (model weights, zips: large, and absent from mirrors)
+    # Paths archived instead of ``folder`` (git archive reads excluded blobs too: a mirror missing a
+    # training log's blobs cannot be archived whole, neudet's darknet_53/).
+    include: tuple[str, ...] = ()
 
 
 SOURCES: tuple[Source, ...] = (
@@ -348,6 +351,7 @@ SOURCES: tuple[Source, ...] = (
            "held out (stop 62, probe 10): a clean ImageFolder, 250 web food photos (about 224 px wide) in "
            "train/{hotdog,not_hotdog}/ (200) and val/ (50), named by bare numbers",
            "none from names; no byte copy; a clean set: every error is judged by eye"),
+<<<<<<< HEAD
     Source("xray-pneu", "szallik/Neural_networks_binary_classification", "13b5ee8c7a77d1244a1d4e00c8d0a9f8819423db",
            "data",
            "held out (stop 63, probe 13): greyscale medical, Kaggle's pediatric pneumonia chest X-rays (5,856 "
@@ -356,6 +360,30 @@ SOURCES: tuple[Source, ...] = (
            "(NORMAL2-)IM-<n>-<k>",
            "none from pixels; person<n>_<kind> is one child (each kind numbers its persons from 1): 411 of "
            "2,653 such ids have X-rays in two splits; IM ids rarely repeat"),
+=======
+    Source("neudet", "duanhan123/YOLOv3_PyTorch", "3d2a7e486d31f9d6155f9abcfbc6a9c5af5b4150", "",
+           "held out (stop 63, probe 12): industrial inspection, the NEU-DET steel-surface defect crops (1,800 "
+           "grey 200x200 JPEGs in NEU-DET/IMAGES/) in a YOLOv3 repository: NEU-DET/train.txt and val.txt list "
+           "270 and 30 inclusion crops by a Windows path (e:/PycharmProjects/...), the test script reads "
+           "test/images/ (300 inclusion crops); two more lists of all classes named \"... - 副本\" (copies)",
+           "test/images/ holds every inclusion crop, byte for byte: the 270 of train.txt and the 30 of val.txt; "
+           "by eye, NEU crops of one class a few numbers apart can be overlapping crops of one strip "
+           "(inclusion_116 and 119)",
+           include=("NEU-DET", "test", "common", "README.md")),
+    Source("coffee", "VijayendraDwari/roastcoffeeClassifier", "68ca53075e666b8428364d7743c6d0234d2dcdca", "data",
+           "held out (stop 63, probe 12): homogeneous objects, one coffee bean a photo on white paper (224x224 "
+           "PNG, the Kaggle coffee-roast set), an ImageFolder of train/ (1,200) and test/ (400) by roast "
+           "(Dark, Green, Light, Medium), a CSV of path, label and split beside it",
+           "every test file is a byte copy of a train file of its class (400 of 400, by digest); 5 byte "
+           "copies within train"),
+    Source("sroie", "zzzDavid/ICDAR-2019-SROIE", "27be4271b251c256f695acbade9a801bffe85994", "data",
+           "held out (stop 63, probe 12): scanned documents, the 626 ICDAR-2019 SROIE training receipts (about "
+           "460x1000 JPEGs, renamed 000-625) with their key fields (key/*.json), no split: splits.csv is a user's "
+           "random 80/20 split by file (seed 0, random_manifest)",
+           "none from names (renumbered); by eye, shops print receipts of one template, and SROIE holds some "
+           "receipts scanned twice",
+           include=("data/img", "data/key")),
+>>>>>>> s63-probe12
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
@@ -383,7 +411,7 @@ def fetch(source: Source, dest: Path) -> None:
             git_dir = Path(tmp) / "repo.git"
             url = f"https://github.com/{source.repo}.git"
             subprocess.run(["git", "clone", "--bare", "--filter=blob:none", url, str(git_dir)], check=True)
-        paths = [source.folder or "."] + [f":(exclude){path}" for path in source.exclude]
+        paths = list(source.include) or [source.folder or "."] + [f":(exclude){path}" for path in source.exclude]
         archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", source.commit, "--", *paths],
                                  check=True, capture_output=True)
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
@@ -397,6 +425,8 @@ def fetch(source: Source, dest: Path) -> None:
         deeppcb_manifest(dest)
     if source.name in ("eyes", "busi"):
         random_manifest(dest)
+    if source.name == "sroie":
+        random_manifest(dest, pattern="img/*", label=False)
     if source.name == "signdigits":
         random_folders(dest, seed=59, test=0.2)
     if source.name == "ctdwt":

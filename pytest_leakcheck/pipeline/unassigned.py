@@ -14,6 +14,9 @@ from ..sources.base import split_folder
 #: beside it (a held-out YOLO repository kept its 530-image ``train/`` beside the re-split
 #: ``dataset_split/``) was 530 warnings, one a file; and how many of them that finding lists.
 FOLD_UNASSIGNED, UNASSIGNED_SHOWN = 10, 5
+#: How a folder joins the splits; under ``lists:`` a glob is refused (one source names every split), and a
+#: folder is ``{images: FOLDER}`` there (NEU-DET's ``test/images/`` beside ``train.txt``, held-out probe 12).
+HOW_TO_ADD = "(a glob, or `SPLIT: {images: FOLDER}` under `lists:`, or the list or file that names its images)"
 
 
 def unassigned_findings(issues: list[FileIssue], severity: str, inv: Inventory) -> list[Finding]:
@@ -70,11 +73,11 @@ def _tree_finding(top: str, items: list[FileIssue], severity: str, assigned: int
     head = (f"all {n} files under {top}/ ({folders} folders) are in no split ({items[0].detail}), and none of "
             f"its files is in one; the first {min(n, UNASSIGNED_SHOWN)} are listed")
     if split_folder(items[0].path) is not None:
-        advice = ("Its folders are named like a split: add them to `splits:` (a glob, or the list or file that "
-                  "names their images); `ignore:` would leave a split unchecked")
+        advice = (f"Its folders are named like a split: add them to `splits:` {HOW_TO_ADD}; `ignore:` would "
+                  "leave a split unchecked")
     elif n > assigned:
         advice = (f"It holds more images than all the splits together ({assigned}): likely data the split source "
-                  "misses; add it to `splits:` (a glob, or the list or file that names its images)")
+                  f"misses; add it to `splits:` {HOW_TO_ADD}")
     else:
         advice = f"Not data (a model's plots, a copy)? Add `{top}/**` to `ignore:`, or put it in a split"
     return _finding(items, severity, f"{head}. {advice}")
@@ -106,9 +109,9 @@ def _folded_message(group: list[FileIssue], in_split: int, total: int, assigned:
         return (f"{head}. {in_split} of its files are in a split: name the others in the split source "
                 "(the list, table or globs that name those), or skip them alone with `ignore:`")
     if split_folder(group[0].path) is not None:
-        return (f"{head}. The folder is named like a split: add it to `splits:` (a glob, or the list or "
-                "file that names its images); `ignore:` would leave a split unchecked")
+        return (f"{head}. The folder is named like a split: add it to `splits:` {HOW_TO_ADD}; `ignore:` "
+                "would leave a split unchecked")
     if n > assigned:
         return (f"{head}. It holds more images than all the splits together ({assigned}): likely data the "
-                "split source misses; add it to `splits:` (a glob, or the list or file that names its images)")
+                f"split source misses; add it to `splits:` {HOW_TO_ADD}")
     return f"{head}. A copy of the data left beside it? Add the folder to `ignore:`, or to a split"

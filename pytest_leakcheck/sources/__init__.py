@@ -72,8 +72,12 @@ def guesses(root: Path, files: list[str]) -> Iterator[Guess]:
 
 
 def missing(spec: SplitSources | None) -> tuple[Path, ...]:
-    """Local files the source names that do not exist (yet: ``leakcheck split`` writes a manifest)."""
-    return tuple(f.path for f in spec.files if isinstance(f.path, Path) and not f.path.is_file()) if spec else ()
+    """Local files the source names that do not exist (yet: ``leakcheck split`` writes a manifest);
+    a split of ``lists:`` may be a folder (``{images: test}``)."""
+    if spec is None:
+        return ()
+    return tuple(f.path for f in spec.files if isinstance(f.path, Path) and not f.path.is_file()
+                 and not (spec.kind == "lists" and f.path.is_dir()))
 
 
 def missing_fix(spec: SplitSources) -> str:

@@ -8,6 +8,11 @@
         val: {file: ImageSets/Main/val.txt, images: JPEGImages}
         test: {file: test.txt, images: images}       # bare lists beside an image folder
 
+A split may also be a folder the dataset keeps beside its lists, with no list
+of its own (``test: {images: test}``: every image under ``test/``).  A YOLOv3
+repository of the NEU steel-defect crops trains on ``train.txt`` and
+``val.txt`` and tests on ``test/images/``; lists alone cannot name that split.
+
 A line names an image relative to ``images`` (default: the list's own
 folder) as a path (``group20085/20085/20085000.jpg``), a path without its
 extension, or an id (``2008_000008`` is ``JPEGImages/2008_000008.jpg``).  An id
@@ -43,7 +48,8 @@ from ..files.escape import yaml_scalar
 from ..files import suffixes
 from ..files.names import excerpt
 from ..validate import Ctx, inside
-from .base import SPLIT_WORDS, Assignment, Guess, Rows, SourceFile, SplitSources, add, clean_path, per_split, under
+from .base import (SPLIT_WORDS, Assignment, Guess, Rows, SourceFile, SplitSources, add, clean_path, per_split,
+                   split_folder, split_word, under)
 
 KIND = "lists"
 IMAGE_EXTS = suffixes.PICTURES
@@ -68,8 +74,11 @@ def parse(ctx: Ctx, raw: Any, root: Path, kind: str = KIND) -> SplitSources:
 
 def _source(ctx: Ctx, spec: dict, at: tuple[str, ...], root: Path, split: str) -> SourceFile:
     value = spec.get("file")
+    if value is None and isinstance(spec.get("images"), str):  # a split kept as a folder, with no list
+        return _folder(ctx, spec["images"], at, root, split)
     if not isinstance(value, str) or not value:
-        raise ctx.fail((*at, "file"), "expected a path to a list of image names (.txt)")
+        raise ctx.fail((*at, "file"), "expected a path to a list of image names (.txt), or `images:` alone "
+                       "for a split that is a folder")
     path = inside(ctx, (*at, "file"), value, root / value, (ctx.path.parent, root), "split list")
     if not path.is_file():
         raise ctx.fail((*at, "file"), f"split list {excerpt(value)} not found ({path})",
@@ -90,6 +99,15 @@ def _source(ctx: Ctx, spec: dict, at: tuple[str, ...], root: Path, split: str) -
         raise ctx.fail((*at, "file"), f"split list {excerpt(value)} is outside root",
                        "keep it beside the images, or name their folder with `images:`") from None
     return SourceFile(path, split, "" if rel == "." else rel)
+
+
+def _folder(ctx: Ctx, images: str, at: tuple[str, ...], root: Path, split: str) -> SourceFile:
+    """``{images: test}``: every image under the folder is in the split; the folder stands as the source's path."""
+    folder = inside(ctx, (*at, "images"), images, root / images, (root,), "image folder")
+    if not folder.is_dir():
+        raise ctx.fail((*at, "images"), f"image folder {excerpt(images)} not found", "a folder relative to root")
+    rel = folder.relative_to(root.resolve()).as_posix()
+    return SourceFile(folder, split, "" if rel == "." else rel)
 
 
 @dataclass(frozen=True)
@@ -127,7 +145,11 @@ def matched(spec: SplitSources, root: Path, extensions: tuple[str, ...] = IMAGE_
             index = indexes[source.images] = _Index(root, source.images, extensions)
         tally: Counter[str] = Counter()
         example = ""
-        for entry in entries(source.path):
+        if source.path.is_dir():  # a split that is a folder: all of its images
+            for path in sorted(index.files):
+                add(rows, names, path, source.split)
+            tally["path"] = len(index.files)
+        for entry in entries(source.path) if not source.path.is_dir() else ():
             paths, how = index.find(entry, tails)
             tally[how] += 1
             example = example or (entry[1] if how == "ambiguous" else "")
@@ -376,12 +398,21 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
         lists = {s: p for s, p in lists.items() if s not in copies}
         spec = SplitSources(KIND, tuple(SourceFile(p.resolve(), s, images) for s, p in lists.items()))
         assignment, how = matched(spec, root)
+    kept = _kept_folders(files, assignment, lists)
+    if kept:  # the test images beside train.txt and val.txt: a split of its own, all of the folder
+        spec = SplitSources(KIND, (*spec.files, *(SourceFile((root / f).resolve(), s, f) for s, f in kept.items())))
+        assignment, how = matched(spec, root)
     yaml, found = "splits:\n  lists:\n", []
     on_disk = set(files)
     own = images == (folder.relative_to(root).as_posix() if folder != root else "")
-    for split in (s for s in SPLIT_WORDS if s in lists):
-        rel = lists[split].relative_to(root).as_posix()
+    for split in (s for s in SPLIT_WORDS if s in lists or s in kept):
         n = sum(1 for p, e in assignment.rows.items() if any(x[0] == split for x in e) and p in on_disk)
+        if split in kept:
+            yaml += f"    {split}: {{images: {yaml_scalar(kept[split])}}}\n"
+            found.append(f"split folder {kept[split]}/: {n} image{'s' * (n != 1)} in {split} (in no list: "
+                         "the whole folder)")
+            continue
+        rel = lists[split].relative_to(root).as_posix()
         yaml += (f"    {split}: {yaml_scalar(rel)}\n" if own
                  else f"    {split}: {{file: {yaml_scalar(rel)}, images: {yaml_scalar(images or '.')}}}\n")
         under_images = f" (under {images}/)" if images else ""
@@ -396,6 +427,28 @@ def _guess(root: Path, folder: Path, lists: dict[str, Path], files: list[str]) -
         found.append(f"{unlisted} image{'s' * (unlisted != 1)} under {images or 'the root'} in no list "
                      "(reported as unassigned files)")
     return Guess(yaml, tuple(found), assignment, warnings=tuple(copies.values()))
+
+
+def _kept_folders(files: list[str], assignment: Assignment, lists: dict[str, Path]) -> dict[str, str]:
+    """Split -> the one folder named like a split that no list has, none of whose images is listed.
+
+    NEU-DET as a YOLOv3 repository keeps it (held-out probe 12): ``train.txt`` and ``val.txt``
+    of 300 crops, and ``test/images/`` of 300 more that the test script reads; a policy of the
+    two lists left the test split out, and ``check`` compared nothing with it."""
+    found: dict[str, set[str]] = {}
+    listed: set[str] = set()
+    for path in files:
+        top = split_folder(path)
+        if top is not None:
+            found.setdefault(top, set())
+            if path in assignment.rows:
+                listed.add(top)
+    by_split: dict[str, list[str]] = {}
+    for top in found:
+        split = split_word(top.rsplit("/", 1)[-1])
+        if split and split not in lists and top not in listed:
+            by_split.setdefault(split, []).append(top)
+    return {s: tops[0] for s, tops in by_split.items() if len(tops) == 1}
 
 
 def _copies(lists: dict[str, Path], assignment: Assignment, root: Path) -> dict[str, str]:

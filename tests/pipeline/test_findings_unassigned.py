@@ -54,6 +54,17 @@ def test_a_folder_named_like_a_split_is_to_be_added_not_ignored(tmp_path: Path) 
     assert "Add the folder to `ignore:`" not in message
 
 
+def test_a_split_folder_beside_split_lists_is_told_how_lists_take_it(tmp_path: Path) -> None:
+    """held-out probe 12 (NEU-DET): the advice was "a glob", which beside `lists:` is exit 2."""
+    names = _images(tmp_path, "IMAGES", 8, 0)
+    _images(tmp_path, "test", 11, 40)
+    (tmp_path / "train.txt").write_text("".join(n + "\n" for n in names[:6]))
+    (tmp_path / "val.txt").write_text("".join(n + "\n" for n in names[6:]))
+    message = _folded(write_policy(tmp_path, "version: 1\nsplits:\n  lists: {train: train.txt, val: val.txt}\n"))["test"]
+    assert "The folder is named like a split: add it to `splits:`" in message
+    assert "`SPLIT: {images: FOLDER}` under `lists:`" in message, message
+
+
 def test_a_folder_larger_than_the_splits_is_likely_data(tmp_path: Path) -> None:
     """cones: obj/ (the training data) beside a policy of test/ and a small train/."""
     _images(tmp_path, "train", 2, 0)

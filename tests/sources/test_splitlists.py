@@ -136,10 +136,40 @@ def test_init_leaves_out_a_list_that_copies_another_and_the_check_compares_train
                for f in findings), findings
 
 
+def test_init_takes_a_split_folder_beside_the_lists_and_the_check_compares_it(tmp_path: Path, run_cli) -> None:
+    """held-out probe 12 (NEU-DET in a YOLOv3 repository): ``train.txt`` and ``val.txt`` name crops of
+    ``NEU-DET/IMAGES/``, and the test script reads ``test/images/``, copies of listed train crops.
+    ``init`` wrote the two lists alone, and the check compared nothing with the test folder; lists
+    could not name it, and a glob beside ``lists:`` is refused.  Now ``test: {images: test}``."""
+    for n in range(6):
+        _jpeg(tmp_path / "NEU-DET" / "IMAGES" / f"inclusion_{n}.jpg", n)
+    (tmp_path / "NEU-DET" / "train.txt").write_text("".join(f"e:/p/NEU-DET/IMAGES/inclusion_{n}.jpg\n" for n in range(4)))
+    (tmp_path / "NEU-DET" / "val.txt").write_text("e:/p/NEU-DET/IMAGES/inclusion_4.jpg\n")
+    (tmp_path / "test" / "images").mkdir(parents=True)
+    for n in (1, 5):  # a listed train crop, and the unlisted one
+        (tmp_path / "test" / "images" / f"inclusion_{n}.jpg").write_bytes(
+            (tmp_path / "NEU-DET" / "IMAGES" / f"inclusion_{n}.jpg").read_bytes())
+    layout = recognise.detect(tmp_path)
+    assert '    test: {images: "test"}\n' in layout.splits_yaml, layout.splits_yaml
+    assert "split folder test/: 2 images in test" in "\n".join(layout.found)
+    assert not [w for w in layout.warnings if "test/" in w], layout.warnings
+    write_policy(tmp_path, recognise.policy_text(layout))
+    policy = load(tmp_path / "leakcheck.yaml")
+    assert {r.path: r.split for r in scan(policy).records}["test/images/inclusion_5.jpg"] == "test"
+    code, out, err = run_cli("check", "--policy", str(tmp_path / "leakcheck.yaml"), "-j", "1", "--format", "json")
+    assert code == EXIT_LEAKS, err
+    findings = json.loads(out)["findings"]
+    assert any(f["kind"] == "identical-file" and {m["path"] for m in f["members"]} ==
+               {"NEU-DET/IMAGES/inclusion_1.jpg", "test/images/inclusion_1.jpg"} for f in findings), findings
+    assert not [f for f in findings if f["kind"] in ("not-examined", "missing-file")], findings
+
+
 @pytest.mark.parametrize("spec, key, message", [
     ("{train: nope.txt}", "splits.lists.train.file", "split list 'nope.txt' not found"),
     ("{train: {file: a.txt, images: ../x}}", "splits.lists.train.images", "outside the policy's folder"),
     ("{train: {file: a.txt, colour: x}}", "splits.lists.train.colour", "unknown key"),
+    ("{train: a.txt, test: {images: gone}}", "splits.lists.test.images", "image folder 'gone' not found"),
+    ("{train: a.txt, test: {}}", "splits.lists.test.file", "or `images:` alone for a split that is a folder"),
     ("[a.txt]", "splits.lists", "expected a mapping of split name to list file"),
 ])
 def test_list_policy_errors_name_the_key(tmp_path: Path, spec: str, key: str, message: str) -> None:
