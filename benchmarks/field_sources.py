@@ -351,7 +351,6 @@ SOURCES: tuple[Source, ...] = (
            "held out (stop 62, probe 10): a clean ImageFolder, 250 web food photos (about 224 px wide) in "
            "train/{hotdog,not_hotdog}/ (200) and val/ (50), named by bare numbers",
            "none from names; no byte copy; a clean set: every error is judged by eye"),
-<<<<<<< HEAD
     Source("xray-pneu", "szallik/Neural_networks_binary_classification", "13b5ee8c7a77d1244a1d4e00c8d0a9f8819423db",
            "data",
            "held out (stop 63, probe 13): greyscale medical, Kaggle's pediatric pneumonia chest X-rays (5,856 "
@@ -360,7 +359,6 @@ SOURCES: tuple[Source, ...] = (
            "(NORMAL2-)IM-<n>-<k>",
            "none from pixels; person<n>_<kind> is one child (each kind numbers its persons from 1): 411 of "
            "2,653 such ids have X-rays in two splits; IM ids rarely repeat"),
-=======
     Source("neudet", "duanhan123/YOLOv3_PyTorch", "3d2a7e486d31f9d6155f9abcfbc6a9c5af5b4150", "",
            "held out (stop 63, probe 12): industrial inspection, the NEU-DET steel-surface defect crops (1,800 "
            "grey 200x200 JPEGs in NEU-DET/IMAGES/) in a YOLOv3 repository: NEU-DET/train.txt and val.txt list "
@@ -383,7 +381,6 @@ SOURCES: tuple[Source, ...] = (
            "none from names (renumbered); by eye, shops print receipts of one template, and SROIE holds some "
            "receipts scanned twice",
            include=("data/img", "data/key")),
->>>>>>> s63-probe12
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
