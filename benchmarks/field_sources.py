@@ -362,6 +362,12 @@ SOURCES: tuple[Source, ...] = (
            "roboflow source names are ppe_<n>, one upload, none repeats; by eye, a stock photo under two "
            "numbers (ppe_0546, ppe_0567) and rooftop frames a second apart (ppe_0591, ppe_0606)",
            exclude=("valid/ppe_0260_jpg.rf.4440818642b084109e540fca9b75f449.jpg",)),  # absent from the mirror
+    Source("trash", "xDDreki/projekt_smieci", "274fa4be434b4db72c3877afbf25474d6cbba092", "",
+           "held out (stop 63, probe 11): a Roboflow classification-CSV export of TrashNet (2,524 photos of "
+           "household waste on white, 512x384, six classes), train only (the user splits in code); newer "
+           "Roboflow names, a 20-letter id after .rf.",
+           "roboflow source names (cardboard100, one a picture, none repeats); by eye, TrashNet holds one "
+           "object shot twice from one spot under two numbers"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),
