@@ -381,6 +381,26 @@ SOURCES: tuple[Source, ...] = (
            "none from names (renumbered); by eye, shops print receipts of one template, and SROIE holds some "
            "receipts scanned twice",
            include=("data/img", "data/key")),
+    Source("toys", "PrahasHegde/ToyDetection", "0929754164891c1607ac2b92d56150016789534f", "",
+           "held out (stop 63, probe 11): a Roboflow COCO export of 759 phone photos (IMG_YYYYMMDD_HHMMSS, "
+           "stretched to 640x640) of two toys moved about on one mat, shot 1-6 s apart over 20 minutes; 3 "
+           "versions of each train source; beside each listed file a converter's byte copy img<N>.jpg (759 "
+           "files the COCO files do not list)",
+           "roboflow source names: none crosses splits; bursts by capture time (many held-out shots have a "
+           "train shot of the same placement a second or two away)"),
+    Source("ppe", "KrizziaConcepcion/hse-vision-classification", "5724655b5b29c623bd379597ff27676d6529f008", "",
+           "held out (stop 63, probe 11): a Roboflow classification-CSV export (multi-label _classes.csv: "
+           "helmet, vest, person) of 1,206 pictures, stock photos of workers and frames of a rooftop "
+           "camera with a burnt-in clock (1280x720)",
+           "roboflow source names are ppe_<n>, one upload, none repeats; by eye, a stock photo under two "
+           "numbers (ppe_0546, ppe_0567) and rooftop frames a second apart (ppe_0591, ppe_0606)",
+           exclude=("valid/ppe_0260_jpg.rf.4440818642b084109e540fca9b75f449.jpg",)),  # absent from the mirror
+    Source("trash", "xDDreki/projekt_smieci", "274fa4be434b4db72c3877afbf25474d6cbba092", "",
+           "held out (stop 63, probe 11): a Roboflow classification-CSV export of TrashNet (2,524 photos of "
+           "household waste on white, 512x384, six classes), train only (the user splits in code); newer "
+           "Roboflow names, a 20-letter id after .rf.",
+           "roboflow source names (cardboard100, one a picture, none repeats); by eye, TrashNet holds one "
+           "object shot twice from one spot under two numbers"),
     Source("cifar-mirror", "", "", "",
            "ImageFolder of 906 CIFAR-10 images; 6 test images are train images mirrored and re-saved",
            "the 6 planted mirrored copies"),

@@ -20,7 +20,7 @@ import json
 import re
 from pathlib import Path, PurePosixPath
 
-ROBOFLOW = re.compile(r"^(?P<source>.+)_(?:jpe?g|png|bmp|webp|tiff?|heic)\.rf\.[0-9a-f]{32}\.\w+$", re.IGNORECASE)
+ROBOFLOW = re.compile(r"^(?P<source>.+)_(?:jpe?g|png|bmp|webp|tiff?|heic)\.rf\.(?:[0-9a-f]{32}|[0-9a-z]{20})\.\w+$", re.IGNORECASE)
 EDIT = re.compile(r"^(IMG_)E(\d{4})", re.IGNORECASE)
 #: Labeled Faces in the Wild numbers each person's pictures: ``Donald_Rumsfeld_0117.jpg`` is one picture,
 #: whatever folder or split it was copied to (``lfw-faces``).

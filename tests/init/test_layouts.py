@@ -284,6 +284,21 @@ def test_a_name_rule_stays_when_the_times_in_names_chain_no_burst(tmp_path: Path
     assert any("no burst rule proposed: one chain of 120 photos 0.25 s apart" in n for n in layout.not_set_up)
 
 
+def test_why_no_name_rule_is_said_beside_why_no_burst_rule(tmp_path: Path) -> None:
+    """A Roboflow export of phone photos with a converter's copy ``img<N>.jpg`` beside each (held-out probe
+    11): the export names cover half the files, too few for the source rule, and the capture times chain
+    every shot.  Init said only the second; the first, the one the user can act on, went unsaid."""
+    for k in range(120):
+        path = tmp_path / ("test" if k % 5 == 0 else "train")
+        path.mkdir(exist_ok=True)
+        (path / f"IMG_20240517_1015{k // 2:02d}_jpg.rf.{k:032x}.jpg").touch()
+        (path / f"img{k}.jpg").touch()
+    layout = recognise.detect(tmp_path)
+    assert "burst:" not in layout.groups_yaml and "source_name" not in layout.groups_yaml
+    note = next(n for n in layout.not_set_up if "no burst rule proposed" in n)
+    assert "Roboflow export names for 120 of 240 files" in note
+
+
 def test_a_mac_zips_resource_fork_folder_is_not_a_split(tmp_path: Path) -> None:
     """FUNSD unzipped: ``dataset/training_data/`` beside ``__MACOSX/dataset/training_data/``, which
     holds a ``._`` resource fork per image; ``init`` proposed both folders as the split."""

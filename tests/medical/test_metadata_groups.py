@@ -283,6 +283,18 @@ def test_a_chain_of_hundreds_timed_by_names_is_no_burst_rule(tmp_path: Path, run
             "times a script wrote, not a camera's burst") in out
 
 
+def test_a_long_session_of_phone_photos_is_no_burst_and_no_script(tmp_path: Path, run_cli) -> None:
+    """Phone photos named by their capture second (IMG_YYYYMMDD_HHMMSS) 1 to 3 s apart for minutes (held-out
+    probe 11: 335 photos of toys on one mat) chain into no burst, and init does not call them a script's."""
+    seconds = [sum(1 + j % 3 for j in range(k)) for k in range(120)]
+    _written(tmp_path, 120, lambda k: f"IMG_{(BASE_TIME + timedelta(seconds=seconds[k])).strftime('%Y%m%d_%H%M%S')}.jpg")
+    code, out, err = run_cli("init", str(tmp_path))
+    assert code == EXIT_CLEAN, err
+    assert "burst:" not in (tmp_path / "leakcheck.yaml").read_text()
+    assert "timed by their file names: longer than any camera's burst (one session shot without a pause" in out
+    assert "a script wrote, not a camera's burst" not in out
+
+
 def test_write_times_in_names_leave_the_camera_bursts_to_exif(tmp_path: Path, run_cli) -> None:
     """Beside files a script named by the second, photos with EXIF capture times in real bursts: the
     rule reads EXIF only (`time: exif`), and the check finds the one burst across splits."""
