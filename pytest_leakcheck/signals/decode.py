@@ -228,9 +228,10 @@ def _plain_edge(a: np.ndarray) -> bool:
     """Whether any of the four outermost lines of ``a`` (h, w, 3 uint8) is :func:`_uniform` in its own
     mean colour (truncated to an integer, as ``_border_depth`` takes the edge's colour).
 
-    The four lines as one array and one pass: most photos stop here, and testing rows and columns
-    apart, the whole probe widened to int16 first, was a tenth of a hash-only check's shared decode
-    (``benchmarks/decode_shares.py``).  The same sums and quotients, so the same answer.
+    Most photos stop here, so the four lines are tested as one array in one pass, and only they are
+    widened to int16, not the whole probe; rows and columns were tested apart before, with twice
+    the numpy calls.  The same sums and quotients, so the same answer
+    (``tests/signals/test_fast_paths.py`` holds it to the old test).
     """
     ph, pw = a.shape[:2]
     lines = np.concatenate((a[0], a[-1], a[:, 0], a[:, -1])).astype(np.int16)
