@@ -234,6 +234,10 @@ class _Decoding:
         remote = sources.is_url(policy.root)  # unknown digests come back from the decode
         complete = set(cached[names[0]]).intersection(*(cached[n] for n in names[1:]))
         header = tuple(f for f in fams if f.header)
+        # Readable contents no family is stored for (all of a cold check's) lack every family: one
+        # tuple for them all, not one built per content by testing each family, and pickled once
+        # per chunk of tasks.
+        some = set().union(*(cached[f.name] for f in fams))
         tasks: list[SignTask] = []
         rows: list[int] = []
         seen: set[bytes] = set()
@@ -246,7 +250,8 @@ class _Decoding:
                 seen.add(d)
             # A new thumbnail size must not recompute (and rewrite) the perceptual hashes; an
             # unreadable content is only read for its header (a patient id stored before v2 read it).
-            missing = tuple(f for f in (header if unreadable else fams) if d not in cached[f.name])
+            missing = fams if not unreadable and d not in some else tuple(
+                f for f in (header if unreadable else fams) if d not in cached[f.name])
             rows.append(i)
             tasks.append(SignTask(str(policy.root / self.records[i].path), policy.files.max_pixels, missing))
         return rows, tasks

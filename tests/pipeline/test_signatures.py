@@ -18,7 +18,7 @@ from pytest_leakcheck.signals.decode import TRANSPOSE
 from pytest_leakcheck.search.kernels import orient_thumbs
 from pytest_leakcheck.testing import photo, save
 
-from ..conftest import write_policy
+from ..conftest import POLICY, write_policy
 
 SMALL = (64, 48)
 
@@ -239,3 +239,26 @@ def test_a_checkout_that_only_changes_mtimes_reads_no_family_and_decodes_nothing
     assert [f.id for f in second.findings] == [f.id for f in first.findings] and first.findings
     third = check(policy)
     assert third.stats["hashed"] == 0 and third.stats["reused"] == 13
+
+
+def test_a_cold_check_asks_every_family_of_each_content_through_one_tuple(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Contents the store holds nothing for lack every family: their tasks share one tuple (pickled once
+    a chunk), not a tuple each built by asking the store's rows of every family; a content the store
+    holds some families of is asked only the rest."""
+    from pytest_leakcheck.pipeline import signatures
+
+    for i in range(10):
+        save(photo(i, (40, 40)), tmp_path / ("train" if i < 7 else "test") / f"p{i}.png")
+    policy = write_policy(tmp_path)
+    tasks: list = []
+    real = signatures.run_map
+    monkeypatch.setattr(signatures, "run_map",
+                        lambda fn, items, *a: tasks.extend(items) or real(fn, items, *a))
+    check(policy)
+    assert len(tasks) == 10 and len({id(t.families) for t in tasks}) == 1
+    whole = tasks[0].families
+    tasks.clear()
+    check(write_policy(tmp_path, POLICY + "detectors: {thumbnail: {size: 8}}\n"))  # the thumbnail alone is new
+    assert len(tasks) == 10 and {tuple(f.name for f in t.families) for t in tasks} == {("thumb",)}
+    assert len(whole) > 1

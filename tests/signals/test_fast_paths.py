@@ -174,3 +174,61 @@ def test_grey_shortcut_leaves_other_modes_to_the_rgb_path() -> None:
     for img in (grey.convert("RGB"), grey.convert("LA"), keyed, grey.convert("CMYK")):
         assert imagedepth.upright_grey(img) is None
     assert np.array_equal(np.asarray(imagedepth.upright_grey(grey)), np.asarray(grey))
+
+
+def _plain_edge_as_it_was(a: np.ndarray) -> bool:
+    """The four-line test of ``content_box`` before ``_plain_edge``: rows, then columns, widened to int16 whole."""
+    from pytest_leakcheck.signals.decode import _uniform
+
+    a = np.asarray(a, dtype=np.int16)
+    rows, cols = a[[0, -1]], a[:, [0, -1]].transpose(1, 0, 2)
+    return bool(_uniform(rows, rows.mean(axis=1, keepdims=True).astype(np.int16)).any()
+                or _uniform(cols, cols.mean(axis=1, keepdims=True).astype(np.int16)).any())
+
+
+def _edge_cases() -> list[np.ndarray]:
+    rng = np.random.default_rng(3)
+    out = [np.asarray(photo(seed, (80, 60))) for seed in range(10)]
+    for k in range(40):  # one edge nearly plain: k of its pixels stray, around the 97 % share
+        a = np.asarray(photo(100 + k, (64, 48))).copy()
+        edge = (a[0], a[-1], a[:, 0], a[:, -1])[k % 4]
+        edge[:] = (30 + 5 * k) % 256
+        stray = rng.choice(len(edge), size=k % 5, replace=False)
+        edge[stray] = rng.integers(0, 256, (len(stray), 3))
+        edge += rng.integers(0, 2 * (k % 12), edge.shape, dtype=np.uint8) if k % 12 else np.uint8(0)
+        out.append(a)
+    out += [np.full((9, 33, 3), 250, np.uint8), rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)]
+    return out
+
+
+def test_the_four_edge_lines_are_judged_as_they_were() -> None:
+    from pytest_leakcheck.signals.decode import _plain_edge
+
+    cases = _edge_cases()
+    said = [_plain_edge(a) for a in cases]
+    assert said == [_plain_edge_as_it_was(a) for a in cases]
+    assert 5 < sum(said) < len(cases) - 5  # both answers are met
+
+
+def test_a_photo_without_a_plain_edge_is_not_tested_line_by_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most photos have no uniform edge: the four lines are one test, not a test of rows and one of columns."""
+    from pytest_leakcheck.signals import decode
+
+    calls: list[int] = []
+    uniform = decode._uniform
+    monkeypatch.setattr(decode, "_uniform", lambda lines, colour: calls.append(len(lines)) or uniform(lines, colour))
+    assert decode.content_box(photo(4, (160, 120))) is None
+    assert calls == []
+
+
+def test_a_ground_ring_of_many_colours_gives_no_mask_without_measuring_the_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ground.mask`` of a photo whose ring is no plain ground is "no mask" whatever stands out: the
+    object's distances are not measured for it (most scenes), and the row is the one they gave."""
+    from pytest_leakcheck.detectors.same_scene import ground
+
+    rgb = np.asarray(photo(9, (ground.SIDE, ground.SIDE)))
+    norms: list[tuple[int, ...]] = []
+    norm = np.linalg.norm
+    monkeypatch.setattr(np.linalg, "norm", lambda x, *a, **k: norms.append(np.shape(x)) or norm(x, *a, **k))
+    assert ground.mask(rgb) == b"\xff" * ground.BYTES
+    assert len(norms) == 1  # the ring's spread alone

@@ -43,6 +43,7 @@ MIN_OBJECT, MAX_OBJECT = 0.2, 0.8
 ON_OBJECT = 0.2
 #: Bytes of a mask row (SIDE x SIDE bits); all ones is "no mask".
 BYTES = SIDE * SIDE // 8
+NO_MASK = b"\xff" * BYTES
 
 
 def mask(rgb: np.ndarray) -> bytes:
@@ -52,9 +53,11 @@ def mask(rgb: np.ndarray) -> bytes:
                            a[RING:-RING, :RING].reshape(-1, 3), a[RING:-RING, -RING:].reshape(-1, 3)])
     med = np.median(ring, axis=0)
     spread = float(np.quantile(np.linalg.norm(ring - med, axis=1), 0.9))
+    if spread > PLAIN:  # a ring of many colours, as most scenes' is: no mask, whatever stands out
+        return NO_MASK
     obj = np.linalg.norm(a - med, axis=2) > max(MIN_TOL, spread)
-    if spread > PLAIN or not MIN_OBJECT <= obj.mean() <= MAX_OBJECT:
-        obj[:] = True  # no object told from a plain ground: nothing is held
+    if not MIN_OBJECT <= obj.mean() <= MAX_OBJECT:
+        return NO_MASK  # no object told from a plain ground: nothing is held
     return np.packbits(obj.ravel()).tobytes()
 
 
