@@ -140,7 +140,11 @@ def decode(data: bytes, max_pixels: int, colour: int = 0) -> Decoded:
     small = rgb.resize((colour, colour), Image.Resampling.BOX) if colour else None
     content_grey = rgb.convert("L")
     grey = content_grey.resize((BASE, BASE), Image.Resampling.LANCZOS, reducing_gap=3.0)
-    out = Decoded(grey, (w, h), small, upright=upright, content=rgb, content_grey=content_grey)
+    # The bytes go with the decode: a family or a hold that needs more than it holds decodes them again
+    # (``detail_grey``); without them the template hold's own decode of a receipt (a long page drafted
+    # under the fine square's side) had no fine square, and held nothing (``sroie``, held-out probe 12).
+    out = Decoded(grey, (w, h), small, source=data, max_pixels=max_pixels, upright=upright, content=rgb,
+                  content_grey=content_grey)
     out.memo[FRAMES] = frames
     out.memo[dicom.VALUES] = img.info.get(dicom.VALUES)  # DICOM only: its raw values' digest
     out.memo[dicom.DATASET] = img.info.get(dicom.DATASET)  # and its parsed header
