@@ -12,10 +12,11 @@ A name that begins with a word that can only mean a person (``person``, ``patien
 column is (half the files suffice, ``groupids.COVER_COLUMN``), and a rule for the files it leaves is
 looked for among those files alone (``init/groupids``).  The rule is ``source_name: person``, so the
 check names each group by a keyed pseudonym, as it does a patient column's (``policy/grouprules``).
-The id keeps the words between the number and the counter, so two series that number their people alike stay apart: in that set bacterial and viral
-pneumonia each count persons from 1, with image counters of their own, and most numbers are under
-both, on X-rays that look like other children (docs/field.md, "Held-out probe 13").  Joining them
-would make group-split errors between different children; keeping them apart misses at most a leak.
+The id keeps the words between the number and the counter, so two series that number their people alike
+stay apart: in that set bacterial and viral pneumonia each count persons from 1, with image counters of
+their own, and most numbers are under both, on X-rays that look like other children (docs/field.md,
+"Held-out probe 13"). Joining them would make group-split errors between different children; keeping
+them apart misses at most a leak.
 """
 
 from __future__ import annotations
