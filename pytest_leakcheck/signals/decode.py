@@ -363,7 +363,6 @@ def _signed(data: bytes, task: SignTask) -> dict[str, bytes] | str:
             warnings.simplefilter("ignore")
             wants_colour = any(f.colour for f in task.families)
             decoded = decode(data, task.max_pixels, colour=COLOUR if wants_colour else 0)
-            decoded.source, decoded.max_pixels = data, task.max_pixels
             decoded.memo[FAMILIES] = task.families
             out = {"dims": struct.pack("<qq", *decoded.size)}
             for f in task.families:
